@@ -1,0 +1,327 @@
+// The CUDA reduction engine: policy, per-thread / per-warp / per-block stages
+// and the deterministic grid finish. Parametrised by an op functor
+// (reduce_ops.h), so prod/max/min/mean can reuse it.
+//
+// Two kernels cover every pass the planner (reduce_plan.h) produces:
+//   gpureduce_sum_rows*    : the reduced elements of an output are contiguous
+//                            (or strided) rows; lanes cooperate along a row.
+//   gpureduce_sum_columns  : outputs are adjacent in memory; each thread owns
+//                            a vector of adjacent outputs and walks the rows.
+// Both read 16 bytes per load where the layout allows it, keep several loads
+// in flight per thread, and finish across blocks without float atomics: each
+// block writes its partial, and the last block to arrive (an atomic ticket)
+// combines the partials in a fixed order. Results are bitwise reproducible.
+#pragma once
+
+#include <c10/macros/Macros.h>
+#include <c10/util/complex.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../reduce_ops.h"
+#include "../reduce_plan.h"
+
+namespace gpureduce {
+namespace cuda {
+
+// Measured on the H200 (see benchmarks/NOTES.md for the figures behind them).
+struct EnginePolicy {
+  static constexpr int kThreads = 512;
+  static constexpr int kUnroll = 4;       // independent loads in flight per thread
+  static constexpr int kBlocksPerSm = 2;  // 1024 resident threads, 64 registers each
+  static constexpr int kWaves = 4;        // blocks per resident slot when a pass is split
+};
+
+template <typename T, int V>
+struct alignas(sizeof(T) * V) VecOf {
+  T v[V];
+};
+
+template <int V, typename T>
+__device__ __forceinline__ void load_vec(const T* p, T (&out)[V]) {
+  const VecOf<T, V> w = *reinterpret_cast<const VecOf<T, V>*>(p);
+#pragma unroll
+  for (int i = 0; i < V; ++i) out[i] = w.v[i];
+}
+
+// A load that skips L1, for partials written by other blocks of this grid.
+template <typename T>
+__device__ __forceinline__ T load_coherent(const T* p) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return __ldcg(p);
+  } else if constexpr (std::is_integral_v<T>) {
+    static_assert(sizeof(T) == 8, "integer partials are int64");
+    return static_cast<T>(__ldcg(reinterpret_cast<const long long*>(p)));
+  } else {
+    using R = typename T::value_type;
+    const R* r = reinterpret_cast<const R*>(p);
+    return T(__ldcg(r), __ldcg(r + 1));
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T shfl_xor(T v, int lane_mask) {
+  return __shfl_xor_sync(0xffffffffu, v, lane_mask);
+}
+template <typename T>
+__device__ __forceinline__ c10::complex<T> shfl_xor(c10::complex<T> v, int lane_mask) {
+  return c10::complex<T>(shfl_xor(v.real(), lane_mask), shfl_xor(v.imag(), lane_mask));
+}
+
+// Butterfly over aligned groups of `group` lanes (a power of two up to 32).
+// Every lane ends with the same value; the whole warp must call it.
+template <class Op, typename acc_t>
+__device__ __forceinline__ acc_t group_reduce(acc_t v, int group) {
+  for (int off = group / 2; off > 0; off /= 2) v = Op::combine(v, shfl_xor(v, off));
+  return v;
+}
+
+// Whole-block reduction in a fixed order; the result is valid in thread 0.
+template <class Op, typename acc_t>
+__device__ __forceinline__ acc_t block_reduce(acc_t v) {
+  __shared__ __align__(16) unsigned char raw[32 * sizeof(acc_t)];
+  acc_t* warp_sums = reinterpret_cast<acc_t*>(raw);
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x;
+  const int lane = tid % 32, warp = tid / 32, n_warps = (blockDim.x * blockDim.y) / 32;
+  v = group_reduce<Op>(v, 32);
+  __syncthreads();  // warp_sums may still be read by an earlier call
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < n_warps ? warp_sums[lane] : Op::identity();
+    v = group_reduce<Op>(v, 32);
+  }
+  return v;
+}
+
+// Called by every thread of a block once `block_total` (valid in thread 0) is
+// final. Publishes it as partials[slot]; the last block of the `expected`
+// that share `counter` combines all of them, in slot order, into *out.
+template <class Op, typename acc_t, typename out_t>
+__device__ __forceinline__ void finish_last_block(acc_t block_total, acc_t* partials, int slot,
+                                                  unsigned* counter, int expected, out_t* out) {
+  __shared__ bool is_last;
+  if (threadIdx.x == 0) {
+    partials[slot] = block_total;
+    __threadfence();  // the partial is visible before the ticket is
+    is_last = atomicAdd(counter, 1u) == static_cast<unsigned>(expected - 1);
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  acc_t acc = Op::identity();
+  for (int i = threadIdx.x; i < expected; i += blockDim.x)
+    acc = Op::combine(acc, load_coherent(partials + i));
+  acc = block_reduce<Op>(acc);
+  if (threadIdx.x == 0) *out = Op::template project<out_t>(acc);
+}
+
+// ---------------------------------------------------------------- rows ----
+
+template <typename acc_t>
+struct RowsArgs {
+  OuterIndexer outer;
+  int64_t n_out;
+  int64_t chunks;          // per output: n_rows * chunks_per_row
+  int64_t chunks_per_row;  // row_len / V
+  FastDivmod row_div;      // by chunks_per_row
+  int64_t row_stride;      // elements between rows of one output
+  int64_t elem_stride;     // elements between chunks in a row (1 when V > 1)
+  int group;               // lanes per output (group kernel): 1, 2, ..., 32
+  int split;               // blocks per output (split kernel)
+  int64_t chunks_per_split;
+  acc_t* partials;     // [n_out][split]
+  unsigned* counters;  // [n_out]
+};
+
+template <int V, typename acc_t>
+__device__ __forceinline__ int64_t chunk_offset(const RowsArgs<acc_t>& a, int64_t c) {
+  if (a.chunks == a.chunks_per_row) return c * V * a.elem_stride;  // one row per output
+  const int64_t row = static_cast<int64_t>(a.row_div.div(static_cast<uint64_t>(c)));
+  return row * a.row_stride + (c - row * a.chunks_per_row) * V * a.elem_stride;
+}
+
+// Sum of chunks begin, begin + step, ... < end of one output, kUnroll loads in
+// flight, each into its own partial.
+template <class Op, typename in_t, int V, typename acc_t = typename Op::acc_type>
+__device__ __forceinline__ acc_t sum_chunks(const in_t* __restrict__ base, const RowsArgs<acc_t>& a,
+                                            int64_t c, int64_t end, int64_t step) {
+  constexpr int U = EnginePolicy::kUnroll;
+  acc_t acc[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) acc[u] = Op::identity();
+  for (; c + (U - 1) * step < end; c += U * step) {
+    in_t v[U][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u) load_vec<V>(base + chunk_offset<V>(a, c + u * step), v[u]);
+#pragma unroll
+    for (int u = 0; u < U; ++u) acc[u] = Op::combine(acc[u], Op::template reduce_vector<V>(v[u]));
+  }
+  for (; c < end; c += step) {
+    in_t v[V];
+    load_vec<V>(base + chunk_offset<V>(a, c), v);
+    acc[0] = Op::combine(acc[0], Op::template reduce_vector<V>(v));
+  }
+#pragma unroll
+  for (int w = 1; w < U; w *= 2) {
+#pragma unroll
+    for (int u = 0; u + w < U; u += 2 * w) acc[u] = Op::combine(acc[u], acc[u + w]);
+  }
+  return acc[0];
+}
+
+// Many outputs: a group of `group` lanes per output, groups walk the outputs.
+template <class Op, typename in_t, typename out_t, int V>
+__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
+    gpureduce_sum_inner_rows(RowsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
+                             out_t* __restrict__ out) {
+  using acc_t = typename Op::acc_type;
+  const int group = a.group;
+  const int lane = threadIdx.x % group;
+  const int groups_per_block = blockDim.x / group;
+  const int64_t first = static_cast<int64_t>(threadIdx.x / group);
+  // The loop bound is uniform across the block, so every lane reaches the
+  // shuffles in group_reduce.
+  for (int64_t o0 = static_cast<int64_t>(blockIdx.x) * groups_per_block; o0 < a.n_out;
+       o0 += static_cast<int64_t>(gridDim.x) * groups_per_block) {
+    const int64_t o = o0 + first;
+    acc_t acc = Op::identity();
+    int64_t in_off = 0, out_off = 0;
+    if (o < a.n_out) {
+      a.outer.offsets(o, in_off, out_off);
+      acc = sum_chunks<Op, in_t, V>(in + in_off, a, lane, a.chunks, group);
+    }
+    acc = group_reduce<Op>(acc, group);
+    if (o < a.n_out && lane == 0) out[out_off] = Op::template project<out_t>(acc);
+  }
+}
+
+// Few, long outputs (a full sum is one): blockIdx.y is the output and
+// blockIdx.x one of `split` contiguous slices of it.
+template <class Op, typename in_t, typename out_t, int V>
+__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
+    gpureduce_sum_split_rows(RowsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
+                             out_t* __restrict__ out) {
+  using acc_t = typename Op::acc_type;
+  const int64_t o = blockIdx.y;
+  int64_t in_off, out_off;
+  a.outer.offsets(o, in_off, out_off);
+  const int64_t begin = static_cast<int64_t>(blockIdx.x) * a.chunks_per_split;
+  const int64_t end = begin + a.chunks_per_split < a.chunks ? begin + a.chunks_per_split : a.chunks;
+  acc_t acc = sum_chunks<Op, in_t, V>(in + in_off, a, begin + threadIdx.x, end, blockDim.x);
+  acc = block_reduce<Op>(acc);
+  if (a.split == 1) {
+    if (threadIdx.x == 0) out[out_off] = Op::template project<out_t>(acc);
+    return;
+  }
+  finish_last_block<Op>(acc, a.partials + o * a.split, blockIdx.x, a.counters + o, a.split,
+                        out + out_off);
+}
+
+// ------------------------------------------------------------- columns ----
+
+template <typename acc_t>
+struct ColumnsArgs {
+  OuterIndexer outer;
+  int64_t n_outer;
+  int64_t n_cols, col_stride, out_col_stride;
+  int64_t n_reduce, reduce_stride;
+  int64_t vec_cols;  // n_cols / V
+  int64_t x_tiles;   // column tiles per outer index
+  int64_t rows_per_split;
+  int split;
+  acc_t* partials;     // [split][n_outer * n_cols]
+  unsigned* counters;  // [n_outer * x_tiles]
+};
+
+// Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
+// threadIdx.y strides over the rows of blockIdx.y's slice.
+template <class Op, typename in_t, typename out_t, int V>
+__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
+    gpureduce_sum_columns(ColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
+                          out_t* __restrict__ out) {
+  using acc_t = typename Op::acc_type;
+  constexpr int U = EnginePolicy::kUnroll;
+  const int64_t tile = blockIdx.x;
+  const int64_t oi = tile / a.x_tiles;
+  const int64_t cv = (tile - oi * a.x_tiles) * blockDim.x + threadIdx.x;
+  const bool valid = cv < a.vec_cols;
+  int64_t in_off, out_off;
+  a.outer.offsets(oi, in_off, out_off);
+  const in_t* base = in + in_off + cv * V * a.col_stride;
+  const int64_t rb = static_cast<int64_t>(blockIdx.y) * a.rows_per_split;
+  const int64_t re = rb + a.rows_per_split < a.n_reduce ? rb + a.rows_per_split : a.n_reduce;
+  const int64_t by = blockDim.y;
+
+  acc_t acc[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) acc[j] = Op::identity();
+  if (valid) {
+    int64_t r = rb + threadIdx.y;
+    for (; r + (U - 1) * by < re; r += U * by) {
+      in_t v[U][V];
+#pragma unroll
+      for (int u = 0; u < U; ++u) load_vec<V>(base + (r + u * by) * a.reduce_stride, v[u]);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[j] = Op::reduce(acc[j], v[u][j]);
+    }
+    for (; r < re; r += by) {
+      in_t v[V];
+      load_vec<V>(base + r * a.reduce_stride, v);
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[j] = Op::reduce(acc[j], v[j]);
+    }
+  }
+
+  // Combine across threadIdx.y: a fixed tree per column element.
+  __shared__ __align__(16) unsigned char raw[EnginePolicy::kThreads * sizeof(acc_t)];
+  acc_t* sm = reinterpret_cast<acc_t*>(raw);
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  acc_t result[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    sm[tid] = acc[j];
+    __syncthreads();
+    for (int h = blockDim.y / 2; h > 0; h /= 2) {
+      if (threadIdx.y < h) sm[tid] = Op::combine(sm[tid], sm[tid + h * blockDim.x]);
+      __syncthreads();
+    }
+    result[j] = sm[threadIdx.x];
+    __syncthreads();
+  }
+
+  const bool writer = threadIdx.y == 0 && valid;
+  if (a.split == 1) {
+    if (writer) {
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        out[out_off + (cv * V + j) * a.out_col_stride] = Op::template project<out_t>(result[j]);
+    }
+    return;
+  }
+  const int64_t n_total = a.n_outer * a.n_cols;
+  const int64_t col0 = oi * a.n_cols + cv * V;
+  if (writer) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) a.partials[blockIdx.y * n_total + col0 + j] = result[j];
+    __threadfence();
+  }
+  __shared__ bool is_last;
+  __syncthreads();
+  if (tid == 0) is_last = atomicAdd(a.counters + tile, 1u) == static_cast<unsigned>(a.split - 1);
+  __syncthreads();
+  if (!is_last || !writer) return;
+  __threadfence();
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    acc_t s = Op::identity();
+    for (int k = 0; k < a.split; ++k) s = Op::combine(s, load_coherent(a.partials + k * n_total + col0 + j));
+    out[out_off + (cv * V + j) * a.out_col_stride] = Op::template project<out_t>(s);
+  }
+}
+
+}  // namespace cuda
+}  // namespace gpureduce

@@ -1,0 +1,191 @@
+// CUDA kernels of gpureduce::sum: the host half of the engine. It sizes each
+// pass (vector width, lanes per output, split across blocks), takes workspace
+// from the caching allocator, and launches on the current stream under a
+// device guard. Nothing here synchronises with the host, so calls can be
+// captured in CUDA graphs.
+#include <ATen/core/Tensor.h>
+#include <c10/cuda/CUDAStream.h>
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <algorithm>
+
+#include "../reduce_plan.h"
+#include "device_info.h"
+#include "../sum_dispatch.h"
+#include "../sum_entry.h"
+#include "reduce_engine.cuh"
+
+namespace gpureduce {
+namespace cuda {
+namespace {
+
+using Policy = EnginePolicy;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t pow2_at_least(int64_t x) {
+  int64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+bool outer_strides_divisible(const OuterIndexer& outer, int64_t v) {
+  for (int d = 0; d < outer.ndim; ++d)
+    if (outer.in_strides[d] % v != 0) return false;
+  return true;
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// Workspace for a split pass: `n_counters` zeroed tickets, then partials.
+template <typename acc_t>
+std::pair<unsigned*, acc_t*> split_workspace(const at::Tensor& like, at::Tensor& holder,
+                                             int64_t n_counters, int64_t n_partials) {
+  const int64_t counter_bytes = ceil_div(n_counters * int64_t(sizeof(unsigned)), 16) * 16;
+  holder = at::empty({counter_bytes + n_partials * int64_t(sizeof(acc_t))},
+                     like.options().dtype(at::kByte));
+  auto* bytes = static_cast<unsigned char*>(holder.data_ptr());
+  C10_CUDA_CHECK(cudaMemsetAsync(bytes, 0, counter_bytes, c10::cuda::getCurrentCUDAStream()));
+  return {reinterpret_cast<unsigned*>(bytes), reinterpret_cast<acc_t*>(bytes + counter_bytes)};
+}
+
+template <typename in_t, typename out_t, int V>
+void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor& like) {
+  using acc_t = typename SumAcc<out_t>::type;
+  using Op = SumOp<acc_t>;
+  RowsArgs<acc_t> a{};
+  a.outer = p.outer;
+  a.n_out = p.n_out;
+  a.chunks_per_row = p.row_len / V;
+  a.chunks = a.chunks_per_row * p.n_rows;
+  a.row_div = FastDivmod(static_cast<uint64_t>(a.chunks_per_row));
+  a.row_stride = p.row_stride;
+  a.elem_stride = p.elem_stride;
+  a.split = 1;
+  a.chunks_per_split = a.chunks;
+
+  const int64_t resident_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm;
+  const int64_t resident_warps = resident_blocks * (Policy::kThreads / 32);
+  const int64_t lanes_wanted = pow2_at_least(ceil_div(a.chunks, Policy::kUnroll));
+  auto stream = c10::cuda::getCurrentCUDAStream();
+
+  // Long reductions with too few outputs to give every resident warp one: a
+  // whole block per output, split across blocks until the GPU is full.
+  if (lanes_wanted > 32 && p.n_out < resident_warps && p.n_out <= 65535) {
+    const int64_t max_split = std::max<int64_t>(1, a.chunks / (Policy::kThreads * Policy::kUnroll));
+    int64_t split = std::min(ceil_div(resident_blocks * Policy::kWaves, p.n_out), max_split);
+    a.chunks_per_split = ceil_div(a.chunks, split);
+    split = ceil_div(a.chunks, a.chunks_per_split);
+    a.split = static_cast<int>(split);
+    at::Tensor workspace;
+    if (split > 1) {
+      std::tie(a.counters, a.partials) = split_workspace<acc_t>(like, workspace, p.n_out, p.n_out * split);
+    }
+    const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
+    gpureduce_sum_split_rows<Op, in_t, out_t, V><<<grid, Policy::kThreads, 0, stream>>>(a, x, y);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
+  a.group = static_cast<int>(std::min<int64_t>(lanes_wanted, 32));
+  const int64_t groups_per_block = Policy::kThreads / a.group;
+  const int64_t blocks = std::min(ceil_div(p.n_out, groups_per_block), resident_blocks * 8);
+  gpureduce_sum_inner_rows<Op, in_t, out_t, V>
+      <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename in_t, typename out_t, int V>
+void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor& like) {
+  using acc_t = typename SumAcc<out_t>::type;
+  using Op = SumOp<acc_t>;
+  ColumnsArgs<acc_t> a{};
+  a.outer = p.outer;
+  a.n_outer = p.n_out;
+  a.n_cols = p.n_cols;
+  a.col_stride = p.col_stride;
+  a.out_col_stride = p.out_col_stride;
+  a.n_reduce = p.n_reduce;
+  a.reduce_stride = p.reduce_stride;
+  a.vec_cols = p.n_cols / V;
+  const int64_t bx = std::min<int64_t>(32, pow2_at_least(a.vec_cols));
+  const int64_t by = Policy::kThreads / bx;
+  a.x_tiles = ceil_div(a.vec_cols, bx);
+  const int64_t tiles = a.x_tiles * a.n_outer;
+  TORCH_CHECK(tiles < (int64_t(1) << 31), "gpureduce: too many output tiles");
+
+  const int64_t target_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm * Policy::kWaves;
+  int64_t split = 1;
+  if (tiles < target_blocks) {
+    const int64_t max_split = std::max<int64_t>(1, a.n_reduce / (by * Policy::kUnroll));
+    split = std::min({ceil_div(target_blocks, tiles), max_split, int64_t(65535)});
+  }
+  a.rows_per_split = ceil_div(a.n_reduce, split);
+  split = ceil_div(a.n_reduce, a.rows_per_split);
+  a.split = static_cast<int>(split);
+  at::Tensor workspace;
+  if (split > 1) {
+    std::tie(a.counters, a.partials) =
+        split_workspace<acc_t>(like, workspace, tiles, split * a.n_outer * a.n_cols);
+  }
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(split));
+  const dim3 block(static_cast<unsigned>(bx), static_cast<unsigned>(by));
+  gpureduce_sum_columns<Op, in_t, out_t, V>
+      <<<grid, block, 0, c10::cuda::getCurrentCUDAStream()>>>(a, x, y);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+void run_pass_cuda(const ReducePass& p, const at::Tensor& in, const at::Tensor& out) {
+  dispatch_sum_types(in.scalar_type(), out.scalar_type(), [&](auto in_tag, auto out_tag) {
+    using in_t = typename decltype(in_tag)::type;
+    using out_t = typename decltype(out_tag)::type;
+    constexpr int kVec = sizeof(in_t) >= 16 ? 1 : 16 / int(sizeof(in_t));
+    const in_t* x = static_cast<const in_t*>(in.const_data_ptr());
+    out_t* y = static_cast<out_t*>(out.data_ptr());
+    const bool base_ok = kVec > 1 && aligned16(x) && outer_strides_divisible(p.outer, kVec);
+    if (p.kind == ReducePass::Kind::kRows) {
+      const bool vec = base_ok && p.elem_stride == 1 && p.row_len % kVec == 0 &&
+                       (p.n_rows == 1 || p.row_stride % kVec == 0);
+      if constexpr (kVec > 1) {
+        if (vec) return launch_rows<in_t, out_t, kVec>(p, x, y, in);
+      }
+      launch_rows<in_t, out_t, 1>(p, x, y, in);
+    } else {
+      const bool vec = base_ok && p.col_stride == 1 && p.n_cols % kVec == 0 &&
+                       p.reduce_stride % kVec == 0;
+      if constexpr (kVec > 1) {
+        if (vec) return launch_columns<in_t, out_t, kVec>(p, x, y, in);
+      }
+      launch_columns<in_t, out_t, 1>(p, x, y, in);
+    }
+  });
+}
+
+at::Tensor sum_dim_cuda(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                        std::optional<at::ScalarType> dtype) {
+  const c10::cuda::CUDAGuard guard(input.device());
+  return sum_dim_with(input, dim, keepdim, dtype, run_pass_cuda, "sum_cuda");
+}
+
+at::Tensor sum_cuda(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
+  return sum_dim_cuda(input, std::nullopt, false, dtype);
+}
+
+void sum_out_cuda(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                  std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  const c10::cuda::CUDAGuard guard(input.device());
+  sum_out_with(input, dim, keepdim, dtype, out, run_pass_cuda, "sum_cuda");
+}
+
+}  // namespace
+}  // namespace cuda
+
+TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
+  m.impl("sum", &cuda::sum_cuda);
+  m.impl("sum.dim_IntList", &cuda::sum_dim_cuda);
+  m.impl("sum.IntList_out", &cuda::sum_out_cuda);
+}
+
+}  // namespace gpureduce

@@ -1,0 +1,23 @@
+// The operator schemas. Kernels register themselves per dispatch key from
+// cpu/, cuda/, meta/ and autograd/, so the shared library alone is a complete
+// operator for LibTorch programs.
+#include <ATen/core/enum_tag.h>
+#include <torch/library.h>
+
+#include "classic.h"
+
+TORCH_LIBRARY(gpureduce, m) {
+  // The overloads, argument names and defaults of aten::sum, so that the op
+  // is a drop-in replacement. The out= overload returns () rather than its
+  // argument: a custom mutating op that returns an alias breaks torch.compile.
+  m.def("sum(Tensor input, *, ScalarType? dtype=None) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("sum.dim_IntList(Tensor input, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
+  m.def("sum.IntList_out(Tensor input, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+        "Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  // The classic teaching kernels (reduce0 ... reduce7, tensorcore, cpu): a 1-D
+  // sum of all elements by the named kernel.
+  m.def("classic_sum(Tensor input, str kernel) -> Tensor");
+  m.def("classic_kernels() -> str[]", &gpureduce::classic_kernel_names);
+}

@@ -1,0 +1,78 @@
+// Op functors for the reduction engine, shared by the CPU and CUDA kernels
+// (the shape of ATen's SharedReduceOps.h). An op says how to start (identity),
+// fold in one input (reduce), fold in a short vector of inputs
+// (reduce_vector, which an op may specialise), merge two partials (combine)
+// and produce the output value (project). prod, max, min and mean are meant
+// to slot in beside SumOp.
+#pragma once
+
+#include <c10/macros/Macros.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+#include <c10/util/complex.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace gpureduce {
+
+template <typename acc_t>
+struct SumOp {
+  using acc_type = acc_t;
+
+  C10_HOST_DEVICE static acc_t identity() { return acc_t(0); }
+
+  template <typename in_t>
+  C10_HOST_DEVICE static acc_t reduce(acc_t acc, in_t x) {
+    return acc + static_cast<acc_t>(x);
+  }
+
+  C10_HOST_DEVICE static acc_t combine(acc_t a, acc_t b) { return a + b; }
+
+  template <typename out_t>
+  C10_HOST_DEVICE static out_t project(acc_t a) {
+    return static_cast<out_t>(a);
+  }
+
+  // Sum of V consecutive inputs as a balanced tree, so that a vector load
+  // costs one add into the running partial.
+  template <int V, typename in_t>
+  C10_HOST_DEVICE static acc_t reduce_vector(const in_t (&v)[V]) {
+#if defined(__CUDA_ARCH__)
+    // Byte-sized integers: dp4a adds four bytes into an int32 in one
+    // instruction. 16 bytes sum to at most 4080 in magnitude, so int32 is safe.
+    if constexpr (sizeof(in_t) == 1 && std::is_integral_v<acc_t> && V % 4 == 0) {
+      const int* words = reinterpret_cast<const int*>(v);
+      int s = 0;
+#pragma unroll
+      for (int w = 0; w < V / 4; ++w) {
+        if constexpr (std::is_signed_v<in_t>) {
+          s = __dp4a(words[w], 0x01010101, s);
+        } else {
+          s = static_cast<int>(__dp4a(static_cast<unsigned>(words[w]), 0x01010101u,
+                                      static_cast<unsigned>(s)));
+        }
+      }
+      return static_cast<acc_t>(s);
+    } else
+#endif
+    if constexpr (sizeof(in_t) == 2 && std::is_integral_v<acc_t>) {
+      int32_t s = 0;  // 8 int16 values cannot overflow int32
+#pragma unroll
+      for (int i = 0; i < V; ++i) s += static_cast<int32_t>(v[i]);
+      return static_cast<acc_t>(s);
+    } else {
+      acc_t t[V];
+#pragma unroll
+      for (int i = 0; i < V; ++i) t[i] = static_cast<acc_t>(v[i]);
+#pragma unroll
+      for (int w = 1; w < V; w *= 2) {
+#pragma unroll
+        for (int i = 0; i + w < V; i += 2 * w) t[i] = t[i] + t[i + w];
+      }
+      return t[0];
+    }
+  }
+};
+
+}  // namespace gpureduce

@@ -1,0 +1,93 @@
+#include "sum_shape.h"
+
+#include <c10/core/WrapDimMinimal.h>
+#include <c10/util/Exception.h>
+
+namespace gpureduce {
+
+std::vector<bool> reduced_dims_mask(int64_t ndim, at::OptionalIntArrayRef dim) {
+  std::vector<bool> mask(static_cast<size_t>(ndim), false);
+  if (!dim.has_value() || dim->empty()) {
+    std::fill(mask.begin(), mask.end(), true);
+    return mask;
+  }
+  for (int64_t d : *dim) {
+    // maybe_wrap_dim raises IndexError ("Dimension out of range ...") and, like
+    // torch, lets a 0-d tensor take dim 0 or -1.
+    const int64_t wrapped = c10::maybe_wrap_dim(d, ndim, /*wrap_scalar=*/true);
+    if (ndim == 0) continue;
+    TORCH_CHECK(!mask[wrapped], "dim ", wrapped, " appears multiple times in the list of dims");
+    mask[wrapped] = true;
+  }
+  return mask;
+}
+
+at::ScalarType sum_result_dtype(at::ScalarType input, std::optional<at::ScalarType> dtype) {
+  if (dtype.has_value()) return *dtype;
+  if (at::isIntegralType(input, /*includeBool=*/true)) return at::kLong;
+  return input;
+}
+
+at::ScalarType sum_out_dtype(std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  if (dtype.has_value()) {
+    TORCH_CHECK(*dtype == out.scalar_type(), "Expected out tensor to have dtype ", *dtype,
+                ", but got ", out.scalar_type(), " instead");
+    return *dtype;
+  }
+  return out.scalar_type();
+}
+
+template <typename Size>
+static std::vector<Size> output_shape(c10::ArrayRef<Size> sizes, const std::vector<bool>& mask,
+                                      bool keepdim) {
+  std::vector<Size> shape;
+  shape.reserve(sizes.size());
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (!mask[d]) {
+      shape.push_back(sizes[d]);
+    } else if (keepdim) {
+      shape.push_back(Size(1));
+    }
+  }
+  return shape;
+}
+
+std::vector<c10::SymInt> sum_output_sym_shape(c10::SymIntArrayRef input_sizes,
+                                              const std::vector<bool>& mask, bool keepdim) {
+  return output_shape<c10::SymInt>(input_sizes, mask, keepdim);
+}
+
+std::vector<int64_t> sum_output_shape(at::IntArrayRef input_sizes, const std::vector<bool>& mask,
+                                      bool keepdim) {
+  return output_shape<int64_t>(input_sizes, mask, keepdim);
+}
+
+at::ScalarType sum_acc_dtype(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kFloat:
+      return at::kFloat;
+    case at::kDouble:
+      return at::kDouble;
+    case at::kComplexHalf:
+    case at::kComplexFloat:
+      return at::kComplexFloat;
+    case at::kComplexDouble:
+      return at::kComplexDouble;
+    default:
+      TORCH_INTERNAL_ASSERT(at::isIntegralType(t, /*includeBool=*/true), "no accumulator for ", t);
+      return at::kLong;
+  }
+}
+
+void check_sum_dtype(at::ScalarType t, const char* kernel_name) {
+  const bool supported = at::isIntegralType(t, /*includeBool=*/true) || t == at::kFloat ||
+                         t == at::kDouble || t == at::kHalf || t == at::kBFloat16 ||
+                         t == at::kComplexFloat || t == at::kComplexDouble ||
+                         (t == at::kComplexHalf && std::string(kernel_name) != "sum_cpu");
+  TORCH_CHECK_NOT_IMPLEMENTED(supported, "\"", kernel_name, "\" not implemented for '",
+                              c10::toString(t), "'");
+}
+
+}  // namespace gpureduce

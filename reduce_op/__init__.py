@@ -1,0 +1,105 @@
+"""gpureduce: a fast, deterministic drop-in replacement for ``torch.sum``.
+
+The operator lives in a C++/CUDA library registered with the PyTorch
+dispatcher as ``torch.ops.gpureduce.sum`` (CPU, CUDA, Meta and Autograd keys).
+This package loads it and adds a Python front end:
+
+* :func:`sum` mirrors ``torch.sum``; ``kernel=`` picks one of the classic
+  teaching kernels (:func:`kernels` lists them);
+* :func:`replace_torch_sum` routes ``torch.sum`` / ``Tensor.sum`` inside a
+  ``with`` block to gpureduce, :func:`patch` / :func:`unpatch` process-wide.
+"""
+from __future__ import annotations
+
+import glob
+import os
+from typing import List, Optional, Sequence, Union
+
+import torch
+
+__all__ = ["sum", "kernels", "replace_torch_sum", "patch", "unpatch", "library_path"]
+__version__ = "0.1.0"
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _check_torch_version() -> None:
+    try:
+        from . import _build_info
+    except ImportError as e:  # pragma: no cover - only without a build
+        raise ImportError(
+            "reduce_op is not built. Build it with `pip install --no-build-isolation -e .` "
+            "from the gpureduce checkout."
+        ) from e
+    if _build_info.TORCH_VERSION != torch.__version__:
+        raise ImportError(
+            f"reduce_op was built against torch {_build_info.TORCH_VERSION} but torch "
+            f"{torch.__version__} is running; its compiled library would not load safely. "
+            "Rebuild it under this torch: `pip install --no-build-isolation -e .` in the "
+            "gpureduce checkout."
+        )
+
+
+def library_path() -> str:
+    """Path of the compiled operator library (for LibTorch programs, too)."""
+    found = sorted(glob.glob(os.path.join(_HERE, "_C*.so")))
+    if not found:
+        raise ImportError(
+            "reduce_op's compiled library (_C*.so) was not found next to the package; build it "
+            "with `pip install --no-build-isolation -e .`."
+        )
+    return found[0]
+
+
+_check_torch_version()
+torch.ops.load_library(library_path())
+
+from ._dropin import patch, replace_torch_sum, unpatch  # noqa: E402
+
+DimArg = Optional[Union[int, Sequence[int]]]
+
+
+def kernels() -> List[str]:
+    """Names of the classic kernels that :func:`sum` takes as ``kernel=``."""
+    return list(torch.ops.gpureduce.classic_kernels())
+
+
+def sum(  # noqa: A001 - mirrors torch.sum on purpose
+    input: torch.Tensor,
+    dim: DimArg = None,
+    keepdim: bool = False,
+    *,
+    dtype: Optional[torch.dtype] = None,
+    out: Optional[torch.Tensor] = None,
+    kernel: Optional[str] = None,
+) -> torch.Tensor:
+    """Sum of ``input`` over ``dim``, exactly as ``torch.sum`` computes it.
+
+    Args:
+        input: the tensor to sum.
+        dim: a dim or dims to reduce; ``None`` or ``[]`` reduce all of them.
+        keepdim: keep reduced dims with size 1.
+        dtype: the result (and accumulation input) dtype; by default int and
+            bool promote to int64 and other dtypes keep their own.
+        out: optional output tensor, resized as torch.sum resizes it.
+        kernel: one of :func:`kernels` to run a classic teaching kernel instead
+            of the production engine. It sums every element (``dim``,
+            ``keepdim``, ``dtype`` and ``out`` must be left at their defaults).
+
+    Returns:
+        The sum; ``out`` itself when ``out`` is given.
+    """
+    if kernel is not None:
+        if dim is not None or keepdim or dtype is not None or out is not None:
+            raise ValueError("kernel= sums every element: leave dim, keepdim, dtype and out unset")
+        if kernel == "cpu" and input.device.type != "cpu":
+            return torch.ops.gpureduce.classic_sum(input.cpu(), kernel).to(input.device)
+        return torch.ops.gpureduce.classic_sum(input, kernel)
+    if isinstance(dim, int):
+        dim = [dim]
+    if out is not None:
+        torch.ops.gpureduce.sum.IntList_out(input, dim, keepdim, dtype=dtype, out=out)
+        return out
+    if dim is None and not keepdim:
+        return torch.ops.gpureduce.sum.default(input, dtype=dtype)
+    return torch.ops.gpureduce.sum.dim_IntList(input, dim, keepdim, dtype=dtype)

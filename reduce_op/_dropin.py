@@ -1,0 +1,99 @@
+"""Drop-in mode: route torch.sum and Tensor.sum to gpureduce.sum."""
+from __future__ import annotations
+
+import contextlib
+import functools
+from typing import Any, Callable, Dict, Iterator, Optional, Tuple
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+__all__ = ["replace_torch_sum", "patch", "unpatch"]
+
+_SUM_FUNCS = (torch.sum, torch.Tensor.sum)
+
+
+def _bind(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """torch.sum's arguments as a dict, or None where gpureduce does not take
+    them (named dims, unknown keywords), so the caller falls back to torch."""
+    kwargs = dict(kwargs)
+    if not args and "input" not in kwargs and "self" not in kwargs:
+        return None
+    rest = list(args)
+    x = rest.pop(0) if rest else kwargs.pop("input", kwargs.pop("self", None))
+    names = ["dim", "keepdim"]
+    bound: Dict[str, Any] = {"input": x, "dim": None, "keepdim": False, "dtype": None, "out": None}
+    if rest and isinstance(rest[0], torch.dtype):  # Tensor.sum(dtype) / torch.sum(x, dtype)
+        bound["dtype"] = rest.pop(0)
+    for name, value in zip(names, rest):
+        bound[name] = value
+    if len(rest) > len(names):
+        return None
+    for k, v in kwargs.items():
+        if k not in bound:
+            return None
+        bound[k] = v
+    if not isinstance(x, torch.Tensor):
+        return None
+    d = bound["dim"]
+    if isinstance(d, str) or (isinstance(d, (list, tuple)) and any(isinstance(i, str) for i in d)):
+        return None
+    if x.is_sparse or x.layout != torch.strided or x.is_quantized:
+        return None
+    return bound
+
+
+def _gpureduce_sum(b: Dict[str, Any]) -> torch.Tensor:
+    from . import sum as gr_sum
+
+    return gr_sum(b["input"], b["dim"], b["keepdim"], dtype=b["dtype"], out=b["out"])
+
+
+class _ReplaceTorchSum(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _SUM_FUNCS:
+            bound = _bind(args, kwargs)
+            if bound is not None:
+                return _gpureduce_sum(bound)
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def replace_torch_sum() -> Iterator[None]:
+    """Inside the block, torch.sum, Tensor.sum and x.sum(dim, ...) run
+    gpureduce.sum, including in nn.Module forward and backward."""
+    with _ReplaceTorchSum():
+        yield
+
+
+_originals: Dict[str, Callable[..., Any]] = {}
+
+
+def _wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def routed(*args: Any, **kwargs: Any) -> Any:
+        bound = _bind(args, kwargs)
+        if bound is None:
+            return original(*args, **kwargs)
+        return _gpureduce_sum(bound)
+
+    return routed
+
+
+def patch() -> None:
+    """Route torch.sum and Tensor.sum to gpureduce.sum process-wide."""
+    if _originals:
+        return
+    _originals["torch.sum"] = torch.sum
+    _originals["Tensor.sum"] = torch.Tensor.sum
+    torch.sum = _wrap(_originals["torch.sum"])
+    torch.Tensor.sum = _wrap(_originals["Tensor.sum"])
+
+
+def unpatch() -> None:
+    """Undo :func:`patch`."""
+    if not _originals:
+        return
+    torch.sum = _originals.pop("torch.sum")
+    torch.Tensor.sum = _originals.pop("Tensor.sum")
