@@ -30,8 +30,9 @@ at::ScalarType sum_result_dtype(at::ScalarType input, std::optional<at::ScalarTy
 
 at::ScalarType sum_out_dtype(std::optional<at::ScalarType> dtype, const at::Tensor& out) {
   if (dtype.has_value()) {
-    TORCH_CHECK(*dtype == out.scalar_type(), "Expected out tensor to have dtype ", *dtype,
-                ", but got ", out.scalar_type(), " instead");
+    TORCH_CHECK(*dtype == out.scalar_type(), "Expected out tensor to have dtype ",
+                c10::scalarTypeToTypeMeta(*dtype).name(), ", but got ", out.dtype().name(),
+                " instead");
     return *dtype;
   }
   return out.scalar_type();

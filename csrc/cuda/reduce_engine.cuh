@@ -131,6 +131,11 @@ struct RowsArgs {
   int group;               // lanes per output (group kernel): 1, 2, ..., 32
   int split;               // blocks per output (split kernel)
   int64_t chunks_per_split;
+  // A single dense row (a full sum) need not start or end on a 16-byte
+  // boundary: the vector body starts `head` elements in, and the `head`
+  // elements before it and the `tail` after it are read one by one.
+  int64_t head;
+  int tail;
   acc_t* partials;     // [n_out][split]
   unsigned* counters;  // [n_out]
 };
@@ -152,14 +157,14 @@ __device__ __forceinline__ acc_t sum_chunks(const in_t* __restrict__ base, const
 #pragma unroll
   for (int u = 0; u < U; ++u) acc[u] = Op::identity();
   for (; c + (U - 1) * step < end; c += U * step) {
-    in_t v[U][V];
+    alignas(16) in_t v[U][V];
 #pragma unroll
     for (int u = 0; u < U; ++u) load_vec<V>(base + chunk_offset<V>(a, c + u * step), v[u]);
 #pragma unroll
     for (int u = 0; u < U; ++u) acc[u] = Op::combine(acc[u], Op::template reduce_vector<V>(v[u]));
   }
   for (; c < end; c += step) {
-    in_t v[V];
+    alignas(16) in_t v[V];
     load_vec<V>(base + chunk_offset<V>(a, c), v);
     acc[0] = Op::combine(acc[0], Op::template reduce_vector<V>(v));
   }
@@ -209,7 +214,11 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   a.outer.offsets(o, in_off, out_off);
   const int64_t begin = static_cast<int64_t>(blockIdx.x) * a.chunks_per_split;
   const int64_t end = begin + a.chunks_per_split < a.chunks ? begin + a.chunks_per_split : a.chunks;
-  acc_t acc = sum_chunks<Op, in_t, V>(in + in_off, a, begin + threadIdx.x, end, blockDim.x);
+  acc_t acc = sum_chunks<Op, in_t, V>(in + in_off + a.head, a, begin + threadIdx.x, end, blockDim.x);
+  if (blockIdx.x == 0 && threadIdx.x < a.head + a.tail) {
+    const int64_t i = threadIdx.x < a.head ? threadIdx.x : threadIdx.x + a.chunks * V;
+    acc = Op::combine(acc, Op::reduce(Op::identity(), in[in_off + i]));
+  }
   acc = block_reduce<Op>(acc);
   if (a.split == 1) {
     if (threadIdx.x == 0) out[out_off] = Op::template project<out_t>(acc);
@@ -260,7 +269,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   if (valid) {
     int64_t r = rb + threadIdx.y;
     for (; r + (U - 1) * by < re; r += U * by) {
-      in_t v[U][V];
+      alignas(16) in_t v[U][V];
 #pragma unroll
       for (int u = 0; u < U; ++u) load_vec<V>(base + (r + u * by) * a.reduce_stride, v[u]);
 #pragma unroll
@@ -269,7 +278,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
         for (int j = 0; j < V; ++j) acc[j] = Op::reduce(acc[j], v[u][j]);
     }
     for (; r < re; r += by) {
-      in_t v[V];
+      alignas(16) in_t v[V];
       load_vec<V>(base + r * a.reduce_stride, v);
 #pragma unroll
       for (int j = 0; j < V; ++j) acc[j] = Op::reduce(acc[j], v[j]);

@@ -52,14 +52,19 @@ std::pair<unsigned*, acc_t*> split_workspace(const at::Tensor& like, at::Tensor&
   return {reinterpret_cast<unsigned*>(bytes), reinterpret_cast<acc_t*>(bytes + counter_bytes)};
 }
 
+// `head`/`tail`: scalar elements before and after the vector body of a single
+// dense row (see RowsArgs); zero otherwise.
 template <typename in_t, typename out_t, int V>
-void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor& like) {
+void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor& like,
+                 int64_t head = 0) {
   using acc_t = typename SumAcc<out_t>::type;
   using Op = SumOp<acc_t>;
   RowsArgs<acc_t> a{};
   a.outer = p.outer;
   a.n_out = p.n_out;
-  a.chunks_per_row = p.row_len / V;
+  a.head = head;
+  a.tail = static_cast<int>((p.row_len - head) % V);
+  a.chunks_per_row = (p.row_len - head) / V;
   a.chunks = a.chunks_per_row * p.n_rows;
   a.row_div = FastDivmod(static_cast<uint64_t>(a.chunks_per_row));
   a.row_stride = p.row_stride;
@@ -74,7 +79,8 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
 
   // Long reductions with too few outputs to give every resident warp one: a
   // whole block per output, split across blocks until the GPU is full.
-  if (lanes_wanted > 32 && p.n_out < resident_warps && p.n_out <= 65535) {
+  const bool ragged = a.head + a.tail > 0;
+  if (ragged || (lanes_wanted > 32 && p.n_out < resident_warps && p.n_out <= 65535)) {
     const int64_t max_split = std::max<int64_t>(1, a.chunks / (Policy::kThreads * Policy::kUnroll));
     int64_t split = std::min(ceil_div(resident_blocks * Policy::kWaves, p.n_out), max_split);
     a.chunks_per_split = ceil_div(a.chunks, split);
@@ -150,6 +156,13 @@ void run_pass_cuda(const ReducePass& p, const at::Tensor& in, const at::Tensor& 
                        (p.n_rows == 1 || p.row_stride % kVec == 0);
       if constexpr (kVec > 1) {
         if (vec) return launch_rows<in_t, out_t, kVec>(p, x, y, in);
+        // One dense row (a full sum) of any length or alignment: vector body,
+        // scalar head and tail.
+        const int64_t head = (16 - int64_t(reinterpret_cast<uintptr_t>(x) % 16)) % 16 / int64_t(sizeof(in_t));
+        const bool one_row = p.n_out == 1 && p.n_rows == 1 && p.elem_stride == 1;
+        if (one_row && reinterpret_cast<uintptr_t>(x) % sizeof(in_t) == 0 &&
+            p.row_len >= head + 4 * kVec * Policy::kThreads)
+          return launch_rows<in_t, out_t, kVec>(p, x, y, in, head);
       }
       launch_rows<in_t, out_t, 1>(p, x, y, in);
     } else {

@@ -1,0 +1,30 @@
+"""A small run of every CUDA kernel, for compute-sanitizer (memcheck,
+racecheck). Each result is checked, so the run also fails on a wrong answer."""
+import torch
+
+import reduce_op
+
+torch.manual_seed(0)
+cases = [((1 << 16) + 3, None), (5000, None), ((256, 16), 1), ((64, 300), 1), ((8, 9000), 1),
+         ((8, 5, 3000), (0, 2)), ((20000, 16), 0), ((512, 130), 0), ((4, 6, 40), 1), ((6, 5, 4, 3), (0, 2))]
+for dtype in (torch.float32, torch.float16, torch.int8, torch.complex64):
+    for shape, dim in cases:
+        x = (torch.randn(shape) * 10).to(dtype).cuda()
+        ours = reduce_op.sum(x, dim)
+        ref = torch.sum(x.cpu().to(torch.complex128 if dtype.is_complex else torch.float64),
+                        dim if dim is not None else [])
+        assert torch.allclose(ours.cpu().to(ref.dtype), ref, rtol=2e-2, atol=1.0), (dtype, shape, dim)
+x = x_odd = torch.randn((1 << 16) + 5).cuda()[1:]
+assert torch.allclose(reduce_op.sum(x).cpu().double(), x.cpu().double().sum(), rtol=1e-4, atol=1e-3)
+for name in reduce_op.kernels():
+    for dtype in (torch.float32, torch.int32, torch.bfloat16):
+        if name == "cpu" or (dtype == torch.int32 and name == "tensorcore"):
+            continue
+        if dtype == torch.bfloat16 and name not in ("reduce6", "reduce7", "tensorcore"):
+            continue
+        for n in (1000, 70001):
+            x = torch.randint(-50, 50, (n,)).to(dtype).cuda()
+            got = reduce_op.sum(x, kernel=name).cpu().double()
+            assert abs(got - x.cpu().double().sum()) <= 1e-2 * max(1.0, x.double().abs().sum().item() * 1e-3), name
+torch.cuda.synchronize()
+print("workload ok")

@@ -1,0 +1,146 @@
+"""CUDA-only behaviour of gpureduce.sum: every engine path at the sizes that
+switch between them, inputs over 2^31 elements, streams, CUDA graphs,
+torch.compile's reduce-overhead mode, determinism, a second GPU, and
+compute-sanitizer. Skipped without a GPU."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import reduce_op
+from axes import assert_matches_torch, random_tensor
+
+pytestmark = pytest.mark.cuda
+
+# Shapes and dims that reach each engine path: full sums (split rows, with
+# ragged heads and tails), short and long inner rows (lane groups of 1 to 32),
+# rows with an outer reduced dim, columns with and without a split, middle
+# dims, and multi-pass plans.
+ENGINE_CASES = [
+    ((1 << 20) + 7, None), ((1 << 22) + 3, None), (4097, None), (100003, None),
+    ((4096, 16), 1), ((2048, 32), 1), ((1000, 64), 1), ((500, 128), 1), ((64, 8192), 1),
+    ((300, 1001), 1), ((17, 300007), 1),
+    ((64, 33, 4096), (0, 2)), ((8, 3, 1001), (0, 2)),
+    ((100003, 16), 0), ((8192, 257), 0), ((4096, 2048), 0), ((64, 65536), 0), ((3, 100001), 0),
+    ((16, 64, 40), 1), ((7, 9, 11, 13), (0, 2)), ((6, 5, 4, 3, 2), (0, 2, 4)),
+]
+
+
+def _gen():
+    return torch.Generator().manual_seed(7)
+
+
+@pytest.mark.parametrize("shape,dim", ENGINE_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int8,
+                                   torch.int32, torch.bool, torch.float64, torch.complex64, torch.uint8])
+def test_engine_paths(shape, dim, dtype):
+    x = random_tensor(shape if isinstance(shape, tuple) else (shape,), dtype, "cpu", _gen()).cuda()
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+
+
+@pytest.mark.parametrize("offset", [1, 2, 3, 5])
+def test_misaligned_and_sliced_full_sums(offset):
+    base = torch.randn((1 << 20) + 64, generator=_gen()).cuda()
+    x = base[offset:offset + (1 << 20) + 3]
+    assert_matches_torch(reduce_op.sum(x), x, None, False)
+    y = base[offset::3]
+    assert_matches_torch(reduce_op.sum(y), y, None, False)
+    z = base[: 4096 * 255].view(4096, 255)[:, offset:]
+    assert_matches_torch(reduce_op.sum(z, 1), z, 1, False)
+    assert_matches_torch(reduce_op.sum(z, 0), z, 0, False)
+
+
+@pytest.mark.slow
+def test_more_than_2_pow_31_elements():
+    n = (1 << 31) + 1001
+    x = torch.randint(-3, 4, (n,), device="cuda", dtype=torch.int8)
+    assert torch.equal(reduce_op.sum(x), torch.sum(x))
+    rows = x[: (1 << 31) + 4 * 1003].view(-1, 1003 * 4)
+    assert torch.equal(reduce_op.sum(rows, 1), torch.sum(rows, 1))
+    assert torch.equal(reduce_op.sum(rows, 0), torch.sum(rows, 0))
+    del x, rows
+    h = torch.rand((1 << 31) + 33, device="cuda", dtype=torch.float16)
+    ref = sum(c.double().sum() for c in h.split(1 << 28))
+    ours = reduce_op.sum(h, dtype=torch.float32).double()
+    assert abs(ours - ref) <= 1e-5 * ref
+
+
+def test_non_default_stream():
+    x = torch.randn(3000, 517, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        a = reduce_op.sum(x, 1)
+        b = reduce_op.sum(x, 0)
+        c = reduce_op.sum(x)
+    s.synchronize()
+    assert_matches_torch(a, x, 1, False)
+    assert_matches_torch(b, x, 0, False)
+    assert_matches_torch(c, x, None, False)
+
+
+def test_cuda_graph_capture_and_replay():
+    cases = [((1 << 22) + 5,), (4096, 16), (8192, 513)]
+    dims = [None, 1, 0]
+    statics = [torch.randn(s, device="cuda") for s in cases]
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm up outside the graph
+        for x, d in zip(statics, dims):
+            reduce_op.sum(x, d)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        outs = [reduce_op.sum(x, d) for x, d in zip(statics, dims)]
+    for _ in range(3):
+        for x in statics:
+            x.copy_(torch.randn(x.shape, device="cuda"))
+        g.replay()
+        torch.cuda.synchronize()
+        for o, x, d in zip(outs, statics, dims):
+            assert_matches_torch(o, x, d, False)
+
+
+def test_compile_reduce_overhead():
+    torch._dynamo.reset()
+
+    def f(x):
+        return torch.ops.gpureduce.sum.dim_IntList(x, [1], False) * 2 + torch.ops.gpureduce.sum(x)
+
+    compiled = torch.compile(f, mode="reduce-overhead", fullgraph=True)
+    for _ in range(4):
+        x = torch.randn(2048, 300, device="cuda")
+        torch.testing.assert_close(compiled(x), torch.sum(x, 1) * 2 + torch.sum(x), rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("shape,dim", [((1 << 24) + 3, None), ((64, 33, 4096), (0, 2)),
+                                       ((200000, 16), 0), ((4096, 4096), 1)], ids=str)
+def test_deterministic_20_runs(shape, dim):
+    x = torch.randn(shape, device="cuda")
+    first = reduce_op.sum(x, dim)
+    for _ in range(19):
+        assert torch.equal(reduce_op.sum(x, dim), first)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two GPUs")
+def test_second_gpu():
+    x = torch.randn(1000, 333, device="cuda:1")
+    for d in (None, 0, 1):
+        out = reduce_op.sum(x, d)
+        assert out.device == x.device
+        assert_matches_torch(out, x, d, False)
+
+
+@pytest.mark.skipif(shutil.which("compute-sanitizer") is None, reason="compute-sanitizer not found")
+@pytest.mark.parametrize("tool", ["memcheck", "racecheck"])
+def test_compute_sanitizer(tool):
+    script = os.path.join(os.path.dirname(__file__), "sanitizer_workload.py")
+    r = subprocess.run(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", sys.executable, script],
+                       capture_output=True, text=True, timeout=900)
+    tail = (r.stdout + r.stderr)[-3000:]
+    assert r.returncode == 0, tail
+    assert "ERROR SUMMARY: 0 errors" in r.stdout + r.stderr, tail
+    assert "workload ok" in r.stdout, tail
