@@ -1,0 +1,519 @@
+"""Benchmark suite: gpureduce.sum and the classic kernels against torch.sum,
+torch.compile(torch.sum) and CuPy, in one run, on the GPU.
+
+For every case it first checks the result against torch.sum, then times:
+GPU time per call from CUDA-graph replays of many calls (median of replays),
+cross-checked with CUDA events around single eager calls; eager wall time per
+call; GB/s of input bytes; the fraction of a read roof measured in the same
+run; and the speedup over torch.sum (torch_us / gpureduce_us). Inputs are
+fresh random data and are rotated among several buffers so that mid-size
+cases do not run from L2.
+
+    python benchmarks/bench.py            # the full suite on the GPU
+    python benchmarks/bench.py --quick    # a few tiny cases on the CPU, in seconds
+
+Outputs (benchmarks/results/ by default): <gpu>.json, <gpu>.csv, <gpu>.md and
+PNG plots: GB/s against size per dtype, speedup per case, and the classic
+progression.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+import reduce_op
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# --------------------------------------------------------------- cases -----
+@dataclass
+class Case:
+    name: str
+    dtype: torch.dtype
+    shape: Tuple[int, ...]
+    dims: Optional[Tuple[int, ...]]  # None: full sum
+    layout: str = "contiguous"       # contiguous | transposed | sliced
+    kernel: Optional[str] = None     # a classic kernel, else the engine
+    group: str = "shapes"            # full | shapes | classic
+
+
+def full_sum_cases(quick: bool) -> List[Case]:
+    dtypes = [torch.float32, torch.int32] if quick else [
+        torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int32, torch.uint8, torch.bool]
+    exps = [10, 14] if quick else list(range(10, 31, 2))
+    return [Case(f"full 2^{e}", dt, (1 << e,), None, group="full") for dt in dtypes for e in exps]
+
+
+def shape_cases(quick: bool) -> List[Case]:
+    f32, bf16 = torch.float32, torch.bfloat16
+    if quick:
+        return [Case("rows [64,16] d1", f32, (64, 16), (1,)), Case("cols [64,64] d0", f32, (64, 64), (0,))]
+    c = [
+        Case("short rows [4194304,16] d1", f32, (4194304, 16), (1,)),
+        Case("short rows [2097152,32] d1", f32, (2097152, 32), (1,)),
+        Case("short rows [1048576,64] d1", f32, (1048576, 64), (1,)),
+        Case("short rows [524288,128] d1", f32, (524288, 128), (1,)),
+        Case("inner [8192,8192] d1", f32, (8192, 8192), (1,)),
+        Case("inner [8192,8192] d1 bf16", bf16, (8192, 8192), (1,)),
+        Case("inner [8192,8192] d1 int32", torch.int32, (8192, 8192), (1,)),
+        Case("outer [8192,8192] d0", f32, (8192, 8192), (0,)),
+        Case("outer [8192,8192] d0 uint8", torch.uint8, (8192, 8192), (0,)),
+        Case("outer [64,1048576] d0", f32, (64, 1048576), (0,)),
+        Case("outer [4194304,16] d0", f32, (4194304, 16), (0,)),
+        Case("multi [4096,32,4096] d(0,2)", f32, (4096, 32, 4096), (0, 2)),
+        Case("middle [256,1024,256] d1", f32, (256, 1024, 256), (1,)),
+        Case("inner 3-D [512,512,64] d2", f32, (512, 512, 64), (2,)),
+        Case("outer 3-D [64,512,512] d0", f32, (64, 512, 512), (0,)),
+        Case("multi 5-D [16,16,16,16,64] d(1,3)", f32, (16, 16, 16, 16, 64), (1, 3)),
+        Case("4-D [64,64,64,64] d(0,1,2)", f32, (64, 64, 64, 64), (0, 1, 2)),
+        Case("transposed [8192,8192].t() d1", f32, (8192, 8192), (1,), layout="transposed"),
+        Case("sliced [8192,16384][:, ::2] d1", f32, (8192, 8192), (1,), layout="sliced"),
+        Case("small rows [32,1024] d1", f32, (32, 1024), (1,)),
+        Case("small cols [1024,1024] d0", f32, (1024, 1024), (0,)),
+        Case("small 2^20 bf16 d1 [1024,1024]", bf16, (1024, 1024), (1,)),
+    ]
+    return c
+
+
+def classic_cases(quick: bool) -> List[Case]:
+    if quick:
+        return [Case("classic cpu 2^10", torch.float32, (1 << 10,), None, kernel="cpu", group="classic")]
+    out = []
+    for e in (20, 24, 28):
+        for k in reduce_op.kernels():
+            if k == "cpu":
+                continue
+            out.append(Case(f"classic {k} 2^{e}", torch.float32, (1 << e,), None, kernel=k, group="classic"))
+        for k in ("reduce6", "reduce7", "tensorcore"):
+            out.append(Case(f"classic {k} 2^{e} bf16", torch.bfloat16, (1 << e,), None, kernel=k, group="classic"))
+    return out
+
+
+# ----------------------------------------------------------- helpers -------
+def make_input(case: Case, device: str, gen: torch.Generator) -> torch.Tensor:
+    shape = case.shape
+    if case.layout == "transposed":
+        shape = shape[::-1]
+    elif case.layout == "sliced":
+        shape = shape[:-1] + (shape[-1] * 2,)
+    dt = case.dtype
+    if dt == torch.bool:
+        x = torch.rand(shape, device=device, generator=gen) > 0.5
+    elif dt.is_floating_point:
+        x = torch.rand(shape, device=device, generator=gen, dtype=torch.float32 if dt != torch.float64 else dt)
+        x = x.mul_(2).sub_(0.5).to(dt)  # positive mean: float error accumulates
+    else:
+        hi = 100 if dt != torch.uint8 else 256
+        x = torch.randint(-100 if dt != torch.uint8 else 0, hi, shape, device=device, generator=gen, dtype=dt)
+    if case.layout == "transposed":
+        x = x.t()
+    elif case.layout == "sliced":
+        x = x[..., ::2]
+    return x
+
+
+def input_bytes(x: torch.Tensor) -> int:
+    return x.numel() * x.element_size()
+
+
+def call_ours(case: Case) -> Callable[[torch.Tensor], torch.Tensor]:
+    if case.kernel is not None:
+        return lambda x: reduce_op.sum(x, kernel=case.kernel)
+    if case.dims is None:
+        return lambda x: torch.ops.gpureduce.sum(x)
+    dims = list(case.dims)
+    return lambda x: torch.ops.gpureduce.sum.dim_IntList(x, dims, False)
+
+
+def call_torch(case: Case) -> Callable[[torch.Tensor], torch.Tensor]:
+    if case.dims is None:
+        return lambda x: torch.sum(x)
+    dims = case.dims
+    return lambda x: torch.sum(x, dims)
+
+
+def check_result(ours: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, case: Case) -> Tuple[bool, float]:
+    """Correctness before timing: integers exact, floats within a bound that
+    scales with sum(|x|) and the output dtype."""
+    if ours.shape != ref.shape or (case.kernel is None and ours.dtype != ref.dtype):
+        return False, float("inf")
+    if not (ref.dtype.is_floating_point or ref.dtype.is_complex):
+        return bool(torch.equal(ours.to(ref.dtype), ref)), 0.0
+    dims = list(case.dims) if case.dims is not None else list(range(x.dim()))
+    mag = x.abs().to(torch.float64).sum(dims) if dims else x.abs().double()
+    err = (ours.double() - ref.double()).abs()
+    eps = torch.finfo(ref.dtype).eps
+    ok = bool((err <= 4 * eps * mag + 64 * torch.finfo(torch.float32).eps * mag + 1e-30).all())
+    rel = (err.max() / mag.max().clamp_min(1e-30)).item()
+    return ok, rel
+
+
+class Timer:
+    """GPU time per call from CUDA-graph replays, events, and wall clock."""
+
+    def __init__(self, device: str, replays: int, warmup: int):
+        self.device, self.replays, self.warmup = device, replays, warmup
+
+    def graph_us(self, fn: Callable, inputs: Sequence[torch.Tensor]) -> float:
+        if self.device != "cuda":
+            return self.wall_us(fn, inputs)
+        for x in inputs:
+            fn(x)
+        torch.cuda.synchronize()
+        # Calls per graph: enough to amortise the replay launch, and whole
+        # rounds of the rotated inputs.
+        est = self.events_us(fn, inputs, reps=5)
+        per_graph = max(len(inputs), min(400, int(math.ceil(2000.0 / max(est, 1.0)))))
+        per_graph = int(math.ceil(per_graph / len(inputs)) * len(inputs))
+        g = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for x in inputs:
+                fn(x)
+        torch.cuda.current_stream().wait_stream(s)
+        with torch.cuda.graph(g):
+            for i in range(per_graph):
+                fn(inputs[i % len(inputs)])
+        for _ in range(self.warmup):
+            g.replay()
+        times = []
+        for _ in range(self.replays):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            g.replay()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b) * 1e3 / per_graph)
+        del g
+        return statistics.median(times)
+
+    def events_us(self, fn: Callable, inputs: Sequence[torch.Tensor], reps: int = 20) -> float:
+        if self.device != "cuda":
+            return self.wall_us(fn, inputs)
+        times = []
+        for i in range(reps):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            x = inputs[i % len(inputs)]
+            a.record()
+            fn(x)
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b) * 1e3)
+        return statistics.median(times)
+
+    def wall_us(self, fn: Callable, inputs: Sequence[torch.Tensor], reps: int = 20) -> float:
+        sync = torch.cuda.synchronize if self.device == "cuda" else (lambda: None)
+        for x in inputs[:2]:
+            fn(x)
+        sync()
+        times = []
+        for i in range(reps):
+            t0 = time.perf_counter()
+            fn(inputs[i % len(inputs)])
+            sync()
+            times.append((time.perf_counter() - t0) * 1e6)
+        return statistics.median(times)
+
+
+def measure_roof(device: str, timer: Timer) -> Tuple[float, str]:
+    """Read bandwidth of a trivial streaming kernel over 4 GiB, in GB/s."""
+    if device != "cuda":
+        return float("nan"), "none (CPU run)"
+    n = 1 << 30
+    x = torch.rand(n, device=device)
+    try:
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def _read_stream(x_ptr, out_ptr, n, BLOCK: tl.constexpr, ITERS: tl.constexpr):
+            pid = tl.program_id(0)
+            base = pid.to(tl.int64) * BLOCK * ITERS
+            acc = tl.zeros([BLOCK], dtype=tl.int32)
+            for i in range(ITERS):
+                offs = base + i * BLOCK + tl.arange(0, BLOCK)
+                v = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+                acc = acc ^ v.to(tl.int32, bitcast=True)  # keeps every load live, costs ~nothing
+            tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc)
+
+        BLOCK, ITERS = 4096, 16
+        grid = (triton.cdiv(n, BLOCK * ITERS),)
+        sink = torch.empty(grid[0] * BLOCK, device=device, dtype=torch.int32)
+        fn = lambda t: _read_stream[grid](t, sink, n, BLOCK=BLOCK, ITERS=ITERS, num_warps=8)  # noqa: E731
+        us = timer.graph_us(fn, [x])
+        return n * 4 / us / 1e3, "Triton read-only stream kernel, 4 GiB float32"
+    except Exception as e:  # noqa: BLE001 - fall back to an elementwise kernel
+        y = torch.empty_like(x)
+        us = timer.graph_us(lambda t: torch.neg(t, out=y), [x])
+        return 2 * n * 4 / us / 1e3, f"torch.neg read+write (Triton unavailable: {type(e).__name__})"
+
+
+def environment(device: str, roof_gbps: float, roof_how: str) -> Dict[str, object]:
+    meta: Dict[str, object] = {
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "torch": torch.__version__, "cuda": torch.version.cuda, "python": platform.python_version(),
+        "roof_gbps": roof_gbps, "roof_method": roof_how, "device": device,
+    }
+    if device == "cuda":
+        p = torch.cuda.get_device_properties(0)
+        meta.update(gpu=p.name, sms=p.multi_processor_count, memory_gib=round(p.total_memory / 2**30, 1))
+        try:
+            meta["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                            capture_output=True, text=True, timeout=20).stdout.strip()
+        except Exception:  # noqa: BLE001
+            meta["driver"] = "unknown"
+    else:
+        meta.update(gpu="cpu", driver="n/a")
+    return meta
+
+
+def progress(iterable, total: int, desc: str):
+    try:
+        from tqdm import tqdm
+
+        return tqdm(iterable, total=total, desc=desc, file=sys.stderr, mininterval=1.0)
+    except ImportError:
+        def gen():
+            for i, item in enumerate(iterable):
+                done = int(30 * (i + 1) / total)
+                print(f"\r{desc} [{'#' * done}{'.' * (30 - done)}] {i + 1}/{total}", end="", file=sys.stderr)
+                yield item
+            print(file=sys.stderr)
+        return gen()
+
+
+def slug(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", s).strip("_").lower()
+
+
+# ------------------------------------------------------------------- run ----
+def run(args) -> int:
+    device = "cuda" if torch.cuda.is_available() and not args.quick else "cpu"
+    timer = Timer(device, replays=args.replays, warmup=3)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(0)
+    l2 = 60 << 20 if device == "cuda" else 1 << 20
+    if device == "cuda":
+        try:
+            l2 = torch.cuda.get_device_properties(0).L2_cache_size
+        except AttributeError:
+            pass
+
+    roof_gbps, roof_how = measure_roof(device, timer)
+    meta = environment(device, roof_gbps, roof_how)
+    cases = full_sum_cases(args.quick) + shape_cases(args.quick) + classic_cases(args.quick)
+    if args.only:
+        cases = [c for c in cases if re.search(args.only, c.name + " " + str(c.dtype))]
+    have_cupy = False
+    if device == "cuda" and not args.no_cupy:
+        try:
+            import cupy  # noqa: F401
+
+            have_cupy = True
+        except Exception:  # noqa: BLE001
+            pass
+
+    rows: List[Dict[str, object]] = []
+    failures = 0
+    for case in progress(cases, len(cases), "bench"):
+        x0 = make_input(case, device, gen)
+        nbytes = input_bytes(x0)
+        # Rotate among enough buffers to spill L2 (4x its size), 64 at most.
+        n_buf = 1 if nbytes >= 4 * l2 else min(64, int(math.ceil(4 * l2 / nbytes)))
+        inputs = [x0] + [make_input(case, device, gen) for _ in range(n_buf - 1)]
+        ours_fn, torch_fn = call_ours(case), call_torch(case)
+        ok, rel = check_result(ours_fn(x0), torch_fn(x0), x0, case)
+        if not ok:
+            failures += 1
+        row: Dict[str, object] = {
+            "name": case.name, "group": case.group, "dtype": str(case.dtype).replace("torch.", ""),
+            "shape": list(case.shape), "dims": list(case.dims) if case.dims is not None else None,
+            "layout": case.layout, "kernel": case.kernel or "gpureduce", "bytes": nbytes,
+            "buffers": n_buf, "correct": ok, "max_rel_err": rel,
+        }
+        ours_us = timer.graph_us(ours_fn, inputs)
+        torch_us = timer.graph_us(torch_fn, inputs)
+        row.update(
+            gpureduce_us=ours_us, torch_us=torch_us,
+            gpureduce_events_us=timer.events_us(ours_fn, inputs), torch_events_us=timer.events_us(torch_fn, inputs),
+            gpureduce_wall_us=timer.wall_us(ours_fn, inputs), torch_wall_us=timer.wall_us(torch_fn, inputs),
+        )
+        row["gpureduce_gbps"] = nbytes / ours_us / 1e3
+        row["torch_gbps"] = nbytes / torch_us / 1e3
+        row["speedup"] = torch_us / ours_us
+        row["roof_fraction"] = row["gpureduce_gbps"] / roof_gbps if roof_gbps == roof_gbps else None
+        if args.compile and case.kernel is None and case.group != "classic":
+            try:
+                compiled = torch.compile(torch_fn, dynamic=False)
+                compiled(x0)
+                row["torch_compile_us"] = timer.graph_us(compiled, inputs)
+            except Exception as e:  # noqa: BLE001
+                row["torch_compile_error"] = f"{type(e).__name__}: {e}"[:200]
+        if have_cupy and case.kernel is None and case.layout == "contiguous":
+            import cupy
+
+            axis = tuple(case.dims) if case.dims is not None else None
+            cx = [cupy.asarray(t) for t in inputs]
+            stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+            with stream:
+                row["cupy_us"] = timer.events_us(lambda t: cx[0].sum(axis=axis), inputs)
+        rows.append(row)
+        del inputs, x0
+
+    os.makedirs(args.out_dir, exist_ok=True)
+    gpu = slug(str(meta["gpu"]))
+    base = os.path.join(args.out_dir, gpu if not args.quick else f"{gpu}_quick")
+    with open(base + ".json", "w") as f:
+        json.dump({"meta": meta, "cases": rows}, f, indent=1)
+    fields = sorted({k for r in rows for k in r})
+    with open(base + ".csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    md = markdown(meta, rows)
+    with open(base + ".md", "w") as f:
+        f.write(md)
+    if not args.no_plots:
+        plots(meta, rows, base)
+    print(summary(meta, rows))
+    print(f"results: {base}.json/.csv/.md" + ("" if args.no_plots else " and PNG plots"))
+    if failures:
+        print(f"{failures} case(s) FAILED the correctness check", file=sys.stderr)
+        return 1
+    return 0
+
+
+def geomean(v: List[float]) -> float:
+    v = [x for x in v if x and x > 0]
+    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+
+
+def markdown(meta, rows) -> str:
+    lines = [f"# gpureduce vs torch.sum on {meta['gpu']}", "",
+             f"{meta['date']}; torch {meta['torch']}, CUDA {meta['cuda']}, driver {meta.get('driver')}; "
+             f"read roof {meta['roof_gbps']:.0f} GB/s ({meta['roof_method']}). GPU times are medians of "
+             "CUDA-graph replays; speedup = torch_us / gpureduce_us.", "",
+             "| case | dtype | gpureduce µs | torch µs | gpureduce GB/s | torch GB/s | speedup | roof | ok |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        roof = f"{r['roof_fraction']:.2f}" if r.get("roof_fraction") is not None else "-"
+        lines.append(f"| {r['name']} | {r['dtype']} | {r['gpureduce_us']:.2f} | {r['torch_us']:.2f} | "
+                     f"{r['gpureduce_gbps']:.0f} | {r['torch_gbps']:.0f} | {r['speedup']:.2f}x | {roof} | "
+                     f"{'yes' if r['correct'] else 'NO'} |")
+    lines += ["", summary(meta, rows), ""]
+    return "\n".join(lines)
+
+
+def summary(meta, rows) -> str:
+    eng = [r for r in rows if r["kernel"] == "gpureduce"]
+    if not eng:
+        return "no engine cases"
+    worst = min(eng, key=lambda r: r["speedup"])
+    return (f"engine cases: {len(eng)}, geometric-mean speedup {geomean([r['speedup'] for r in eng]):.2f}x, "
+            f"slowest {worst['speedup']:.2f}x ({worst['name']} {worst['dtype']}), "
+            f"all correct: {all(r['correct'] for r in rows)}")
+
+
+def plots(meta, rows, base) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plots", file=sys.stderr)
+        return
+    title = f"{meta['gpu']}, torch {meta['torch']}, {meta['date'][:10]}"
+    full = [r for r in rows if r["group"] == "full"]
+    if full:
+        dts = sorted({r["dtype"] for r in full})
+        fig, axes = plt.subplots(1, len(dts), figsize=(3.2 * len(dts), 3.4), sharey=True, squeeze=False)
+        for ax, dt in zip(axes[0], dts):
+            rs = sorted([r for r in full if r["dtype"] == dt], key=lambda r: r["shape"][0])
+            n = [r["shape"][0] for r in rs]
+            ax.plot(n, [r["gpureduce_gbps"] for r in rs], "o-", label="gpureduce")
+            ax.plot(n, [r["torch_gbps"] for r in rs], "s--", label="torch.sum")
+            if meta["roof_gbps"] == meta["roof_gbps"]:
+                ax.axhline(meta["roof_gbps"], color="gray", lw=0.8, ls=":", label="read roof")
+            ax.set_xscale("log", base=2)
+            ax.set_title(dt)
+            ax.set_xlabel("elements")
+        axes[0][0].set_ylabel("GB/s (input bytes)")
+        axes[0][0].legend(fontsize=7)
+        fig.suptitle(f"Full sums: {title}", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(base + "_gbps.png", dpi=110)
+        plt.close(fig)
+    eng = [r for r in rows if r["kernel"] == "gpureduce"]
+    if eng:
+        fig, ax = plt.subplots(figsize=(8, 0.2 * len(eng) + 1.5))
+        labels = [f"{r['name']} {r['dtype']}" for r in eng]
+        sp = [r["speedup"] for r in eng]
+        ax.barh(range(len(eng)), sp, color=["tab:green" if s >= 1 else "tab:red" for s in sp])
+        ax.axvline(1.0, color="black", lw=0.8)
+        ax.set_yticks(range(len(eng)))
+        ax.set_yticklabels(labels, fontsize=6)
+        ax.invert_yaxis()
+        ax.set_xlabel("speedup over torch.sum (torch_us / gpureduce_us)")
+        ax.set_title(f"gpureduce.sum vs torch.sum: {title}", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(base + "_speedup.png", dpi=110)
+        plt.close(fig)
+    cls = [r for r in rows if r["group"] == "classic"]
+    if cls:
+        names = [k for k in reduce_op.kernels() if k != "cpu"] + ["gpureduce", "torch.sum"]
+        fig, ax = plt.subplots(figsize=(9, 3.6))
+        sizes = sorted({r["shape"][0] for r in cls})
+        width = 0.8 / len(sizes)
+        for j, n in enumerate(sizes):
+            vals = []
+            for k in names:
+                if k in ("gpureduce", "torch.sum"):
+                    ref = [r for r in rows if r["group"] == "full" and r["dtype"] == "float32" and r["shape"][0] == n]
+                    vals.append((ref[0]["gpureduce_gbps"] if k == "gpureduce" else ref[0]["torch_gbps"]) if ref else 0)
+                else:
+                    m = [r for r in cls if r["kernel"] == k and r["shape"][0] == n and r["dtype"] == "float32"]
+                    vals.append(m[0]["gpureduce_gbps"] if m else 0)
+            ax.bar([i + j * width for i in range(len(names))], vals, width, label=f"2^{int(math.log2(n))}")
+        if meta["roof_gbps"] == meta["roof_gbps"]:
+            ax.axhline(meta["roof_gbps"], color="gray", lw=0.8, ls=":", label="read roof")
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(names))])
+        ax.set_xticklabels(names, rotation=30, fontsize=7)
+        ax.set_ylabel("GB/s (float32)")
+        ax.legend(fontsize=7)
+        ax.set_title(f"Classic reduction progression: {title}", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(base + "_classic.png", dpi=110)
+        plt.close(fig)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="a few tiny cases on the CPU, in seconds")
+    p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    p.add_argument("--only", help="regex over case names and dtypes")
+    p.add_argument("--replays", type=int, default=15)
+    p.add_argument("--compile", action="store_true", help="also time torch.compile(torch.sum) (slow to build)")
+    p.add_argument("--no-cupy", action="store_true")
+    p.add_argument("--no-plots", action="store_true")
+    return run(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
