@@ -10,7 +10,7 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/logs/env.txt" 2>&1
 python3 -c "import torch; print(torch.__version__, torch.version.cuda)" >> "$OUT/logs/env.txt" 2>&1
 start=$(date +%s)
-TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=16 pip install --no-build-isolation -e . > "$OUT/logs/build.log" 2>&1
+TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=16 python3 -m pip install --no-build-isolation -e . > "$OUT/logs/build.log" 2>&1
 rc=$?
 echo "build rc=$rc in $(( $(date +%s) - start )) s" | tee -a "$OUT/logs/env.txt"
 if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/logs/build.log" | head -40; exit 1; fi
