@@ -22,20 +22,19 @@ at::Tensor call_sum_dim(const at::Tensor& input, at::OptionalIntArrayRef dim, bo
 
 class SumFunction : public torch::autograd::Function<SumFunction> {
  public:
+  // `reduced` is the validated, ascending list of reduced dims: arguments are
+  // checked before apply(), so no error is raised from inside the autograd
+  // node's construction.
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input,
-                            std::optional<std::vector<int64_t>> dim, bool keepdim,
-                            std::optional<at::ScalarType> dtype) {
-    const at::OptionalIntArrayRef dim_ref =
-        dim.has_value() ? at::OptionalIntArrayRef(*dim) : at::OptionalIntArrayRef(std::nullopt);
-    const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim_ref);
-    std::vector<int64_t> reduced;
-    for (int64_t d = 0; d < input.dim(); ++d)
-      if (mask[d]) reduced.push_back(d);
+                            std::optional<std::vector<int64_t>> dim, std::vector<int64_t> reduced,
+                            bool keepdim, std::optional<at::ScalarType> dtype) {
     ctx->saved_data["reduced"] = reduced;
     ctx->saved_data["keepdim"] = keepdim;
     ctx->saved_data["input_dtype"] = input.scalar_type();
     ctx->saved_data["input_sizes"] = c10::IValue(input.sym_sizes());
     at::AutoDispatchBelowADInplaceOrView guard;
+    const at::OptionalIntArrayRef dim_ref =
+        dim.has_value() ? at::OptionalIntArrayRef(*dim) : at::OptionalIntArrayRef(std::nullopt);
     return call_sum_dim(input, dim_ref, keepdim, dtype);
   }
 
@@ -50,22 +49,24 @@ class SumFunction : public torch::autograd::Function<SumFunction> {
     g = g.expand_symint(sizes);
     const auto input_dtype = ctx->saved_data["input_dtype"].toScalarType();
     if (g.scalar_type() != input_dtype) g = g.to(input_dtype);
-    return {g, at::Tensor(), at::Tensor(), at::Tensor()};
+    return {g, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
-std::optional<std::vector<int64_t>> to_vector(at::OptionalIntArrayRef dim) {
-  if (!dim.has_value()) return std::nullopt;
-  return dim->vec();
-}
-
 at::Tensor sum_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                             std::optional<at::ScalarType> dtype) {
-  return SumFunction::apply(input, to_vector(dim), keepdim, dtype);
+  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  check_sum_dtype(sum_result_dtype(input.scalar_type(), dtype), input.is_cuda() ? "sum_cuda" : "sum_cpu");
+  std::vector<int64_t> reduced;
+  for (int64_t d = 0; d < input.dim(); ++d)
+    if (mask[d]) reduced.push_back(d);
+  std::optional<std::vector<int64_t>> dim_vec;
+  if (dim.has_value()) dim_vec = dim->vec();
+  return SumFunction::apply(input, dim_vec, reduced, keepdim, dtype);
 }
 
 at::Tensor sum_autograd(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
-  return SumFunction::apply(input, std::nullopt, false, dtype);
+  return sum_dim_autograd(input, std::nullopt, false, dtype);
 }
 
 // out= overloads are not differentiable, in torch as here; say so as torch does.
