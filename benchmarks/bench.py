@@ -365,14 +365,16 @@ def run(args) -> int:
                 row["torch_compile_us"] = timer.graph_us(compiled, inputs)
             except Exception as e:  # noqa: BLE001
                 row["torch_compile_error"] = f"{type(e).__name__}: {e}"[:200]
-        if have_cupy and case.kernel is None and case.layout == "contiguous":
+        if have_cupy and case.kernel is None and case.layout == "contiguous" and case.dtype != torch.bfloat16:
             import cupy
 
             axis = tuple(case.dims) if case.dims is not None else None
-            cx = [cupy.asarray(t) for t in inputs]
-            stream = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
-            with stream:
-                row["cupy_us"] = timer.events_us(lambda t: cx[0].sum(axis=axis), inputs)
+            as_cupy = {t.data_ptr(): cupy.asarray(t) for t in inputs}
+            try:
+                with cupy.cuda.Stream.from_external(torch.cuda.current_stream()):
+                    row["cupy_us"] = timer.events_us(lambda t: as_cupy[t.data_ptr()].sum(axis=axis), inputs)
+            except Exception as e:  # noqa: BLE001 - a baseline, not the subject
+                row["cupy_error"] = f"{type(e).__name__}: {e}"[:200]
         rows.append(row)
         del inputs, x0
 
