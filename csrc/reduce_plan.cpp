@@ -113,9 +113,9 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
   }
 
   const bool rows = dims[0].reduced;
-  // Each pass handles at most two reduced dims (rows) or one (columns); more
-  // take several passes through an accumulator-typed intermediate.
-  const size_t per_pass = rows ? 2 : 1;
+  // Each pass handles at most two reduced dims; more take several passes
+  // through an accumulator-typed intermediate.
+  const size_t per_pass = 2;
   if (reduced.size() > per_pass) {
     uint64_t first_bits = 0;
     for (size_t k = 0; k < per_pass; ++k) first_bits |= dims[reduced[k]].orig_dims;
@@ -158,6 +158,10 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
     pass.out_col_stride = dims[0].out_stride;
     pass.n_reduce = dims[reduced[0]].size;
     pass.reduce_stride = dims[reduced[0]].in_stride;
+    if (reduced.size() == 2) {
+      pass.n_reduce_outer = dims[reduced[1]].size;
+      pass.reduce_outer_stride = dims[reduced[1]].in_stride;
+    }
     fill_outer(pass.outer, pass.n_out, dims, /*skip=*/0);
   }
   run(pass, in, target);

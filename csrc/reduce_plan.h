@@ -4,7 +4,8 @@
 // shapes that both the CPU and the CUDA kernels implement:
 //
 //   rows:    out[o]    = sum_{j < n_rows} sum_{i < row_len} in[in_off(o) + j*row_stride + i*elem_stride]
-//   columns: out[o, c] = sum_{r < n_reduce} in[in_off(o) + c*col_stride + r*reduce_stride]
+//   columns: out[o, c] = sum_{q < n_reduce_outer} sum_{r < n_reduce}
+//                        in[in_off(o) + c*col_stride + r*reduce_stride + q*reduce_outer_stride]
 //
 // `o` runs over the kept dims that are left (the "outer" dims), mapped to
 // input and output offsets by an OuterIndexer. The planner sorts dims into
@@ -54,6 +55,13 @@ struct ReducePass {
   int64_t row_len = 1, elem_stride = 1, n_rows = 1, row_stride = 0;
   // kColumns
   int64_t n_cols = 1, col_stride = 1, out_col_stride = 1, n_reduce = 1, reduce_stride = 0;
+  int64_t n_reduce_outer = 1, reduce_outer_stride = 0;
+
+  // Element offset of reduction row `r` (0 <= r < n_reduce * n_reduce_outer)
+  // of a columns pass.
+  int64_t column_row_offset(int64_t r) const {
+    return (r % n_reduce) * reduce_stride + (r / n_reduce) * reduce_outer_stride;
+  }
 };
 
 // Runs one pass: `in` and `out` carry the data pointers (with their storage

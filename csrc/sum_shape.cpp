@@ -1,6 +1,7 @@
 #include "sum_shape.h"
 
-#include <c10/core/WrapDimMinimal.h>
+#include <algorithm>
+#include <string>
 #include <c10/util/Exception.h>
 
 namespace gpureduce {
@@ -11,12 +12,24 @@ std::vector<bool> reduced_dims_mask(int64_t ndim, at::OptionalIntArrayRef dim) {
     std::fill(mask.begin(), mask.end(), true);
     return mask;
   }
+  // Like torch, a 0-d tensor takes dim 0 or -1. The messages are torch's.
+  // They are assembled with std::to_string: on the GPU machine's toolchain,
+  // streaming an integer into a TORCH_CHECK message from this library crashed
+  // (benchmarks/NOTES.md, 2026-11-22).
+  const int64_t range = std::max<int64_t>(ndim, 1);
   for (int64_t d : *dim) {
-    // maybe_wrap_dim raises IndexError ("Dimension out of range ...") and, like
-    // torch, lets a 0-d tensor take dim 0 or -1.
-    const int64_t wrapped = c10::maybe_wrap_dim(d, ndim, /*wrap_scalar=*/true);
+    if (d < -range || d >= range) {
+      throw c10::IndexError(
+          {__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+          "Dimension out of range (expected to be in range of [" + std::to_string(-range) + ", " +
+              std::to_string(range - 1) + "], but got " + std::to_string(d) + ")");
+    }
     if (ndim == 0) continue;
-    TORCH_CHECK(!mask[wrapped], "dim ", wrapped, " appears multiple times in the list of dims");
+    const int64_t wrapped = d < 0 ? d + ndim : d;
+    if (mask[wrapped]) {
+      throw c10::Error({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                       "dim " + std::to_string(wrapped) + " appears multiple times in the list of dims");
+    }
     mask[wrapped] = true;
   }
   return mask;

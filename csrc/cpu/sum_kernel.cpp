@@ -103,11 +103,11 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
 // Sums rows [r0, r0 + nr) of `width` columns into dst, pairwise over rows.
 template <typename in_t, typename acc_t>
 void column_block_sum(const in_t* base, int64_t width, int64_t col_stride, int64_t r0, int64_t nr,
-                      int64_t row_stride, acc_t* dst) {
+                      const ReducePass& p, acc_t* dst) {
   if (nr <= kColLeafRows) {
     for (int64_t c = 0; c < width; ++c) dst[c] = acc_t(0);
     for (int64_t r = r0; r < r0 + nr; ++r) {
-      const in_t* row = base + r * row_stride;
+      const in_t* row = base + p.column_row_offset(r);
       if (col_stride == 1) {
         for (int64_t c = 0; c < width; ++c) dst[c] += static_cast<acc_t>(row[c]);
       } else {
@@ -118,8 +118,8 @@ void column_block_sum(const in_t* base, int64_t width, int64_t col_stride, int64
   }
   const int64_t h = nr / 2;
   acc_t upper[kColWidth];
-  column_block_sum(base, width, col_stride, r0, h, row_stride, dst);
-  column_block_sum(base, width, col_stride, r0 + h, nr - h, row_stride, upper);
+  column_block_sum(base, width, col_stride, r0, h, p, dst);
+  column_block_sum(base, width, col_stride, r0 + h, nr - h, p, upper);
   for (int64_t c = 0; c < width; ++c) dst[c] += upper[c];
 }
 
@@ -127,7 +127,8 @@ template <typename in_t, typename out_t>
 void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   using acc_t = typename SumAcc<out_t>::type;
   const int64_t col_blocks = (p.n_cols + kColWidth - 1) / kColWidth;
-  const int64_t row_tasks = (p.n_reduce + kRowsPerTask - 1) / kRowsPerTask;
+  const int64_t n_rows = p.n_reduce * p.n_reduce_outer;
+  const int64_t row_tasks = (n_rows + kRowsPerTask - 1) / kRowsPerTask;
   const int64_t tasks = p.n_out * col_blocks;
   std::vector<acc_t> partial(static_cast<size_t>(tasks * row_tasks * kColWidth));
   at::parallel_for(0, tasks * row_tasks, 1, [&](int64_t b, int64_t e) {
@@ -137,9 +138,9 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
       int64_t in_off, out_off;
       p.outer.offsets(o, in_off, out_off);
       const int64_t c0 = cb * kColWidth, width = std::min(kColWidth, p.n_cols - c0);
-      const int64_t r0 = rt * kRowsPerTask, nr = std::min(kRowsPerTask, p.n_reduce - r0);
-      column_block_sum<in_t, acc_t>(in + in_off + c0 * p.col_stride, width, p.col_stride, r0, nr,
-                                    p.reduce_stride, partial.data() + t * kColWidth);
+      const int64_t r0 = rt * kRowsPerTask, nr = std::min(kRowsPerTask, n_rows - r0);
+      column_block_sum<in_t, acc_t>(in + in_off + c0 * p.col_stride, width, p.col_stride, r0, nr, p,
+                                    partial.data() + t * kColWidth);
     }
   });
   at::parallel_for(0, tasks, 1, [&](int64_t b, int64_t e) {

@@ -130,7 +130,6 @@ struct RowsArgs {
   int64_t elem_stride;     // elements between chunks in a row (1 when V > 1)
   int group;               // lanes per output (group kernel): 1, 2, ..., 32
   int split;               // blocks per output (split kernel)
-  int64_t chunks_per_split;
   // A single dense row (a full sum) need not start or end on a 16-byte
   // boundary: the vector body starts `head` elements in, and the `head`
   // elements before it and the `tail` after it are read one by one.
@@ -202,8 +201,9 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   }
 }
 
-// Few, long outputs (a full sum is one): blockIdx.y is the output and
-// blockIdx.x one of `split` contiguous slices of it.
+// Few, long outputs (a full sum is one): blockIdx.y is the output and the
+// `split` blocks along x interleave over its chunks, so that the blocks
+// running at one time read neighbouring memory.
 template <class Op, typename in_t, typename out_t, int V>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
     gpureduce_sum_split_rows(RowsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
@@ -212,9 +212,9 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   const int64_t o = blockIdx.y;
   int64_t in_off, out_off;
   a.outer.offsets(o, in_off, out_off);
-  const int64_t begin = static_cast<int64_t>(blockIdx.x) * a.chunks_per_split;
-  const int64_t end = begin + a.chunks_per_split < a.chunks ? begin + a.chunks_per_split : a.chunks;
-  acc_t acc = sum_chunks<Op, in_t, V>(in + in_off + a.head, a, begin + threadIdx.x, end, blockDim.x);
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t step = static_cast<int64_t>(a.split) * blockDim.x;
+  acc_t acc = sum_chunks<Op, in_t, V>(in + in_off + a.head, a, first, a.chunks, step);
   if (blockIdx.x == 0 && threadIdx.x < a.head + a.tail) {
     const int64_t i = threadIdx.x < a.head ? threadIdx.x : threadIdx.x + a.chunks * V;
     acc = Op::combine(acc, Op::reduce(Op::identity(), in[in_off + i]));
@@ -235,14 +235,44 @@ struct ColumnsArgs {
   OuterIndexer outer;
   int64_t n_outer;
   int64_t n_cols, col_stride, out_col_stride;
-  int64_t n_reduce, reduce_stride;
-  int64_t vec_cols;  // n_cols / V
-  int64_t x_tiles;   // column tiles per outer index
+  // Rows r < n_reduce * n_reduce_outer sit at (r % n_reduce) * reduce_stride
+  // + (r / n_reduce) * reduce_outer_stride: up to two reduced dims per pass.
+  int64_t n_reduce, reduce_stride, n_reduce_outer, reduce_outer_stride, n_rows;
+  FastDivmod reduce_div;  // by n_reduce
+  int64_t vec_cols;       // n_cols / V
+  int64_t x_tiles;        // column tiles per outer index
   int64_t rows_per_split;
   int split;
   acc_t* partials;     // [split][n_outer * n_cols]
   unsigned* counters;  // [n_outer * x_tiles]
 };
+
+template <typename acc_t>
+__device__ __forceinline__ int64_t column_row_offset(const ColumnsArgs<acc_t>& a, int64_t r) {
+  if (a.n_reduce_outer == 1) return r * a.reduce_stride;
+  const int64_t q = static_cast<int64_t>(a.reduce_div.div(static_cast<uint64_t>(r)));
+  return (r - q * a.n_reduce) * a.reduce_stride + q * a.reduce_outer_stride;
+}
+
+// Combines acc[V] across threadIdx.y with a fixed tree per column element;
+// the result is valid in the threads with threadIdx.y == 0.
+template <class Op, int V, typename acc_t>
+__device__ __forceinline__ void combine_over_y(acc_t (&acc)[V]) {
+  __shared__ __align__(16) unsigned char raw[EnginePolicy::kThreads * sizeof(acc_t)];
+  acc_t* sm = reinterpret_cast<acc_t*>(raw);
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    __syncthreads();  // the previous element's readers are done
+    sm[tid] = acc[j];
+    __syncthreads();
+    for (int h = blockDim.y / 2; h > 0; h /= 2) {
+      if (threadIdx.y < h) sm[tid] = Op::combine(sm[tid], sm[tid + h * blockDim.x]);
+      __syncthreads();
+    }
+    acc[j] = sm[threadIdx.x];
+  }
+}
 
 // Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
 // threadIdx.y strides over the rows of blockIdx.y's slice.
@@ -260,7 +290,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   a.outer.offsets(oi, in_off, out_off);
   const in_t* base = in + in_off + cv * V * a.col_stride;
   const int64_t rb = static_cast<int64_t>(blockIdx.y) * a.rows_per_split;
-  const int64_t re = rb + a.rows_per_split < a.n_reduce ? rb + a.rows_per_split : a.n_reduce;
+  const int64_t re = rb + a.rows_per_split < a.n_rows ? rb + a.rows_per_split : a.n_rows;
   const int64_t by = blockDim.y;
 
   acc_t acc[V];
@@ -271,7 +301,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
     for (; r + (U - 1) * by < re; r += U * by) {
       alignas(16) in_t v[U][V];
 #pragma unroll
-      for (int u = 0; u < U; ++u) load_vec<V>(base + (r + u * by) * a.reduce_stride, v[u]);
+      for (int u = 0; u < U; ++u) load_vec<V>(base + column_row_offset(a, r + u * by), v[u]);
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -279,35 +309,19 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
     }
     for (; r < re; r += by) {
       alignas(16) in_t v[V];
-      load_vec<V>(base + r * a.reduce_stride, v);
+      load_vec<V>(base + column_row_offset(a, r), v);
 #pragma unroll
       for (int j = 0; j < V; ++j) acc[j] = Op::reduce(acc[j], v[j]);
     }
   }
-
-  // Combine across threadIdx.y: a fixed tree per column element.
-  __shared__ __align__(16) unsigned char raw[EnginePolicy::kThreads * sizeof(acc_t)];
-  acc_t* sm = reinterpret_cast<acc_t*>(raw);
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  acc_t result[V];
-#pragma unroll
-  for (int j = 0; j < V; ++j) {
-    sm[tid] = acc[j];
-    __syncthreads();
-    for (int h = blockDim.y / 2; h > 0; h /= 2) {
-      if (threadIdx.y < h) sm[tid] = Op::combine(sm[tid], sm[tid + h * blockDim.x]);
-      __syncthreads();
-    }
-    result[j] = sm[threadIdx.x];
-    __syncthreads();
-  }
+  if (blockDim.y > 1) combine_over_y<Op, V>(acc);
 
   const bool writer = threadIdx.y == 0 && valid;
   if (a.split == 1) {
     if (writer) {
 #pragma unroll
       for (int j = 0; j < V; ++j)
-        out[out_off + (cv * V + j) * a.out_col_stride] = Op::template project<out_t>(result[j]);
+        out[out_off + (cv * V + j) * a.out_col_stride] = Op::template project<out_t>(acc[j]);
     }
     return;
   }
@@ -315,20 +329,33 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   const int64_t col0 = oi * a.n_cols + cv * V;
   if (writer) {
 #pragma unroll
-    for (int j = 0; j < V; ++j) a.partials[blockIdx.y * n_total + col0 + j] = result[j];
+    for (int j = 0; j < V; ++j) a.partials[blockIdx.y * n_total + col0 + j] = acc[j];
     __threadfence();
   }
   __shared__ bool is_last;
   __syncthreads();
-  if (tid == 0) is_last = atomicAdd(a.counters + tile, 1u) == static_cast<unsigned>(a.split - 1);
+  if (threadIdx.x == 0 && threadIdx.y == 0)
+    is_last = atomicAdd(a.counters + tile, 1u) == static_cast<unsigned>(a.split - 1);
   __syncthreads();
-  if (!is_last || !writer) return;
+  if (!is_last) return;
   __threadfence();
+  // The last block of this tile combines the `split` partials of each column,
+  // all threads taking part: threadIdx.y strides over the splits, then the
+  // same fixed tree as above.
 #pragma unroll
-  for (int j = 0; j < V; ++j) {
-    acc_t s = Op::identity();
-    for (int k = 0; k < a.split; ++k) s = Op::combine(s, load_coherent(a.partials + k * n_total + col0 + j));
-    out[out_off + (cv * V + j) * a.out_col_stride] = Op::template project<out_t>(s);
+  for (int j = 0; j < V; ++j) acc[j] = Op::identity();
+  if (valid) {
+    for (int k = threadIdx.y; k < a.split; k += blockDim.y) {
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        acc[j] = Op::combine(acc[j], load_coherent(a.partials + k * n_total + col0 + j));
+    }
+  }
+  if (blockDim.y > 1) combine_over_y<Op, V>(acc);
+  if (writer) {
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      out[out_off + (cv * V + j) * a.out_col_stride] = Op::template project<out_t>(acc[j]);
   }
 }
 

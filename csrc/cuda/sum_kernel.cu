@@ -23,6 +23,11 @@ namespace cuda {
 namespace {
 
 using Policy = EnginePolicy;
+// Split passes give each thread at least this many unrolled loop iterations.
+constexpr int64_t kMinLoopsPerThread = 4;
+// A columns thread should walk about this many rows before more threads
+// share a column.
+constexpr int64_t kRowsPerColumnThread = 16;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -70,7 +75,6 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   a.row_stride = p.row_stride;
   a.elem_stride = p.elem_stride;
   a.split = 1;
-  a.chunks_per_split = a.chunks;
 
   const int64_t resident_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm;
   const int64_t resident_warps = resident_blocks * (Policy::kThreads / 32);
@@ -81,10 +85,11 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   // whole block per output, split across blocks until the GPU is full.
   const bool ragged = a.head + a.tail > 0;
   if (ragged || (lanes_wanted > 32 && p.n_out < resident_warps && p.n_out <= 65535)) {
-    const int64_t max_split = std::max<int64_t>(1, a.chunks / (Policy::kThreads * Policy::kUnroll));
-    int64_t split = std::min(ceil_div(resident_blocks * Policy::kWaves, p.n_out), max_split);
-    a.chunks_per_split = ceil_div(a.chunks, split);
-    split = ceil_div(a.chunks, a.chunks_per_split);
+    // One wave of resident blocks; every thread gets at least kMinLoopsPerThread
+    // unrolled iterations, so small sums stay in one block with no workspace.
+    const int64_t max_split =
+        std::max<int64_t>(1, a.chunks / (Policy::kThreads * Policy::kUnroll * kMinLoopsPerThread));
+    const int64_t split = std::min(ceil_div(resident_blocks, p.n_out), max_split);
     a.split = static_cast<int>(split);
     at::Tensor workspace;
     if (split > 1) {
@@ -115,8 +120,17 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   a.out_col_stride = p.out_col_stride;
   a.n_reduce = p.n_reduce;
   a.reduce_stride = p.reduce_stride;
+  a.n_reduce_outer = p.n_reduce_outer;
+  a.reduce_outer_stride = p.reduce_outer_stride;
+  a.n_rows = p.n_reduce * p.n_reduce_outer;
+  a.reduce_div = FastDivmod(static_cast<uint64_t>(p.n_reduce));
   a.vec_cols = p.n_cols / V;
-  const int64_t bx = std::min<int64_t>(32, pow2_at_least(a.vec_cols));
+  // Threads along the rows (by) only as many as give each one about
+  // kRowsPerColumnThread rows; at least 32 along the columns where there are
+  // that many, for 512-byte row segments per warp.
+  int64_t by_wanted = 1;
+  while (by_wanted * 2 * kRowsPerColumnThread <= a.n_rows && by_wanted < 16) by_wanted *= 2;
+  const int64_t bx = std::min<int64_t>(pow2_at_least(a.vec_cols), Policy::kThreads / by_wanted);
   const int64_t by = Policy::kThreads / bx;
   a.x_tiles = ceil_div(a.vec_cols, bx);
   const int64_t tiles = a.x_tiles * a.n_outer;
@@ -125,11 +139,11 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   const int64_t target_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm * Policy::kWaves;
   int64_t split = 1;
   if (tiles < target_blocks) {
-    const int64_t max_split = std::max<int64_t>(1, a.n_reduce / (by * Policy::kUnroll));
+    const int64_t max_split = std::max<int64_t>(1, a.n_rows / (by * Policy::kUnroll * kMinLoopsPerThread));
     split = std::min({ceil_div(target_blocks, tiles), max_split, int64_t(65535)});
   }
-  a.rows_per_split = ceil_div(a.n_reduce, split);
-  split = ceil_div(a.n_reduce, a.rows_per_split);
+  a.rows_per_split = ceil_div(a.n_rows, split);
+  split = ceil_div(a.n_rows, a.rows_per_split);
   a.split = static_cast<int>(split);
   at::Tensor workspace;
   if (split > 1) {
@@ -167,7 +181,7 @@ void run_pass_cuda(const ReducePass& p, const at::Tensor& in, const at::Tensor& 
       launch_rows<in_t, out_t, 1>(p, x, y, in);
     } else {
       const bool vec = base_ok && p.col_stride == 1 && p.n_cols % kVec == 0 &&
-                       p.reduce_stride % kVec == 0;
+                       p.reduce_stride % kVec == 0 && p.reduce_outer_stride % kVec == 0;
       if constexpr (kVec > 1) {
         if (vec) return launch_columns<in_t, out_t, kVec>(p, x, y, in);
       }
