@@ -25,6 +25,8 @@ for name in reduce_op.kernels():
         for n in (1000, 70001):
             x = torch.randint(-50, 50, (n,)).to(dtype).cuda()
             got = reduce_op.sum(x, kernel=name).cpu().double()
-            assert abs(got - x.cpu().double().sum()) <= 1e-2 * max(1.0, x.double().abs().sum().item() * 1e-3), name
+            ref = x.cpu().double().sum()
+            out_eps = 2.0 ** -8 if dtype == torch.bfloat16 else 0.0  # the bf16 result rounds once
+            assert abs(got - ref) <= 1e-3 + 1e-6 * x.cpu().double().abs().sum() + out_eps * abs(ref), name
 torch.cuda.synchronize()
 print("workload ok")

@@ -55,10 +55,11 @@ def test_misaligned_and_sliced_full_sums(offset):
 
 @pytest.mark.slow
 def test_more_than_2_pow_31_elements():
-    n = (1 << 31) + 1001
+    n = (1 << 31) + 8192
     x = torch.randint(-3, 4, (n,), device="cuda", dtype=torch.int8)
     assert torch.equal(reduce_op.sum(x), torch.sum(x))
-    rows = x[: (1 << 31) + 4 * 1003].view(-1, 1003 * 4)
+    m = (1 << 31) // 4012 + 1  # rows of 4012: more than 2^31 elements in all
+    rows = x[: m * 4012].view(m, 4012)
     assert torch.equal(reduce_op.sum(rows, 1), torch.sum(rows, 1))
     assert torch.equal(reduce_op.sum(rows, 0), torch.sum(rows, 0))
     del x, rows
