@@ -11,6 +11,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "../reduce_plan.h"
 #include "device_info.h"
@@ -23,11 +24,19 @@ namespace cuda {
 namespace {
 
 using Policy = EnginePolicy;
-// Split passes give each thread at least this many unrolled loop iterations.
-constexpr int64_t kMinLoopsPerThread = 4;
+// Tuning knobs for the split policies, read once from the environment so
+// that one device call can compare settings (TUNING ONLY; see NOTES.md).
+int64_t tuning(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atoll(v) : fallback;
+}
+// A full sum smaller than this many unrolled loops per thread of one block
+// stays in one block: no workspace, no memset.
+const int64_t kOneBlockLoops = tuning("GPUREDUCE_ONE_BLOCK_LOOPS", 8);
 // A columns thread should walk about this many rows before more threads
-// share a column.
-constexpr int64_t kRowsPerColumnThread = 16;
+// share a column; at most kMaxRowThreads threads share one.
+const int64_t kRowsPerColumnThread = tuning("GPUREDUCE_ROWS_PER_COLUMN_THREAD", 16);
+const int64_t kMaxRowThreads = tuning("GPUREDUCE_MAX_ROW_THREADS", 16);
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -85,10 +94,10 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   // whole block per output, split across blocks until the GPU is full.
   const bool ragged = a.head + a.tail > 0;
   if (ragged || (lanes_wanted > 32 && p.n_out < resident_warps && p.n_out <= 65535)) {
-    // One wave of resident blocks; every thread gets at least kMinLoopsPerThread
-    // unrolled iterations, so small sums stay in one block with no workspace.
-    const int64_t max_split =
-        std::max<int64_t>(1, a.chunks / (Policy::kThreads * Policy::kUnroll * kMinLoopsPerThread));
+    // Small sums stay in one block; larger ones take up to one wave of
+    // resident blocks, each thread at least one unrolled iteration.
+    const int64_t per_loop = Policy::kThreads * Policy::kUnroll;
+    const int64_t max_split = a.chunks < per_loop * kOneBlockLoops ? 1 : a.chunks / per_loop;
     const int64_t split = std::min(ceil_div(resident_blocks, p.n_out), max_split);
     a.split = static_cast<int>(split);
     at::Tensor workspace;
@@ -129,7 +138,7 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   // kRowsPerColumnThread rows; at least 32 along the columns where there are
   // that many, for 512-byte row segments per warp.
   int64_t by_wanted = 1;
-  while (by_wanted * 2 * kRowsPerColumnThread <= a.n_rows && by_wanted < 16) by_wanted *= 2;
+  while (by_wanted * 2 * kRowsPerColumnThread <= a.n_rows && by_wanted < kMaxRowThreads) by_wanted *= 2;
   const int64_t bx = std::min<int64_t>(pow2_at_least(a.vec_cols), Policy::kThreads / by_wanted);
   const int64_t by = Policy::kThreads / bx;
   a.x_tiles = ceil_div(a.vec_cols, bx);
@@ -139,7 +148,7 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   const int64_t target_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm * Policy::kWaves;
   int64_t split = 1;
   if (tiles < target_blocks) {
-    const int64_t max_split = std::max<int64_t>(1, a.n_rows / (by * Policy::kUnroll * kMinLoopsPerThread));
+    const int64_t max_split = std::max<int64_t>(1, a.n_rows / (by * Policy::kUnroll));
     split = std::min({ceil_div(target_blocks, tiles), max_split, int64_t(65535)});
   }
   a.rows_per_split = ceil_div(a.n_rows, split);
