@@ -11,7 +11,6 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "../reduce_plan.h"
 #include "device_info.h"
@@ -24,19 +23,20 @@ namespace cuda {
 namespace {
 
 using Policy = EnginePolicy;
-// Tuning knobs for the split policies, read once from the environment so
-// that one device call can compare settings (TUNING ONLY; see NOTES.md).
-int64_t tuning(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atoll(v) : fallback;
-}
+// Split policies, chosen by a sweep on the H200 (benchmarks/NOTES.md,
+// 2026-11-22: 4 / 8 one-block loops; 8 / 16 / 32 rows per column thread;
+// 8 / 16 / 32 row threads; 1 / 4 loops per column split).
 // A full sum smaller than this many unrolled loops per thread of one block
-// stays in one block: no workspace, no memset.
-const int64_t kOneBlockLoops = tuning("GPUREDUCE_ONE_BLOCK_LOOPS", 8);
-// A columns thread should walk about this many rows before more threads
-// share a column; at most kMaxRowThreads threads share one.
-const int64_t kRowsPerColumnThread = tuning("GPUREDUCE_ROWS_PER_COLUMN_THREAD", 16);
-const int64_t kMaxRowThreads = tuning("GPUREDUCE_MAX_ROW_THREADS", 16);
+// stays in one block, with no workspace and no memset: 4 made 2^16 elements
+// 1.3x slower than 8.
+constexpr int64_t kOneBlockLoops = 8;
+// A columns thread walks about this many rows before more threads share a
+// column, and at most kMaxRowThreads share one (other settings: within 3%).
+constexpr int64_t kRowsPerColumnThread = 16;
+constexpr int64_t kMaxRowThreads = 16;
+// A split columns pass gives each thread at least this many unrolled loops:
+// with 1, [64,512,512] over dim 0 fell from 0.96x to 0.62x of torch.sum.
+constexpr int64_t kMinColumnLoops = 4;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -148,7 +148,7 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   const int64_t target_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm * Policy::kWaves;
   int64_t split = 1;
   if (tiles < target_blocks) {
-    const int64_t max_split = std::max<int64_t>(1, a.n_rows / (by * Policy::kUnroll));
+    const int64_t max_split = std::max<int64_t>(1, a.n_rows / (by * Policy::kUnroll * kMinColumnLoops));
     split = std::min({ceil_div(target_blocks, tiles), max_split, int64_t(65535)});
   }
   a.rows_per_split = ceil_div(a.n_rows, split);
