@@ -1,0 +1,25 @@
+"""The benchmark harness runs end to end (--quick, CPU) and writes results
+that passed their correctness checks."""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_bench_quick(tmp_path):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench.py"), "--quick",
+                        "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    files = os.listdir(tmp_path)
+    js = [f for f in files if f.endswith(".json")]
+    assert js and any(f.endswith(".csv") for f in files) and any(f.endswith(".md") for f in files)
+    data = json.load(open(tmp_path / js[0]))
+    assert data["meta"]["torch"] == __import__("torch").__version__
+    assert data["cases"] and all(c["correct"] for c in data["cases"])
+    for c in data["cases"]:
+        for k in ("name", "dtype", "shape", "dims", "gpureduce_us", "torch_us", "gpureduce_gbps",
+                  "torch_gbps", "speedup", "roof_fraction"):
+            assert k in c
+        assert c["gpureduce_us"] > 0 and c["speedup"] > 0

@@ -1,0 +1,30 @@
+"""A LibTorch C++ program, built with CMake and find_package(Torch) from the
+installed torch, loads the gpureduce library and calls gpureduce::sum
+through the dispatcher (autograd included)."""
+import os
+import shutil
+import subprocess
+
+import pytest
+import torch
+
+import reduce_op
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake not found")
+def test_libtorch_program(tmp_path):
+    build = tmp_path / "build"
+    cfg = subprocess.run(
+        ["cmake", "-S", os.path.join(HERE, "cpp"), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+         f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}"],
+        capture_output=True, text=True, timeout=600)
+    assert cfg.returncode == 0, cfg.stdout[-3000:] + cfg.stderr[-3000:]
+    mk = subprocess.run(["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2)],
+                        capture_output=True, text=True, timeout=900)
+    assert mk.returncode == 0, mk.stdout[-3000:] + mk.stderr[-3000:]
+    run = subprocess.run([str(build / "libtorch_sum"), reduce_op.library_path()],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "libtorch ok" in run.stdout
