@@ -13,7 +13,7 @@ if ! "$PY" -c "import torch" 2>/dev/null; then
   "$PY" -m pip install -q torch==2.13.0
 fi
 missing=()
-for mod in pytest ninja numpy matplotlib tqdm expecttest; do
+for mod in pytest ninja numpy matplotlib tqdm; do
   "$PY" -c "import $mod" 2>/dev/null || missing+=("$mod")
 done
 if [ ${#missing[@]} -gt 0 ]; then
