@@ -54,12 +54,30 @@ def test_cpu_kernel(n, dtype):
 def test_gpu_kernel(kernel, dtype, n):
     if dtype in (torch.float16, torch.bfloat16) and kernel not in WIDE:
         pytest.skip("16-bit floats are taken by reduce6, reduce7 and tensorcore")
-    if kernel == "tensorcore" and dtype == torch.int32:
-        with pytest.raises(NotImplementedError):
-            reduce_op.sum(_data(8, dtype, "cuda"), kernel=kernel)
-        return
     x = _data(n, dtype, "cuda")
     _check(reduce_op.sum(x, kernel=kernel), x, dtype)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("n", [129, 1 << 20, (1 << 22) + 77])
+@pytest.mark.parametrize("kernel", GPU_KERNELS)
+def test_gpu_kernel_int32_full_range(kernel, n):
+    # Every bit of the int32 matters here, the sign byte included: the
+    # tensorcore kernel sums the four byte planes separately.
+    g = torch.Generator().manual_seed(n)
+    x = torch.randint(-(1 << 31), (1 << 31) - 1, (n,), generator=g, dtype=torch.int32)
+    got = reduce_op.sum(x.cuda(), kernel=kernel)
+    assert got.dtype == torch.int64
+    assert got.item() == x.long().sum().item()
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("value", [(1 << 31) - 1, -(1 << 31), -1, 255, -256])
+def test_gpu_kernel_int32_extremes(value):
+    n = (1 << 22) + 5
+    x = torch.full((n,), value, dtype=torch.int32, device="cuda")
+    for kernel in GPU_KERNELS:
+        assert reduce_op.sum(x, kernel=kernel).item() == value * n, kernel
 
 
 @pytest.mark.cuda

@@ -3,6 +3,7 @@ switch between them, inputs over 2^31 elements, streams, CUDA graphs,
 torch.compile's reduce-overhead mode, determinism, a second GPU, and
 compute-sanitizer. Skipped without a GPU."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,6 +52,62 @@ def test_misaligned_and_sliced_full_sums(offset):
     z = base[: 4096 * 255].view(4096, 255)[:, offset:]
     assert_matches_torch(reduce_op.sum(z, 1), z, 1, False)
     assert_matches_torch(reduce_op.sum(z, 0), z, 0, False)
+
+
+@pytest.mark.parametrize("dtype,value", [(torch.uint8, 255), (torch.int8, -128), (torch.int8, 127),
+                                         (torch.bool, True)], ids=str)
+@pytest.mark.parametrize("shape,dim", [(((1 << 24) + 13,), None), ((4096, 4096), 1), ((64, 1 << 18), 1)],
+                         ids=str)
+def test_byte_sums_at_extreme_values(dtype, value, shape, dim):
+    # Byte inputs are summed with dp4a in int32 batches before widening to
+    # int64; the largest magnitudes check that nothing overflows on the way.
+    x = torch.full(shape, value, dtype=dtype, device="cuda")
+    assert torch.equal(reduce_op.sum(x, dim), torch.sum(x, dim))
+
+
+def _rows_kernel_steps(fn):
+    """The kStep template arguments of the rows kernels that fn launches."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    steps = set()
+    for e in prof.events():
+        m = re.search(r"gpureduce_sum_(?:inner|split)_rows<.*,\s*(?:\(int\))?(\d+)>", e.name)
+        if m:
+            steps.add(int(m.group(1)))
+    return steps
+
+
+# Rows of element stride 2 are read with vector loads over twice their length
+# when that stays inside the storage; otherwise with scalar loads.
+STRIDE2_CASES = [
+    # (base shape, view, dim, vector path expected)
+    ((4096, 128), lambda b: b[:, ::2], 1, True),
+    ((64, 16384), lambda b: b[:, ::2], 1, True),
+    ((5, 8), lambda b: b[:, ::2], 1, True),
+    ((7, 9, 32), lambda b: b[..., ::2], (1, 2), True),
+    ((1 << 20,), lambda b: b[::2], None, True),
+    ((1 << 20,), lambda b: b[8::2], None, True),
+    ((1 << 20,), lambda b: b[:-1][::2], None, True),   # reads the storage's last element
+    ((1 << 20) - 1, lambda b: b[::2], None, False),   # would read one past the storage
+    ((4096, 127), lambda b: b[:, ::2], 1, False),      # rows not 16-byte aligned
+    ((1 << 20,), lambda b: b[1::2], None, False),      # misaligned start
+]
+
+
+@pytest.mark.parametrize("case", range(len(STRIDE2_CASES)))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int32, torch.int16],
+                         ids=str)
+def test_stride2_rows(case, dtype):
+    shape, view, dim, vector = STRIDE2_CASES[case]
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    base = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+    x = view(base)
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+    steps = _rows_kernel_steps(lambda: reduce_op.sum(x, dim))
+    assert (2 in steps) == vector, steps
 
 
 @pytest.mark.slow

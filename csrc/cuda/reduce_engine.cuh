@@ -30,7 +30,6 @@ struct EnginePolicy {
   static constexpr int kThreads = 512;
   static constexpr int kUnroll = 4;       // independent loads in flight per thread
   static constexpr int kBlocksPerSm = 2;  // 1024 resident threads, 64 registers each
-  static constexpr int kWaves = 4;        // blocks per resident slot when a pass is split
 };
 
 template <typename T, int V>
@@ -146,41 +145,75 @@ __device__ __forceinline__ int64_t chunk_offset(const RowsArgs<acc_t>& a, int64_
   return row * a.row_stride + (c - row * a.chunks_per_row) * V * a.elem_stride;
 }
 
-// Sum of chunks begin, begin + step, ... < end of one output, kUnroll loads in
-// flight, each into its own partial.
-template <class Op, typename in_t, int V, typename acc_t = typename Op::acc_type>
-__device__ __forceinline__ acc_t sum_chunks(const in_t* __restrict__ base, const RowsArgs<acc_t>& a,
-                                            int64_t c, int64_t end, int64_t step) {
+// The inputs of one chunk: V loaded elements, of which every kStep-th is
+// the tensor's (kStep = 2 reads a row of stride 2 with full vector loads and
+// drops the elements in between).
+template <int V, int kStep, typename in_t>
+__device__ __forceinline__ void pick_every(const in_t (&v)[V], in_t (&picked)[V / kStep]) {
+#pragma unroll
+  for (int i = 0; i < V / kStep; ++i) picked[i] = v[i * kStep];
+}
+
+// Sum of chunks begin, begin + step, ... < end of one output, kUnroll loads
+// in flight, each into its own partial. Partials are of the op's wide type
+// (SumOp::wide_op): a vector's elements are added in acc_t, the rest wide.
+template <class Op, typename in_t, int V, int kStep, typename wide_t>
+__device__ __forceinline__ wide_t sum_chunks(const in_t* __restrict__ base, const RowsArgs<wide_t>& a,
+                                             int64_t c, int64_t end, int64_t step) {
+  using WideOp = typename Op::wide_op;
   constexpr int U = EnginePolicy::kUnroll;
-  acc_t acc[U];
+  constexpr int P = V / kStep;
+  wide_t acc[U];
 #pragma unroll
-  for (int u = 0; u < U; ++u) acc[u] = Op::identity();
-  for (; c + (U - 1) * step < end; c += U * step) {
-    alignas(16) in_t v[U][V];
+  for (int u = 0; u < U; ++u) acc[u] = WideOp::identity();
+  if constexpr (V == 16 && kStep == 1 && Op::template sums_packed_bytes<in_t>()) {
+    for (; c + (U - 1) * step < end; c += U * step) {
+      uint4 w[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) load_vec<V>(base + chunk_offset<V>(a, c + u * step), v[u]);
+      for (int u = 0; u < U; ++u)
+        w[u] = *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c + u * step));
 #pragma unroll
-    for (int u = 0; u < U; ++u) acc[u] = Op::combine(acc[u], Op::template reduce_vector<V>(v[u]));
-  }
-  for (; c < end; c += step) {
-    alignas(16) in_t v[V];
-    load_vec<V>(base + chunk_offset<V>(a, c), v);
-    acc[0] = Op::combine(acc[0], Op::template reduce_vector<V>(v));
+      for (int u = 0; u < U; ++u)
+        acc[u] = WideOp::combine(acc[u], Op::template reduce_packed_bytes<in_t>(w[u]));
+    }
+    for (; c < end; c += step)
+      acc[0] = WideOp::combine(acc[0], Op::template reduce_packed_bytes<in_t>(
+                                           *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c))));
+  } else {
+    for (; c + (U - 1) * step < end; c += U * step) {
+      alignas(16) in_t v[U][V];
+#pragma unroll
+      for (int u = 0; u < U; ++u) load_vec<V>(base + chunk_offset<V>(a, c + u * step), v[u]);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        in_t picked[P];
+        pick_every<V, kStep>(v[u], picked);
+        acc[u] = WideOp::combine(acc[u], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+      }
+    }
+    for (; c < end; c += step) {
+      alignas(16) in_t v[V];
+      load_vec<V>(base + chunk_offset<V>(a, c), v);
+      in_t picked[P];
+      pick_every<V, kStep>(v, picked);
+      acc[0] = WideOp::combine(acc[0], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+    }
   }
 #pragma unroll
   for (int w = 1; w < U; w *= 2) {
 #pragma unroll
-    for (int u = 0; u + w < U; u += 2 * w) acc[u] = Op::combine(acc[u], acc[u + w]);
+    for (int u = 0; u + w < U; u += 2 * w) acc[u] = WideOp::combine(acc[u], acc[u + w]);
   }
   return acc[0];
 }
 
 // Many outputs: a group of `group` lanes per output, groups walk the outputs.
-template <class Op, typename in_t, typename out_t, int V>
+template <class Op, typename in_t, typename out_t, int V, int kStep>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
-    gpureduce_sum_inner_rows(RowsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
+    gpureduce_sum_inner_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
                              out_t* __restrict__ out) {
-  using acc_t = typename Op::acc_type;
+  using WideOp = typename Op::wide_op;
+  using wide_t = typename WideOp::acc_type;
   const int group = a.group;
   const int lane = threadIdx.x % group;
   const int groups_per_block = blockDim.x / group;
@@ -190,42 +223,43 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   for (int64_t o0 = static_cast<int64_t>(blockIdx.x) * groups_per_block; o0 < a.n_out;
        o0 += static_cast<int64_t>(gridDim.x) * groups_per_block) {
     const int64_t o = o0 + first;
-    acc_t acc = Op::identity();
+    wide_t acc = WideOp::identity();
     int64_t in_off = 0, out_off = 0;
     if (o < a.n_out) {
       a.outer.offsets(o, in_off, out_off);
-      acc = sum_chunks<Op, in_t, V>(in + in_off, a, lane, a.chunks, group);
+      acc = sum_chunks<Op, in_t, V, kStep>(in + in_off, a, lane, a.chunks, group);
     }
-    acc = group_reduce<Op>(acc, group);
-    if (o < a.n_out && lane == 0) out[out_off] = Op::template project<out_t>(acc);
+    acc = group_reduce<WideOp>(acc, group);
+    if (o < a.n_out && lane == 0) out[out_off] = WideOp::template project<out_t>(acc);
   }
 }
 
 // Few, long outputs (a full sum is one): blockIdx.y is the output and the
 // `split` blocks along x interleave over its chunks, so that the blocks
 // running at one time read neighbouring memory.
-template <class Op, typename in_t, typename out_t, int V>
+template <class Op, typename in_t, typename out_t, int V, int kStep>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
-    gpureduce_sum_split_rows(RowsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
+    gpureduce_sum_split_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
                              out_t* __restrict__ out) {
-  using acc_t = typename Op::acc_type;
+  using WideOp = typename Op::wide_op;
+  using wide_t = typename WideOp::acc_type;
   const int64_t o = blockIdx.y;
   int64_t in_off, out_off;
   a.outer.offsets(o, in_off, out_off);
   const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t step = static_cast<int64_t>(a.split) * blockDim.x;
-  acc_t acc = sum_chunks<Op, in_t, V>(in + in_off + a.head, a, first, a.chunks, step);
+  wide_t acc = sum_chunks<Op, in_t, V, kStep>(in + in_off + a.head, a, first, a.chunks, step);
   if (blockIdx.x == 0 && threadIdx.x < a.head + a.tail) {
     const int64_t i = threadIdx.x < a.head ? threadIdx.x : threadIdx.x + a.chunks * V;
-    acc = Op::combine(acc, Op::reduce(Op::identity(), in[in_off + i]));
+    acc = WideOp::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), in[in_off + i])));
   }
-  acc = block_reduce<Op>(acc);
+  acc = block_reduce<WideOp>(acc);
   if (a.split == 1) {
-    if (threadIdx.x == 0) out[out_off] = Op::template project<out_t>(acc);
+    if (threadIdx.x == 0) out[out_off] = WideOp::template project<out_t>(acc);
     return;
   }
-  finish_last_block<Op>(acc, a.partials + o * a.split, blockIdx.x, a.counters + o, a.split,
-                        out + out_off);
+  finish_last_block<WideOp>(acc, a.partials + o * a.split, blockIdx.x, a.counters + o, a.split,
+                            out + out_off);
 }
 
 // ------------------------------------------------------------- columns ----
@@ -274,6 +308,31 @@ __device__ __forceinline__ void combine_over_y(acc_t (&acc)[V]) {
   }
 }
 
+// The running type of a columns thread: int32 for byte inputs into an
+// integer sum, else the accumulator itself.
+constexpr int64_t kMaxNarrowColumnRows = int64_t(1) << 23;
+template <typename in_t, typename acc_t>
+using ColumnWalkAcc =
+    std::conditional_t<sizeof(in_t) == 1 && std::is_integral_v<acc_t>, int32_t, acc_t>;
+
+template <class Op, typename walk_t>
+__device__ __forceinline__ walk_t walk_start() {
+  if constexpr (std::is_same_v<walk_t, typename Op::acc_type>) {
+    return Op::identity();
+  } else {
+    return walk_t(0);
+  }
+}
+
+template <class Op, typename walk_t, typename in_t>
+__device__ __forceinline__ walk_t walk_add(walk_t w, in_t x) {
+  if constexpr (std::is_same_v<walk_t, typename Op::acc_type>) {
+    return Op::reduce(w, x);
+  } else {
+    return w + static_cast<walk_t>(x);
+  }
+}
+
 // Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
 // threadIdx.y strides over the rows of blockIdx.y's slice.
 template <class Op, typename in_t, typename out_t, int V>
@@ -293,9 +352,13 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   const int64_t re = rb + a.rows_per_split < a.n_rows ? rb + a.rows_per_split : a.n_rows;
   const int64_t by = blockDim.y;
 
-  acc_t acc[V];
+  // Byte inputs add up in int32 while walking the rows (the host keeps a
+  // thread under kMaxNarrowColumnRows rows, so 255 * rows cannot overflow):
+  // 16 columns of int64 partials would not fit in the registers.
+  using walk_t = ColumnWalkAcc<in_t, acc_t>;
+  walk_t walk[V];
 #pragma unroll
-  for (int j = 0; j < V; ++j) acc[j] = Op::identity();
+  for (int j = 0; j < V; ++j) walk[j] = walk_start<Op, walk_t>();
   if (valid) {
     int64_t r = rb + threadIdx.y;
     for (; r + (U - 1) * by < re; r += U * by) {
@@ -305,15 +368,18 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int j = 0; j < V; ++j) acc[j] = Op::reduce(acc[j], v[u][j]);
+        for (int j = 0; j < V; ++j) walk[j] = walk_add<Op>(walk[j], v[u][j]);
     }
     for (; r < re; r += by) {
       alignas(16) in_t v[V];
       load_vec<V>(base + column_row_offset(a, r), v);
 #pragma unroll
-      for (int j = 0; j < V; ++j) acc[j] = Op::reduce(acc[j], v[j]);
+      for (int j = 0; j < V; ++j) walk[j] = walk_add<Op>(walk[j], v[j]);
     }
   }
+  acc_t acc[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) acc[j] = static_cast<acc_t>(walk[j]);
   if (blockDim.y > 1) combine_over_y<Op, V>(acc);
 
   const bool writer = threadIdx.y == 0 && valid;

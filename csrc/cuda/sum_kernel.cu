@@ -14,6 +14,7 @@
 
 #include "../reduce_plan.h"
 #include "device_info.h"
+#include "tuning.h"
 #include "../sum_dispatch.h"
 #include "../sum_entry.h"
 #include "reduce_engine.cuh"
@@ -23,20 +24,54 @@ namespace cuda {
 namespace {
 
 using Policy = EnginePolicy;
-// Split policies, chosen by a sweep on the H200 (benchmarks/NOTES.md,
-// 2026-11-22: 4 / 8 one-block loops; 8 / 16 / 32 rows per column thread;
-// 8 / 16 / 32 row threads; 1 / 4 loops per column split).
-// A full sum smaller than this many unrolled loops per thread of one block
-// stays in one block, with no workspace and no memset: 4 made 2^16 elements
-// 1.3x slower than 8.
-constexpr int64_t kOneBlockLoops = 8;
-// A columns thread walks about this many rows before more threads share a
-// column, and at most kMaxRowThreads share one (other settings: within 3%).
-constexpr int64_t kRowsPerColumnThread = 16;
-constexpr int64_t kMaxRowThreads = 16;
-// A split columns pass gives each thread at least this many unrolled loops:
-// with 1, [64,512,512] over dim 0 fell from 0.96x to 0.62x of torch.sum.
-constexpr int64_t kMinColumnLoops = 4;
+// Split policies, chosen by sweeps on the H200 (benchmarks/NOTES.md). Each is
+// read once; GPUREDUCE_TUNE_<NAME> overrides it for benchmarks/sweep.py.
+struct SplitPolicy {
+  // A full sum smaller than this many unrolled loops per thread of one block
+  // stays in one block, with no workspace and no memset: 4 made 2^16
+  // elements 1.3x slower than 8.
+  int64_t one_block_loops = tuned("ONE_BLOCK_LOOPS", 8);
+  // A rows pass gives each lane of an output about this many vector loads
+  // before more lanes share the output.
+  int64_t row_chunks_per_lane = tuned("ROW_CHUNKS_PER_LANE", 4);
+  // Rows passes with fewer outputs than the resident warps take a block (or
+  // several) per output rather than a warp or less; so do those with up to
+  // split_rows_out_factor times as many, if each row gives every thread of a
+  // block at least one unrolled loop. A warp per row left the second wave of
+  // blocks part empty: with 2, [8192,8192] float32 over dim 1 went from
+  // 1.23x to 1.27x of torch.sum and the [:, ::2] slice from 0.96x to 1.02x,
+  // while bfloat16 rows of 1024 vectors (half a loop per thread) fell to 0.75x.
+  int64_t split_rows_out_factor = tuned("SPLIT_ROWS_OUT_FACTOR", 2);
+  // Blocks of an inner-rows pass per resident block slot (the rest loop).
+  int64_t inner_rows_blocks_per_slot = tuned("INNER_ROWS_BLOCKS_PER_SLOT", 8);
+  // A columns thread walks about this many rows before more threads share a
+  // column, and at most max_row_threads share one.
+  int64_t rows_per_column_thread = tuned("ROWS_PER_COLUMN_THREAD", 16);
+  int64_t max_row_threads = tuned("MAX_ROW_THREADS", 16);
+  // At least this many 16-byte vectors of adjacent columns per block row.
+  int64_t column_min_bx = tuned("COLUMN_MIN_BX", 32);
+  // A split columns pass gives each thread at least this many unrolled
+  // loops: with 1, [64,512,512] over dim 0 fell from 0.96x to 0.62x of
+  // torch.sum. A small input (at most small_column_input_bytes) whose unsplit
+  // pass fills at most a quarter wave of blocks is bound by latency, not
+  // bandwidth, and takes min_column_loops_small instead: [1024,1024] over
+  // dim 0 went from 0.89x to 1.00x of torch.sum with 1, while [8192,8192]
+  // uint8 over dim 0 (64 MB) lost a third with it, and [16,16,16,16,64] over
+  // (1, 3) (256 tiles, split in two) half.
+  int64_t min_column_loops = tuned("MIN_COLUMN_LOOPS", 4);
+  // A columns pass with fewer tiles than this many waves of resident blocks
+  // is split along its rows to reach it (within the loop minimums).
+  // 2 against 4 (H200 sweep): [256,1024,256] over dim 1 0.96x -> 1.03x,
+  // [8192,8192] over dim 0 0.97x -> 1.03x, nothing slower.
+  int64_t column_target_waves = tuned("COLUMN_TARGET_WAVES", 2);
+  int64_t min_column_loops_small = tuned("MIN_COLUMN_LOOPS_SMALL", 1);
+  int64_t small_column_input_bytes = tuned("SMALL_COLUMN_INPUT_BYTES", int64_t(32) << 20);
+};
+
+const SplitPolicy& split_policy() {
+  static const SplitPolicy policy;
+  return policy;
+}
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -54,6 +89,20 @@ bool outer_strides_divisible(const OuterIndexer& outer, int64_t v) {
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+// Whether a rows pass of element stride 2 can be read with vector loads as
+// dense rows of twice the length: every row and outer offset on a 16-byte
+// boundary, and the one element read past each row's end still inside the
+// storage (a slice x[..., ::2] of an odd-length dim ends on its last element).
+bool stride2_rows_fit(const ReducePass& p, const at::Tensor& in, int64_t v) {
+  if (p.elem_stride != 2 || !aligned16(in.const_data_ptr()) || (2 * p.row_len) % v != 0) return false;
+  if (!outer_strides_divisible(p.outer, v) || (p.n_rows > 1 && p.row_stride % v != 0)) return false;
+  int64_t last = (p.n_rows - 1) * p.row_stride + 2 * p.row_len - 1;  // the last element read
+  for (int d = 0; d < p.outer.ndim; ++d)
+    last += (static_cast<int64_t>(p.outer.sizes[d].divisor) - 1) * p.outer.in_strides[d];
+  const int64_t bytes_needed = (in.storage_offset() + last + 1) * int64_t(in.element_size());
+  return in.storage().nbytes() >= static_cast<size_t>(bytes_needed);
+}
+
 // Workspace for a split pass: `n_counters` zeroed tickets, then partials.
 template <typename acc_t>
 std::pair<unsigned*, acc_t*> split_workspace(const at::Tensor& like, at::Tensor& holder,
@@ -68,51 +117,58 @@ std::pair<unsigned*, acc_t*> split_workspace(const at::Tensor& like, at::Tensor&
 
 // `head`/`tail`: scalar elements before and after the vector body of a single
 // dense row (see RowsArgs); zero otherwise.
-template <typename in_t, typename out_t, int V>
+// kStep = 2: the row has element stride 2 and is read as dense memory of
+// twice its length with full vector loads (the caller checked that this stays
+// inside the storage); every other element is dropped.
+template <typename in_t, typename out_t, int V, int kStep = 1>
 void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor& like,
                  int64_t head = 0) {
   using acc_t = typename SumAcc<out_t>::type;
-  using Op = SumOp<acc_t>;
-  RowsArgs<acc_t> a{};
+  using wide_t = typename SumOp<acc_t>::wide_op::acc_type;
+  RowsArgs<wide_t> a{};
   a.outer = p.outer;
   a.n_out = p.n_out;
   a.head = head;
-  a.tail = static_cast<int>((p.row_len - head) % V);
-  a.chunks_per_row = (p.row_len - head) / V;
+  a.tail = kStep == 1 ? static_cast<int>((p.row_len - head) % V) : 0;
+  a.chunks_per_row = (p.row_len - head) * kStep / V;
   a.chunks = a.chunks_per_row * p.n_rows;
   a.row_div = FastDivmod(static_cast<uint64_t>(a.chunks_per_row));
   a.row_stride = p.row_stride;
-  a.elem_stride = p.elem_stride;
+  a.elem_stride = kStep == 1 ? p.elem_stride : 1;
   a.split = 1;
 
   const int64_t resident_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm;
   const int64_t resident_warps = resident_blocks * (Policy::kThreads / 32);
-  const int64_t lanes_wanted = pow2_at_least(ceil_div(a.chunks, Policy::kUnroll));
+  const SplitPolicy& sp = split_policy();
+  const int64_t lanes_wanted = pow2_at_least(ceil_div(a.chunks, sp.row_chunks_per_lane));
   auto stream = c10::cuda::getCurrentCUDAStream();
 
   // Long reductions with too few outputs to give every resident warp one: a
   // whole block per output, split across blocks until the GPU is full.
   const bool ragged = a.head + a.tail > 0;
-  if (ragged || (lanes_wanted > 32 && p.n_out < resident_warps && p.n_out <= 65535)) {
+  const bool long_rows = a.chunks >= Policy::kThreads * Policy::kUnroll;
+  const bool few_outputs =
+      p.n_out < resident_warps || (long_rows && p.n_out < resident_warps * sp.split_rows_out_factor);
+  if (ragged || (lanes_wanted > 32 && few_outputs && p.n_out <= 65535)) {
     // Small sums stay in one block; larger ones take up to one wave of
     // resident blocks, each thread at least one unrolled iteration.
     const int64_t per_loop = Policy::kThreads * Policy::kUnroll;
-    const int64_t max_split = a.chunks < per_loop * kOneBlockLoops ? 1 : a.chunks / per_loop;
+    const int64_t max_split = a.chunks < per_loop * sp.one_block_loops ? 1 : a.chunks / per_loop;
     const int64_t split = std::min(ceil_div(resident_blocks, p.n_out), max_split);
     a.split = static_cast<int>(split);
     at::Tensor workspace;
     if (split > 1) {
-      std::tie(a.counters, a.partials) = split_workspace<acc_t>(like, workspace, p.n_out, p.n_out * split);
+      std::tie(a.counters, a.partials) = split_workspace<wide_t>(like, workspace, p.n_out, p.n_out * split);
     }
     const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
-    gpureduce_sum_split_rows<Op, in_t, out_t, V><<<grid, Policy::kThreads, 0, stream>>>(a, x, y);
+    gpureduce_sum_split_rows<SumOp<acc_t>, in_t, out_t, V, kStep><<<grid, Policy::kThreads, 0, stream>>>(a, x, y);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
   a.group = static_cast<int>(std::min<int64_t>(lanes_wanted, 32));
   const int64_t groups_per_block = Policy::kThreads / a.group;
-  const int64_t blocks = std::min(ceil_div(p.n_out, groups_per_block), resident_blocks * 8);
-  gpureduce_sum_inner_rows<Op, in_t, out_t, V>
+  const int64_t blocks = std::min(ceil_div(p.n_out, groups_per_block), resident_blocks * sp.inner_rows_blocks_per_slot);
+  gpureduce_sum_inner_rows<SumOp<acc_t>, in_t, out_t, V, kStep>
       <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -135,21 +191,34 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   a.reduce_div = FastDivmod(static_cast<uint64_t>(p.n_reduce));
   a.vec_cols = p.n_cols / V;
   // Threads along the rows (by) only as many as give each one about
-  // kRowsPerColumnThread rows; at least 32 along the columns where there are
-  // that many, for 512-byte row segments per warp.
+  // rows_per_column_thread rows; at least column_min_bx (32 or more) along
+  // the columns where there are that many, for long row segments per warp.
+  const SplitPolicy& sp = split_policy();
   int64_t by_wanted = 1;
-  while (by_wanted * 2 * kRowsPerColumnThread <= a.n_rows && by_wanted < kMaxRowThreads) by_wanted *= 2;
-  const int64_t bx = std::min<int64_t>(pow2_at_least(a.vec_cols), Policy::kThreads / by_wanted);
+  while (by_wanted * 2 * sp.rows_per_column_thread <= a.n_rows && by_wanted < sp.max_row_threads)
+    by_wanted *= 2;
+  const int64_t bx = std::min<int64_t>(
+      {pow2_at_least(a.vec_cols), std::max(Policy::kThreads / by_wanted, pow2_at_least(sp.column_min_bx)),
+       int64_t(Policy::kThreads)});
   const int64_t by = Policy::kThreads / bx;
   a.x_tiles = ceil_div(a.vec_cols, bx);
   const int64_t tiles = a.x_tiles * a.n_outer;
   TORCH_CHECK(tiles < (int64_t(1) << 31), "gpureduce: too many output tiles");
 
-  const int64_t target_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm * Policy::kWaves;
+  const int64_t resident_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm;
+  const int64_t target_blocks = resident_blocks * sp.column_target_waves;
   int64_t split = 1;
   if (tiles < target_blocks) {
-    const int64_t max_split = std::max<int64_t>(1, a.n_rows / (by * Policy::kUnroll * kMinColumnLoops));
+    const int64_t input_bytes = a.n_outer * a.n_cols * a.n_rows * int64_t(sizeof(in_t));
+    const bool small = tiles * 4 <= resident_blocks && input_bytes <= sp.small_column_input_bytes;
+    const int64_t min_loops = small ? sp.min_column_loops_small : sp.min_column_loops;
+    const int64_t max_split = std::max<int64_t>(1, a.n_rows / (by * Policy::kUnroll * min_loops));
     split = std::min({ceil_div(target_blocks, tiles), max_split, int64_t(65535)});
+  }
+  if constexpr (!std::is_same_v<ColumnWalkAcc<in_t, acc_t>, acc_t>) {
+    // int32 running sums: no thread may walk more than kMaxNarrowColumnRows rows.
+    split = std::max(split, ceil_div(a.n_rows, by * kMaxNarrowColumnRows));
+    TORCH_CHECK(split <= 65535, "gpureduce: too many rows for one columns pass");
   }
   a.rows_per_split = ceil_div(a.n_rows, split);
   split = ceil_div(a.n_rows, a.rows_per_split);
@@ -179,6 +248,9 @@ void run_pass_cuda(const ReducePass& p, const at::Tensor& in, const at::Tensor& 
                        (p.n_rows == 1 || p.row_stride % kVec == 0);
       if constexpr (kVec > 1) {
         if (vec) return launch_rows<in_t, out_t, kVec>(p, x, y, in);
+        if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
+          if (stride2_rows_fit(p, in, kVec)) return launch_rows<in_t, out_t, kVec, 2>(p, x, y, in);
+        }
         // One dense row (a full sum) of any length or alignment: vector body,
         // scalar head and tail.
         const int64_t head = (16 - int64_t(reinterpret_cast<uintptr_t>(x) % 16)) % 16 / int64_t(sizeof(in_t));

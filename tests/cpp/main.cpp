@@ -48,7 +48,7 @@ void check_device(const torch::Device& device) {
   std::vector<int64_t> dims02{0, 2};
   auto kd = sum_dim.call(k, dims02, true, std::nullopt);
   expect(kd.sizes() == torch::IntArrayRef({1, 5, 1}), dev + ": keepdim shape");
-  expect(torch::allclose(kd, k.sum({0, 2}, true), 1e-5, 1e-5), dev + ": keepdim values");
+  expect(torch::allclose(kd, k.sum(at::IntArrayRef(dims02), true), 1e-5, 1e-5), dev + ": keepdim values");
 }
 
 }  // namespace

@@ -324,6 +324,78 @@ __global__ void __launch_bounds__(BS) tensorcore(const in_t* in, float* out, int
   if (threadIdx.x == 0) out[blockIdx.x] = v;
 }
 
+// int32 on integer tensor cores. They take 8-bit inputs, so each int32 is
+// read as its four bytes: v + 2^31 = b0 + 2^8 b1 + 2^16 b2 + 2^24 b3 with
+// every b unsigned (flipping the sign bit adds the 2^31). The m16n8k32 u8 mma
+// with B[k][n] = (k % 4 == n) puts in column n the sum of byte plane n of
+// each A row, because every 32-bit A register starts at a column that is a
+// multiple of 4, so column k of A holds byte k % 4 of some int32. Columns 4-7
+// of B are zero. In the m16n8 accumulator, lanes with lane % 4 == 0 hold
+// planes 0 and 1 (c0/c2 and c1/c3, rows g and g + 8), lanes with lane % 4 == 1
+// planes 2 and 3.
+__device__ __forceinline__ void mma_byte_planes(int (&d)[4], const uint4& a, unsigned b) {
+  constexpr unsigned kSignFlip = 0x80000000u;
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a.x ^ kSignFlip), "r"(a.y ^ kSignFlip), "r"(a.z ^ kSignFlip), "r"(a.w ^ kSignFlip),
+        "r"(b), "r"(b));
+}
+
+// This lane's share of the tile sums held in d, weighted by byte position,
+// as an int64 (wrapping arithmetic: the exact total fits in int64).
+__device__ __forceinline__ uint64_t byte_planes_value(const int (&d)[4], unsigned lane) {
+  const unsigned pair = lane % 4;  // planes 2*pair and 2*pair + 1
+  if (pair > 1) return 0;
+  const uint64_t low = uint64_t(uint32_t(d[0])) + uint64_t(uint32_t(d[2]));
+  const uint64_t high = uint64_t(uint32_t(d[1])) + uint64_t(uint32_t(d[3]));
+  return (low << (16 * pair)) + (high << (16 * pair + 8));
+}
+
+template <int BS>
+__global__ void __launch_bounds__(BS) tensorcore_int32(const int32_t* in, int64_t* out, int64_t n) {
+  constexpr int64_t kTile = 32 * 4;  // int32s per mma: 16 rows x 32 bytes
+  // A row sum grows by at most 8 * 255 per mma; flush the int32 accumulators
+  // to 64 bits long before 2^31.
+  constexpr int64_t kFlushEvery = int64_t(1) << 16;
+  const unsigned lane = threadIdx.x % 32;
+  const int64_t warp = (int64_t(blockIdx.x) * BS + threadIdx.x) / 32;
+  const int64_t n_warps = int64_t(gridDim.x) * BS / 32;
+  const int64_t n_tiles = n / kTile;
+  const auto* tiles = reinterpret_cast<const uint4*>(in);
+  const unsigned plane = lane / 4;  // this lane's column of B
+  const unsigned b = plane < 4 ? 1u << (8 * plane) : 0u;
+  uint64_t total = 0;
+  int64_t my_tiles = 0;
+  int64_t t = warp;
+  while (t < n_tiles) {
+    int d0[4] = {0, 0, 0, 0}, d1[4] = {0, 0, 0, 0};
+    const int64_t chunk_end = t + kFlushEvery * n_warps;
+    for (; t + n_warps < n_tiles && t + n_warps < chunk_end; t += 2 * n_warps) {
+      const uint4 a0 = tiles[t * 32 + lane];
+      const uint4 a1 = tiles[(t + n_warps) * 32 + lane];
+      mma_byte_planes(d0, a0, b);
+      mma_byte_planes(d1, a1, b);
+      my_tiles += 2;
+    }
+    if (t < n_tiles && t < chunk_end) {
+      mma_byte_planes(d0, tiles[t * 32 + lane], b);
+      my_tiles += 1;
+      t += n_warps;
+    }
+    total += byte_planes_value(d0, lane) + byte_planes_value(d1, lane);
+  }
+  // Undo the sign flip: every tile element was read as v + 2^31. Lane 0
+  // takes the warp's correction.
+  if (lane == 0) total -= uint64_t(my_tiles) * uint64_t(kTile) << 31;
+  for (int64_t j = n_tiles * kTile + int64_t(blockIdx.x) * BS + threadIdx.x; j < n;
+       j += int64_t(gridDim.x) * BS)
+    total += uint64_t(int64_t(in[j]));
+  const int64_t v = shuffle_block_sum<BS>(static_cast<int64_t>(total));
+  if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+
 // ------------------------------------------------------------------ host --
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -371,6 +443,17 @@ int64_t launch_tensorcore(const in_t* in, float* out, int64_t n, cudaStream_t st
   return blocks;
 }
 
+int64_t launch_tensorcore_int32(const int32_t* in, int64_t* out, int64_t n, cudaStream_t stream,
+                                bool dry_run) {
+  const int64_t per_block = kBlock * 4 * 2;
+  const int64_t blocks = std::max<int64_t>(1, std::min(ceil_div(n, per_block), resident_grid()));
+  if (!dry_run) {
+    tensorcore_int32<kBlock><<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(in, out, n);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
+  return blocks;
+}
+
 template <typename in_t, typename acc_t>
 int64_t launch_any(const std::string& name, const void* in, void* out, int64_t n,
                    cudaStream_t stream, bool dry_run = false) {
@@ -378,6 +461,11 @@ int64_t launch_any(const std::string& name, const void* in, void* out, int64_t n
     if (name == "tensorcore")
       return launch_tensorcore(static_cast<const in_t*>(in), static_cast<float*>(out), n, stream,
                                dry_run);
+  }
+  if constexpr (std::is_same_v<in_t, int32_t>) {
+    if (name == "tensorcore")
+      return launch_tensorcore_int32(static_cast<const int32_t*>(in), static_cast<int64_t*>(out), n,
+                                     stream, dry_run);
   }
   // int64 partials have no tensor-core path: tensorcore's later passes over
   // them use reduce7.
@@ -396,9 +484,6 @@ at::Tensor classic_sum_cuda(const at::Tensor& input, c10::string_view kernel) {
   TORCH_CHECK(t == at::kFloat || t == at::kInt || (low_precision && wide_kernel),
               "classic kernel '", name, "' takes float32 or int32",
               wide_kernel ? ", float16 or bfloat16" : "", "; got ", t);
-  TORCH_CHECK_NOT_IMPLEMENTED(!(name == "tensorcore" && t == at::kInt),
-                              "classic kernel 'tensorcore' has no int32 path: the tensor cores "
-                              "take no int32 inputs");
   const c10::cuda::CUDAGuard device_guard(input.device());
   RECORD_FUNCTION("gpureduce::classic::" + name, std::vector<c10::IValue>());
   const at::ScalarType out_dtype = t == at::kInt ? at::kLong : t;

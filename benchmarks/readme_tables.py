@@ -1,0 +1,66 @@
+"""Prints the README's results section from a bench.py JSON file (and the
+accuracy JSON beside it), so that the README's figures are copied from a
+run, not typed.  python3 benchmarks/readme_tables.py benchmarks/results/nvidia_h200.json"""
+import json
+import math
+import os
+import sys
+
+CLASSIC = ["reduce0", "reduce1", "reduce2", "reduce3", "reduce4", "reduce5", "reduce6", "reduce7", "tensorcore"]
+
+
+def main(path):
+    d = json.load(open(path))
+    m, rows = d["meta"], d["cases"]
+    eng = [r for r in rows if r["kernel"] == "gpureduce"]
+    geo = math.exp(sum(math.log(r["speedup"]) for r in eng) / len(eng))
+    worst = min(eng, key=lambda r: r["speedup"])
+    below = [r for r in eng if r["speedup"] < 0.97]
+    out = [f"Measured {m['date']} on an {m['gpu']} ({m['sms']} SMs), driver {m['driver']}, torch {m['torch']}, "
+           f"CUDA {m['cuda']}, Python {m['python']}, by `benchmarks/bench.py`. Times are medians of CUDA-graph "
+           "replays, inputs rotate among buffers to spill L2, and every case is checked against torch.sum before "
+           f"it is timed. Read roof in the same run: {m['roof_gbps']:.0f} GB/s ({m['roof_method']}). Full results: "
+           "`benchmarks/results/nvidia_h200.{json,csv,md}`; the log of what was tried: `benchmarks/NOTES.md`.", "",
+           f"**Summary:** {len(eng)} engine cases, all correct: {all(r['correct'] for r in rows)}; geometric-mean "
+           f"speedup over torch.sum **{geo:.2f}x**; slowest {worst['speedup']:.2f}x ({worst['name']} {worst['dtype']}).",
+           "Cases below 0.97x: " + (", ".join(f"{r['name']} {r['dtype']} ({r['speedup']:.2f}x)" for r in below) or "none")
+           + ".", "",
+           "| case | dtype | gpureduce GB/s | torch.sum GB/s | speedup |", "| --- | --- | ---: | ---: | ---: |"]
+    for r in eng:
+        if r["group"] == "full" and r["shape"][0] not in (1 << 20, 1 << 28):
+            continue
+        out.append(f"| {r['name']} | {r['dtype']} | {r['gpureduce_gbps']:.0f} | {r['torch_gbps']:.0f} | {r['speedup']:.2f}x |")
+    out += ["", "### The classic progression (GB/s of input, float32 unless noted)", "",
+            "| kernel | 2^20 | 2^24 | 2^28 |", "| --- | ---: | ---: | ---: |"]
+
+    def gbps(pred):
+        vals = []
+        for e in (20, 24, 28):
+            hit = [r for r in rows if pred(r) and r["shape"] == [1 << e]]
+            vals.append(f"{hit[0]['gpureduce_gbps']:.0f}" if hit else "-")
+        return vals
+
+    for dt in ("float32", "bfloat16", "int32"):
+        for k in CLASSIC:
+            v = gbps(lambda r, k=k, dt=dt: r["kernel"] == k and r["dtype"] == dt)
+            if v != ["-"] * 3:
+                out.append(f"| {k}{'' if dt == 'float32' else f' ({dt})'} | " + " | ".join(v) + " |")
+    for dt in ("float32", "bfloat16", "int32"):
+        v = gbps(lambda r, dt=dt: r["kernel"] == "gpureduce" and r["group"] == "full" and r["dtype"] == dt)
+        out.append(f"| gpureduce.sum{'' if dt == 'float32' else f' ({dt})'} | " + " | ".join(v) + " |")
+    t = []
+    for e in (20, 24, 28):
+        hit = [r for r in rows if r["kernel"] == "gpureduce" and r["group"] == "full" and r["dtype"] == "float32"
+               and r["shape"] == [1 << e]]
+        t.append(f"{hit[0]['torch_gbps']:.0f}" if hit else "-")
+    out.append("| torch.sum | " + " | ".join(t) + " |")
+    out.append(f"| read roof | {m['roof_gbps']:.0f} | | |")
+    acc = os.path.join(os.path.dirname(path), "accuracy_float32.md")
+    if os.path.exists(acc):
+        lines = open(acc).read().splitlines()
+        out += ["", "### float32 accuracy against float64 (`benchmarks/accuracy.py`)", ""] + lines[2:]
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "benchmarks/results/nvidia_h200.json")

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# A device call made of named steps, each logged to $OUT/logs/<step>.log and
+# packed into $OUT/device_out.tgz at the end. Steps:
+#   build      TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=16 pip install --no-build-isolation -e .
+#   tests      the GPU test suite (PYTEST_ARGS narrows it)
+#   libtorch   tests/test_libtorch.py, verbose
+#   accuracy   benchmarks/accuracy.py
+#   sweep      benchmarks/sweep.py $SWEEP_ARGS
+#   bench      benchmarks/bench.py $BENCH_ARGS
+#   ncu        Nsight Compute sections for tools/ncu_full_sums.py
+#   sass       instruction counts of the rows kernels (tools/sass_summary.py)
+# Usage: OUT=... tools/device_steps.sh build tests bench
+set -u
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT/logs" "$OUT/results"
+export PYTHONUNBUFFERED=1
+log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$OUT/logs/steps.txt"; }
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+  python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
+  nvcc --version | tail -2
+} > "$OUT/logs/env.txt" 2>&1
+for step in "$@"; do
+  t0=$(date +%s)
+  case $step in
+    build)
+      TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=16 python3 -m pip install --no-build-isolation -e . > "$OUT/logs/build.log" 2>&1
+      rc=$?
+      if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/logs/build.log" | head -40; log "build rc=$rc"; break; fi ;;
+    tests)
+      timeout ${TEST_TIMEOUT:-330} python3 -m pytest -q -rfEs -p no:cacheprovider ${PYTEST_ARGS:-tests} > "$OUT/logs/tests.log" 2>&1
+      rc=$?; tail -30 "$OUT/logs/tests.log" ;;
+    libtorch)
+      timeout 300 python3 -m pytest -q -rA -p no:cacheprovider tests/test_libtorch.py > "$OUT/logs/libtorch.log" 2>&1
+      rc=$?; tail -60 "$OUT/logs/libtorch.log" ;;
+    accuracy)
+      timeout 200 python3 benchmarks/accuracy.py --out-dir "$OUT/results" > "$OUT/logs/accuracy.log" 2>&1
+      rc=$?; cat "$OUT/logs/accuracy.log" | tail -20 ;;
+    sweep)
+      eval "timeout ${SWEEP_TIMEOUT:-300} python3 benchmarks/sweep.py --out-dir \"$OUT/results/sweep\" $SWEEP_ARGS" > "$OUT/logs/sweep.log" 2> "$OUT/logs/sweep.err"
+      rc=$?; sed -n '/^speedup over/,$p' "$OUT/logs/sweep.log"; tail -3 "$OUT/logs/sweep.err" ;;
+    bench)
+      timeout ${BENCH_TIMEOUT:-420} python3 benchmarks/bench.py --out-dir "$OUT/results" ${BENCH_ARGS:-} > "$OUT/logs/bench.log" 2> "$OUT/logs/bench.err"
+      rc=$?; tail -8 "$OUT/logs/bench.log"; tail -3 "$OUT/logs/bench.err" ;;
+    ncu)
+      timeout 240 ncu --clock-control none -k regex:split_rows --section SpeedOfLight --section MemoryWorkloadAnalysis \
+        --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats \
+        python3 tools/ncu_full_sums.py > "$OUT/logs/ncu.log" 2>&1
+      rc=$?; grep -E "split_rows|Throughput|Duration|Stall|Issued|Eligible|Active Warps|Registers|Waves" "$OUT/logs/ncu.log" | head -60 ;;
+    sass)
+      timeout 120 python3 tools/sass_summary.py > "$OUT/logs/sass.log" 2>&1
+      rc=$?; cat "$OUT/logs/sass.log" | head -20 ;;
+    *) echo "unknown step $step"; rc=2 ;;
+  esac
+  log "$step rc=$rc in $(( $(date +%s) - t0 )) s"
+done
+tar -czf "$OUT/device_out.tgz" -C "$OUT" logs results
+rm -rf "$OUT/logs" "$OUT/results"
