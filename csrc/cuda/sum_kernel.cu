@@ -42,6 +42,9 @@ struct SplitPolicy {
   // 1.23x to 1.27x of torch.sum and the [:, ::2] slice from 0.96x to 1.02x,
   // while bfloat16 rows of 1024 vectors (half a loop per thread) fell to 0.75x.
   int64_t split_rows_out_factor = tuned("SPLIT_ROWS_OUT_FACTOR", 2);
+  // At most this many blocks per SM in a split rows pass (fewer if the
+  // kernel's registers allow fewer).
+  int64_t split_rows_blocks_per_sm = tuned("SPLIT_ROWS_BLOCKS_PER_SM", 4);
   // Blocks of an inner-rows pass per resident block slot (the rest loop).
   int64_t inner_rows_blocks_per_slot = tuned("INNER_ROWS_BLOCKS_PER_SLOT", 8);
   // A columns thread walks about this many rows before more threads share a
@@ -85,6 +88,14 @@ bool outer_strides_divisible(const OuterIndexer& outer, int64_t v) {
   for (int d = 0; d < outer.ndim; ++d)
     if (outer.in_strides[d] % v != 0) return false;
   return true;
+}
+
+// How many blocks of `threads` threads of `kernel` one SM can hold.
+template <typename Kernel>
+int64_t max_resident_blocks(Kernel kernel, int threads) {
+  int n = 0;
+  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0));
+  return n;
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -146,22 +157,29 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   // Long reductions with too few outputs to give every resident warp one: a
   // whole block per output, split across blocks until the GPU is full.
   const bool ragged = a.head + a.tail > 0;
+  const auto split_kernel = gpureduce_sum_split_rows<SumOp<acc_t>, in_t, out_t, V, kStep>;
   const bool long_rows = a.chunks >= Policy::kThreads * Policy::kUnroll;
   const bool few_outputs =
       p.n_out < resident_warps || (long_rows && p.n_out < resident_warps * sp.split_rows_out_factor);
   if (ragged || (lanes_wanted > 32 && few_outputs && p.n_out <= 65535)) {
     // Small sums stay in one block; larger ones take up to one wave of
-    // resident blocks, each thread at least one unrolled iteration.
+    // resident blocks, each thread at least one unrolled iteration. The wave
+    // counts the blocks this kernel's registers let an SM hold (3 of 512
+    // threads for most types), not the 2 that the launch bounds promise.
+    static const int64_t split_blocks_per_sm = std::max<int64_t>(
+        Policy::kBlocksPerSm, std::min<int64_t>(sp.split_rows_blocks_per_sm,
+                                                max_resident_blocks(split_kernel, Policy::kThreads)));
+    const int64_t split_wave = int64_t(sm_count()) * split_blocks_per_sm;
     const int64_t per_loop = Policy::kThreads * Policy::kUnroll;
     const int64_t max_split = a.chunks < per_loop * sp.one_block_loops ? 1 : a.chunks / per_loop;
-    const int64_t split = std::min(ceil_div(resident_blocks, p.n_out), max_split);
+    const int64_t split = std::min(ceil_div(split_wave, p.n_out), max_split);
     a.split = static_cast<int>(split);
     at::Tensor workspace;
     if (split > 1) {
       std::tie(a.counters, a.partials) = split_workspace<wide_t>(like, workspace, p.n_out, p.n_out * split);
     }
     const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
-    gpureduce_sum_split_rows<SumOp<acc_t>, in_t, out_t, V, kStep><<<grid, Policy::kThreads, 0, stream>>>(a, x, y);
+    split_kernel<<<grid, Policy::kThreads, 0, stream>>>(a, x, y);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
