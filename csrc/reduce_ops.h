@@ -74,27 +74,10 @@ struct SumOp {
 #endif
 
   // Sum of V consecutive inputs as a balanced tree, so that a vector load
-  // costs one add into the running partial.
+  // costs one add into the running partial. (Byte vectors on CUDA go through
+  // reduce_packed_bytes instead.)
   template <int V, typename in_t>
   C10_HOST_DEVICE static acc_t reduce_vector(const in_t (&v)[V]) {
-#if defined(__CUDA_ARCH__)
-    // Byte-sized integers: dp4a adds four bytes into an int32 in one
-    // instruction. 16 bytes sum to at most 4080 in magnitude, so int32 is safe.
-    if constexpr (sizeof(in_t) == 1 && std::is_integral_v<acc_t> && V % 4 == 0) {
-      const int* words = reinterpret_cast<const int*>(v);
-      int s = 0;
-#pragma unroll
-      for (int w = 0; w < V / 4; ++w) {
-        if constexpr (std::is_signed_v<in_t>) {
-          s = __dp4a(words[w], 0x01010101, s);
-        } else {
-          s = static_cast<int>(__dp4a(static_cast<unsigned>(words[w]), 0x01010101u,
-                                      static_cast<unsigned>(s)));
-        }
-      }
-      return static_cast<acc_t>(s);
-    } else
-#endif
     if constexpr (sizeof(in_t) == 2 && std::is_integral_v<acc_t>) {
       int32_t s = 0;  // 8 int16 values cannot overflow int32
 #pragma unroll
