@@ -6,7 +6,8 @@ import reduce_op
 
 torch.manual_seed(0)
 cases = [((1 << 16) + 3, None), (5000, None), ((256, 16), 1), ((64, 300), 1), ((8, 9000), 1),
-         ((8, 5, 3000), (0, 2)), ((20000, 16), 0), ((512, 130), 0), ((4, 6, 40), 1), ((6, 5, 4, 3), (0, 2))]
+         ((8, 5, 3000), (0, 2)), ((20000, 16), 0), ((512, 130), 0), ((4, 6, 40), 1), ((6, 5, 4, 3), (0, 2)),
+         ((1000, 24), 1), ((333, 7), 1), ((3, 1 << 18), 1)]
 for dtype in (torch.float32, torch.float16, torch.int8, torch.uint8, torch.complex64):
     for shape, dim in cases:
         x = (torch.randn(shape) * 10).to(dtype).cuda()

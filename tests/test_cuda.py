@@ -110,6 +110,59 @@ def test_stride2_rows(case, dtype):
     assert (2 in steps) == vector, steps
 
 
+def _kernels_run(fn):
+    """Names of the CUDA kernels that fn launches."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return {e.name for e in prof.events()}
+
+
+# Outputs of at most 32 chunks (16-byte vectors, or single elements where the
+# rows do not allow vectors) run the short rows kernel, a lane per chunk. The
+# cases sit on both sides of each lane-group size and of the 32-chunk limit;
+# the flag says whether float32 takes the short rows kernel.
+SHORT_ROW_CASES = [
+    ((1000, 4), 1, True), ((1001, 8), 1, True), ((999, 12), 1, True), ((4099, 16), 1, True),
+    ((333, 24), 1, True), ((2048, 32), 1, True), ((517, 64), 1, True), ((100, 124), 1, True),
+    ((100, 128), 1, True), ((100, 132), 1, False), ((3000, 3), 1, True), ((257, 31), 1, True),
+    ((257, 33), 1, False), ((3, 16), 1, True), ((100003, 2), 1, True),
+    ((9, 5, 16), 2, True),       # two outer dims after slicing (below)
+    ((7, 3, 16), (1, 2), True),  # three rows of 8 per output (sliced below)
+]
+
+
+@pytest.mark.parametrize("case", range(len(SHORT_ROW_CASES)))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int8,
+                                   torch.uint8, torch.bool, torch.int16, torch.int32, torch.int64,
+                                   torch.complex64, torch.complex128], ids=str)
+def test_short_rows(case, dtype):
+    shape, dim, short_f32 = SHORT_ROW_CASES[case]
+    x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+    if shape == (9, 5, 16):
+        x = x[:, :4, :]       # outer dims (9, 4) that do not merge
+    elif shape == (7, 3, 16):
+        x = x[:, :, :8]       # rows of 8 with a row stride of 16
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+    if dtype == torch.float32:
+        names = _kernels_run(lambda: reduce_op.sum(x, dim))
+        assert any("gpureduce_sum_short_rows" in n for n in names) == short_f32, names
+
+
+# The ways a split rows pass may combine its blocks' partials
+# (GPUREDUCE_TUNE_SPLIT_FINISH, csrc/cuda/sum_kernel.cu), each in a process of
+# its own: full sums and few long rows, eager and in a replayed CUDA graph.
+@pytest.mark.parametrize("mode", [1, 2, 3])
+def test_split_finish_modes(mode):
+    script = os.path.join(os.path.dirname(__file__), "split_finish_workload.py")
+    env = dict(os.environ, GPUREDUCE_TUNE_SPLIT_FINISH=str(mode))
+    r = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert "workload ok" in r.stdout
+
+
 @pytest.mark.slow
 def test_more_than_2_pow_31_elements():
     n = (1 << 31) + 8192

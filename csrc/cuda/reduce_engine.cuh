@@ -30,6 +30,10 @@ struct EnginePolicy {
   static constexpr int kThreads = 512;
   static constexpr int kUnroll = 4;       // independent loads in flight per thread
   static constexpr int kBlocksPerSm = 2;  // 1024 resident threads, 64 registers each
+  // The split rows kernel (full sums) is held to 40 registers so that three
+  // blocks fit an SM: one wave of them then has 1536 threads' loads in flight
+  // per SM, which the sweep of 2 against 3 blocks favoured (NOTES.md).
+  static constexpr int kSplitBlocksPerSm = 3;
 };
 
 template <typename T, int V>
@@ -154,6 +158,48 @@ __device__ __forceinline__ void pick_every(const in_t (&v)[V], in_t (&picked)[V 
   for (int i = 0; i < V / kStep; ++i) picked[i] = v[i * kStep];
 }
 
+// The registers of one chunk between its load and its sum: for byte inputs
+// of an integer sum the 16 bytes as the four words they arrived in (see
+// SumOp::reduce_packed_bytes), else V elements. Loading and summing are
+// separate so that a thread can put several loads in flight before it adds.
+template <class Op, typename in_t, int V, int kStep>
+struct Chunk {
+  static constexpr bool kPacked = V == 16 && kStep == 1 && Op::template sums_packed_bytes<in_t>();
+  using wide_t = typename Op::wide_op::acc_type;
+  std::conditional_t<kPacked, uint4, VecOf<in_t, V>> raw;
+
+  __device__ __forceinline__ void load(const in_t* p) {
+    raw = *reinterpret_cast<const decltype(raw)*>(p);
+  }
+  __device__ __forceinline__ wide_t sum() const {
+    if constexpr (kPacked) {
+      return Op::template reduce_packed_bytes<in_t>(raw);
+    } else {
+      in_t picked[V / kStep];
+      pick_every<V, kStep>(raw.v, picked);
+      return static_cast<wide_t>(Op::template reduce_vector<V / kStep>(picked));
+    }
+  }
+};
+
+// Programmatic dependent launch (sm_90). A kernel launched with
+// programmatic stream serialization may start while the kernel before it in
+// the stream is still running; wait_for_prior_grid() returns once that
+// kernel has completed and its memory is visible, so it must come before
+// the first global memory access. allow_next_grid() lets the next such
+// kernel be scheduled early (it still waits for this one to complete before
+// it touches memory). Both are no-ops for a normal launch.
+__device__ __forceinline__ void wait_for_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_next_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // Sum of chunks begin, begin + step, ... < end of one output, kUnroll loads
 // in flight, each into its own partial. Partials are of the op's wide type
 // (SumOp::wide_op): a vector's elements are added in acc_t, the rest wide.
@@ -162,43 +208,24 @@ __device__ __forceinline__ wide_t sum_chunks(const in_t* __restrict__ base, cons
                                              int64_t c, int64_t end, int64_t step) {
   using WideOp = typename Op::wide_op;
   constexpr int U = EnginePolicy::kUnroll;
-  constexpr int P = V / kStep;
   wide_t acc[U];
 #pragma unroll
   for (int u = 0; u < U; ++u) acc[u] = WideOp::identity();
-  if constexpr (V == 16 && kStep == 1 && Op::template sums_packed_bytes<in_t>()) {
-    for (; c + (U - 1) * step < end; c += U * step) {
-      uint4 w[U];
+  Chunk<Op, in_t, V, kStep> ch[U];
+  for (; c + (U - 1) * step < end; c += U * step) {
 #pragma unroll
-      for (int u = 0; u < U; ++u)
-        w[u] = *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c + u * step));
+    for (int u = 0; u < U; ++u) ch[u].load(base + chunk_offset<V>(a, c + u * step));
 #pragma unroll
-      for (int u = 0; u < U; ++u)
-        acc[u] = WideOp::combine(acc[u], Op::template reduce_packed_bytes<in_t>(w[u]));
-    }
-    for (; c < end; c += step)
-      acc[0] = WideOp::combine(acc[0], Op::template reduce_packed_bytes<in_t>(
-                                           *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c))));
-  } else {
-    for (; c + (U - 1) * step < end; c += U * step) {
-      alignas(16) in_t v[U][V];
-#pragma unroll
-      for (int u = 0; u < U; ++u) load_vec<V>(base + chunk_offset<V>(a, c + u * step), v[u]);
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        in_t picked[P];
-        pick_every<V, kStep>(v[u], picked);
-        acc[u] = WideOp::combine(acc[u], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
-      }
-    }
-    for (; c < end; c += step) {
-      alignas(16) in_t v[V];
-      load_vec<V>(base + chunk_offset<V>(a, c), v);
-      in_t picked[P];
-      pick_every<V, kStep>(v, picked);
-      acc[0] = WideOp::combine(acc[0], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
-    }
+    for (int u = 0; u < U; ++u) acc[u] = WideOp::combine(acc[u], ch[u].sum());
   }
+  // The last chunks (fewer than U) also load together: one after another,
+  // each was a memory round trip of its own at the very end of the kernel.
+#pragma unroll
+  for (int u = 0; u < U - 1; ++u)
+    if (c + u * step < end) ch[u].load(base + chunk_offset<V>(a, c + u * step));
+#pragma unroll
+  for (int u = 0; u < U - 1; ++u)
+    if (c + u * step < end) acc[u] = WideOp::combine(acc[u], ch[u].sum());
 #pragma unroll
   for (int w = 1; w < U; w *= 2) {
 #pragma unroll
@@ -234,15 +261,62 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   }
 }
 
+// Short outputs (at most 32 chunks each): a group of lanes, the power of two
+// at or above the chunk count, reads one chunk per lane, so that a warp's
+// load covers 32 / group whole neighbouring rows (512 contiguous bytes when
+// the rows are dense) rather than a strided piece of each; every thread
+// keeps the loads of kUnroll outputs in flight.
+template <class Op, typename in_t, typename out_t, int V>
+__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
+    gpureduce_sum_short_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
+                             out_t* __restrict__ out) {
+  using WideOp = typename Op::wide_op;
+  using wide_t = typename WideOp::acc_type;
+  constexpr int U = EnginePolicy::kUnroll;
+  const int group = a.group;
+  const int lane = threadIdx.x & (group - 1);
+  const int groups_per_block = blockDim.x / group;
+  const int64_t first = static_cast<int64_t>(threadIdx.x / group);
+  const bool reads = lane < a.chunks;
+  const int64_t lane_off = reads ? chunk_offset<V>(a, lane) : 0;
+  const int64_t per_block = int64_t(groups_per_block) * U;
+  // Uniform loop bound across the block: every lane reaches the shuffles.
+  for (int64_t o0 = static_cast<int64_t>(blockIdx.x) * per_block; o0 < a.n_out;
+       o0 += static_cast<int64_t>(gridDim.x) * per_block) {
+    Chunk<Op, in_t, V, 1> ch[U];
+    int64_t out_off[U];
+    bool live[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t o = o0 + u * groups_per_block + first;
+      live[u] = o < a.n_out;
+      int64_t in_off = 0;
+      out_off[u] = 0;
+      if (live[u]) a.outer.offsets(o, in_off, out_off[u]);
+      if (live[u] && reads) ch[u].load(in + in_off + lane_off);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      wide_t s = live[u] && reads ? ch[u].sum() : WideOp::identity();
+      s = group_reduce<WideOp>(s, group);
+      if (live[u] && lane == 0) out[out_off[u]] = WideOp::template project<out_t>(s);
+    }
+  }
+}
+
 // Few, long outputs (a full sum is one): blockIdx.y is the output and the
 // `split` blocks along x interleave over its chunks, so that the blocks
-// running at one time read neighbouring memory.
+// running at one time read neighbouring memory. With split > 1 each block
+// writes its partial; then either the last block to arrive (a.counters set)
+// or gpureduce_sum_finish_partials (a.counters null) combines them.
 template <class Op, typename in_t, typename out_t, int V, int kStep>
-__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
+__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kSplitBlocksPerSm)
     gpureduce_sum_split_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
                              out_t* __restrict__ out) {
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
+  wait_for_prior_grid();
+  allow_next_grid();
   const int64_t o = blockIdx.y;
   int64_t in_off, out_off;
   a.outer.offsets(o, in_off, out_off);
@@ -258,8 +332,33 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
     if (threadIdx.x == 0) out[out_off] = WideOp::template project<out_t>(acc);
     return;
   }
+  if (a.counters == nullptr) {
+    if (threadIdx.x == 0) a.partials[o * a.split + blockIdx.x] = acc;
+    return;
+  }
   finish_last_block<WideOp>(acc, a.partials + o * a.split, blockIdx.x, a.counters + o, a.split,
                             out + out_off);
+}
+
+// The second launch of a split rows pass without tickets: block o combines
+// output o's `split` partials in slot order (the order finish_last_block
+// uses), so that no counter has to be zeroed before the first launch.
+template <class WideOp, typename out_t>
+__global__ void __launch_bounds__(EnginePolicy::kThreads)
+    gpureduce_sum_finish_partials(const typename WideOp::acc_type* __restrict__ partials, int split,
+                                  OuterIndexer outer, out_t* __restrict__ out) {
+  using wide_t = typename WideOp::acc_type;
+  wait_for_prior_grid();
+  allow_next_grid();
+  const int64_t o = blockIdx.x;
+  wide_t acc = WideOp::identity();
+  for (int i = threadIdx.x; i < split; i += blockDim.x) acc = WideOp::combine(acc, partials[o * split + i]);
+  acc = block_reduce<WideOp>(acc);
+  if (threadIdx.x == 0) {
+    int64_t in_off, out_off;
+    outer.offsets(o, in_off, out_off);
+    out[out_off] = WideOp::template project<out_t>(acc);
+  }
 }
 
 // ------------------------------------------------------------- columns ----
@@ -288,23 +387,28 @@ __device__ __forceinline__ int64_t column_row_offset(const ColumnsArgs<acc_t>& a
   return (r - q * a.n_reduce) * a.reduce_stride + q * a.reduce_outer_stride;
 }
 
-// Combines acc[V] across threadIdx.y with a fixed tree per column element;
-// the result is valid in the threads with threadIdx.y == 0.
+// Combines acc[V] across threadIdx.y with a fixed halving tree (row y takes
+// row y + h's partials); the result is valid in the threads with
+// threadIdx.y == 0. Each level moves all V columns of a thread at once, so a
+// block pays two barriers per level rather than per column and level.
 template <class Op, int V, typename acc_t>
 __device__ __forceinline__ void combine_over_y(acc_t (&acc)[V]) {
-  __shared__ __align__(16) unsigned char raw[EnginePolicy::kThreads * sizeof(acc_t)];
-  acc_t* sm = reinterpret_cast<acc_t*>(raw);
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  constexpr int kSlots = EnginePolicy::kThreads / 2;
+  __shared__ __align__(16) unsigned char raw[kSlots * V * sizeof(acc_t)];
+  acc_t* sm = reinterpret_cast<acc_t*>(raw);  // [V][slot]: neighbouring threads, neighbouring words
+  for (int h = blockDim.y / 2; h > 0; h /= 2) {
+    if (threadIdx.y >= h && threadIdx.y < 2 * h) {
+      const int slot = (threadIdx.y - h) * blockDim.x + threadIdx.x;
 #pragma unroll
-  for (int j = 0; j < V; ++j) {
-    __syncthreads();  // the previous element's readers are done
-    sm[tid] = acc[j];
-    __syncthreads();
-    for (int h = blockDim.y / 2; h > 0; h /= 2) {
-      if (threadIdx.y < h) sm[tid] = Op::combine(sm[tid], sm[tid + h * blockDim.x]);
-      __syncthreads();
+      for (int j = 0; j < V; ++j) sm[j * kSlots + slot] = acc[j];
     }
-    acc[j] = sm[threadIdx.x];
+    __syncthreads();
+    if (threadIdx.y < h) {
+      const int slot = threadIdx.y * blockDim.x + threadIdx.x;
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[j] = Op::combine(acc[j], sm[j * kSlots + slot]);
+    }
+    __syncthreads();
   }
 }
 

@@ -69,6 +69,13 @@ struct SplitPolicy {
   int64_t column_target_waves = tuned("COLUMN_TARGET_WAVES", 2);
   int64_t min_column_loops_small = tuned("MIN_COLUMN_LOOPS_SMALL", 1);
   int64_t small_column_input_bytes = tuned("SMALL_COLUMN_INPUT_BYTES", int64_t(32) << 20);
+  // Outputs of at most 32 chunks go to the short rows kernel (1), or to the
+  // inner rows kernel like longer ones (2).
+  int64_t short_rows = tuned("SHORT_ROWS", 1);
+  // How a split rows pass combines its blocks' partials: 1, the last block
+  // to take a ticket (the tickets zeroed by a memset first); 2, a second
+  // kernel; 3, a second kernel, both launched as programmatic dependents.
+  int64_t split_finish = tuned("SPLIT_FINISH", 1);
 };
 
 const SplitPolicy& split_policy() {
@@ -126,6 +133,31 @@ std::pair<unsigned*, acc_t*> split_workspace(const at::Tensor& like, at::Tensor&
   return {reinterpret_cast<unsigned*>(bytes), reinterpret_cast<acc_t*>(bytes + counter_bytes)};
 }
 
+// Launches `kernel` on `stream`; with `pdl`, as a programmatic dependent of
+// the work before it (the kernel waits for that work itself: see
+// wait_for_prior_grid in reduce_engine.cuh).
+template <typename... Params, typename... Args>
+void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, bool pdl,
+                   Args&&... args) {
+  if (!pdl) {
+    kernel<<<grid, block, 0, stream>>>(std::forward<Args>(args)...);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  C10_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 // `head`/`tail`: scalar elements before and after the vector body of a single
 // dense row (see RowsArgs); zero otherwise.
 // kStep = 2: the row has element stride 2 and is read as dense memory of
@@ -174,14 +206,37 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     const int64_t max_split = a.chunks < per_loop * sp.one_block_loops ? 1 : a.chunks / per_loop;
     const int64_t split = std::min(ceil_div(split_wave, p.n_out), max_split);
     a.split = static_cast<int>(split);
-    at::Tensor workspace;
-    if (split > 1) {
-      std::tie(a.counters, a.partials) = split_workspace<wide_t>(like, workspace, p.n_out, p.n_out * split);
-    }
     const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
-    split_kernel<<<grid, Policy::kThreads, 0, stream>>>(a, x, y);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    at::Tensor workspace;
+    if (split > 1 && sp.split_finish == 1) {
+      std::tie(a.counters, a.partials) = split_workspace<wide_t>(like, workspace, p.n_out, p.n_out * split);
+    } else if (split > 1) {
+      workspace = at::empty({p.n_out * split * int64_t(sizeof(wide_t))}, like.options().dtype(at::kByte));
+      a.partials = reinterpret_cast<wide_t*>(workspace.data_ptr());
+    }
+    const bool pdl = sp.split_finish == 3;
+    launch_kernel(split_kernel, grid, dim3(Policy::kThreads), stream, pdl, a, x, y);
+    if (split > 1 && sp.split_finish != 1) {
+      launch_kernel(gpureduce_sum_finish_partials<typename SumOp<acc_t>::wide_op, out_t>,
+                    dim3(static_cast<unsigned>(p.n_out)), dim3(256), stream, pdl,
+                    static_cast<const wide_t*>(a.partials), a.split, p.outer, y);
+    }
     return;
+  }
+  // Outputs of at most 32 chunks: a lane per chunk (gpureduce_sum_short_rows).
+  // [2097152, 32] float32 over dim 1 read 3302 GB/s with two lanes of four
+  // chunks each through the inner rows kernel (benchmarks/NOTES.md).
+  if constexpr (kStep == 1) {
+    if (a.chunks <= 32 && sp.short_rows == 1) {
+      a.group = static_cast<int>(pow2_at_least(a.chunks));
+      const int64_t per_block = (Policy::kThreads / a.group) * Policy::kUnroll;
+      const int64_t blocks =
+          std::min(ceil_div(p.n_out, per_block), resident_blocks * sp.inner_rows_blocks_per_slot);
+      gpureduce_sum_short_rows<SumOp<acc_t>, in_t, out_t, V>
+          <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
   }
   a.group = static_cast<int>(std::min<int64_t>(lanes_wanted, 32));
   const int64_t groups_per_block = Policy::kThreads / a.group;
