@@ -154,7 +154,7 @@ def test_short_rows(case, dtype):
 # The ways a split rows pass may combine its blocks' partials
 # (GPUREDUCE_TUNE_SPLIT_FINISH, csrc/cuda/sum_kernel.cu), each in a process of
 # its own: full sums and few long rows, eager and in a replayed CUDA graph.
-@pytest.mark.parametrize("mode", [1, 2, 3])
+@pytest.mark.parametrize("mode", [1, 2, 3, 4])
 def test_split_finish_modes(mode):
     script = os.path.join(os.path.dirname(__file__), "split_finish_workload.py")
     env = dict(os.environ, GPUREDUCE_TUNE_SPLIT_FINISH=str(mode))

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <c10/macros/Macros.h>
+#include <c10/util/Half.h>
 #include <c10/util/complex.h>
 
 #include <cstdint>
@@ -32,8 +33,14 @@ struct EnginePolicy {
   static constexpr int kBlocksPerSm = 2;  // 1024 resident threads, 64 registers each
   // The split rows kernel (full sums) is held to 40 registers so that three
   // blocks fit an SM: one wave of them then has 1536 threads' loads in flight
-  // per SM, which the sweep of 2 against 3 blocks favoured (NOTES.md).
-  static constexpr int kSplitBlocksPerSm = 3;
+  // per SM, which the sweep of 2 against 3 blocks favoured (NOTES.md). Not
+  // for bfloat16 and int16 vectors and 16-byte elements: at 40 registers they
+  // spill (bfloat16 full sums of 2^26 fell from 1.04x to 0.92x of torch.sum).
+  template <typename in_t, int V, int kStep>
+  static constexpr int split_blocks_per_sm() {
+    const bool tight = (kStep == 1 && V == 8 && !std::is_same_v<in_t, c10::Half>) || sizeof(in_t) == 16;
+    return tight ? 2 : 3;
+  }
 };
 
 template <typename T, int V>
@@ -180,6 +187,15 @@ struct Chunk {
       return static_cast<wide_t>(Op::template reduce_vector<V / kStep>(picked));
     }
   }
+  __device__ __forceinline__ typename Op::acc_type sum_acc() const {
+    if constexpr (kPacked) {
+      return Op::template reduce_packed_bytes<in_t>(raw);
+    } else {
+      in_t picked[V / kStep];
+      pick_every<V, kStep>(raw.v, picked);
+      return Op::template reduce_vector<V / kStep>(picked);
+    }
+  }
 };
 
 // Programmatic dependent launch (sm_90). A kernel launched with
@@ -261,17 +277,34 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   }
 }
 
+// Input and output offsets of output o of a rows pass: one multiply-add
+// each when the outputs sit at constant strides (the usual case), else the
+// general indexer.
+template <typename wide_t>
+__device__ __forceinline__ void output_offsets(const RowsArgs<wide_t>& a, int64_t o, int64_t& in_off,
+                                               int64_t& out_off) {
+  if (a.outer.ndim == 1) {
+    in_off = o * a.outer.in_strides[0];
+    out_off = o * a.outer.out_strides[0];
+  } else {
+    a.outer.offsets(o, in_off, out_off);
+  }
+}
+
 // Short outputs (at most 32 chunks each): a group of lanes, the power of two
 // at or above the chunk count, reads one chunk per lane, so that a warp's
 // load covers 32 / group whole neighbouring rows (512 contiguous bytes when
-// the rows are dense) rather than a strided piece of each; every thread
-// keeps the loads of kUnroll outputs in flight.
+// the rows are dense) rather than a strided piece of each. Each thread reads
+// kUnroll outputs per step, and the next step's loads are issued before this
+// step's sums, shuffles and stores, so that loads stay in flight while the
+// thread computes. A first version without that overlap read 2750-3000 GB/s
+// on the H200 where the inner rows kernel read 3300-3900 (NOTES.md).
+// The few adds of an output stay in the accumulator type (no wide partials).
 template <class Op, typename in_t, typename out_t, int V>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
     gpureduce_sum_short_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
                              out_t* __restrict__ out) {
-  using WideOp = typename Op::wide_op;
-  using wide_t = typename WideOp::acc_type;
+  using acc_t = typename Op::acc_type;
   constexpr int U = EnginePolicy::kUnroll;
   const int group = a.group;
   const int lane = threadIdx.x & (group - 1);
@@ -280,26 +313,39 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   const bool reads = lane < a.chunks;
   const int64_t lane_off = reads ? chunk_offset<V>(a, lane) : 0;
   const int64_t per_block = int64_t(groups_per_block) * U;
-  // Uniform loop bound across the block: every lane reaches the shuffles.
-  for (int64_t o0 = static_cast<int64_t>(blockIdx.x) * per_block; o0 < a.n_out;
-       o0 += static_cast<int64_t>(gridDim.x) * per_block) {
-    Chunk<Op, in_t, V, 1> ch[U];
-    int64_t out_off[U];
-    bool live[U];
+  const int64_t grid_step = static_cast<int64_t>(gridDim.x) * per_block;
+
+  using ChunkT = Chunk<Op, in_t, V, 1>;
+  auto issue = [&](int64_t o0, ChunkT (&ch)[U]) {
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int64_t o = o0 + u * groups_per_block + first;
-      live[u] = o < a.n_out;
-      int64_t in_off = 0;
-      out_off[u] = 0;
-      if (live[u]) a.outer.offsets(o, in_off, out_off[u]);
-      if (live[u] && reads) ch[u].load(in + in_off + lane_off);
+      if (o < a.n_out && reads) {
+        int64_t in_off, out_off;
+        output_offsets(a, o, in_off, out_off);
+        ch[u].load(in + in_off + lane_off);
+      }
     }
+  };
+  ChunkT next[U];
+  int64_t o0 = static_cast<int64_t>(blockIdx.x) * per_block;
+  issue(o0, next);
+  // Uniform loop bound across the block: every lane reaches the shuffles.
+  for (; o0 < a.n_out; o0 += grid_step) {
+    ChunkT cur[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) cur[u] = next[u];
+    if (o0 + grid_step < a.n_out) issue(o0 + grid_step, next);
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      wide_t s = live[u] && reads ? ch[u].sum() : WideOp::identity();
-      s = group_reduce<WideOp>(s, group);
-      if (live[u] && lane == 0) out[out_off[u]] = WideOp::template project<out_t>(s);
+      const int64_t o = o0 + u * groups_per_block + first;
+      acc_t s = o < a.n_out && reads ? cur[u].sum_acc() : Op::identity();
+      s = group_reduce<Op>(s, group);
+      if (o < a.n_out && lane == 0) {
+        int64_t in_off, out_off;
+        output_offsets(a, o, in_off, out_off);
+        out[out_off] = Op::template project<out_t>(s);
+      }
     }
   }
 }
@@ -310,7 +356,8 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
 // writes its partial; then either the last block to arrive (a.counters set)
 // or gpureduce_sum_finish_partials (a.counters null) combines them.
 template <class Op, typename in_t, typename out_t, int V, int kStep>
-__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kSplitBlocksPerSm)
+__global__ void __launch_bounds__(EnginePolicy::kThreads,
+                                  EnginePolicy::template split_blocks_per_sm<in_t, V, kStep>())
     gpureduce_sum_split_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
                              out_t* __restrict__ out) {
   using WideOp = typename Op::wide_op;

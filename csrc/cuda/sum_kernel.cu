@@ -74,8 +74,9 @@ struct SplitPolicy {
   int64_t short_rows = tuned("SHORT_ROWS", 1);
   // How a split rows pass combines its blocks' partials: 1, the last block
   // to take a ticket (the tickets zeroed by a memset first); 2, a second
-  // kernel; 3, a second kernel, both launched as programmatic dependents.
-  int64_t split_finish = tuned("SPLIT_FINISH", 1);
+  // kernel; 3, a second kernel, both launched as programmatic dependents;
+  // 4, the same with only the second kernel so launched.
+  int64_t split_finish = tuned("SPLIT_FINISH", 3);
 };
 
 const SplitPolicy& split_policy() {
@@ -214,11 +215,10 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
       workspace = at::empty({p.n_out * split * int64_t(sizeof(wide_t))}, like.options().dtype(at::kByte));
       a.partials = reinterpret_cast<wide_t*>(workspace.data_ptr());
     }
-    const bool pdl = sp.split_finish == 3;
-    launch_kernel(split_kernel, grid, dim3(Policy::kThreads), stream, pdl, a, x, y);
+    launch_kernel(split_kernel, grid, dim3(Policy::kThreads), stream, sp.split_finish == 3, a, x, y);
     if (split > 1 && sp.split_finish != 1) {
       launch_kernel(gpureduce_sum_finish_partials<typename SumOp<acc_t>::wide_op, out_t>,
-                    dim3(static_cast<unsigned>(p.n_out)), dim3(256), stream, pdl,
+                    dim3(static_cast<unsigned>(p.n_out)), dim3(256), stream, sp.split_finish >= 3,
                     static_cast<const wide_t*>(a.partials), a.split, p.outer, y);
     }
     return;
