@@ -41,6 +41,13 @@ struct EnginePolicy {
     const bool tight = (kStep == 1 && V == 8 && !std::is_same_v<in_t, c10::Half>) || sizeof(in_t) == 16;
     return tight ? 2 : 3;
   }
+  // The columns kernel likewise for vectors of four (float32, int32): three
+  // blocks of 512 threads, half as many loads again in flight per SM as two.
+  // float64 and int64 pairs spill a few bytes at 40 registers.
+  template <int V>
+  static constexpr int columns_blocks_per_sm() {
+    return V == 4 ? 3 : 2;
+  }
 };
 
 template <typename T, int V>
@@ -291,39 +298,49 @@ __device__ __forceinline__ void output_offsets(const RowsArgs<wide_t>& a, int64_
   }
 }
 
-// Short outputs (at most 32 chunks each): a group of lanes, the power of two
-// at or above the chunk count, reads one chunk per lane, so that a warp's
-// load covers 32 / group whole neighbouring rows (512 contiguous bytes when
-// the rows are dense) rather than a strided piece of each. Each thread reads
-// kUnroll outputs per step, and the next step's loads are issued before this
-// step's sums, shuffles and stores, so that loads stay in flight while the
-// thread computes. A first version without that overlap read 2750-3000 GB/s
-// on the H200 where the inner rows kernel read 3300-3900 (NOTES.md).
-// The few adds of an output stay in the accumulator type (no wide partials).
-template <class Op, typename in_t, typename out_t, int V>
+// Short outputs (at most 32 chunks each). A group of lanes, the power of
+// two at or above chunks / P, reads up to P chunks per lane (lane, lane +
+// group, ...), and each thread reads kUnroll chunks per step: those of
+// kUnroll / P outputs. With P = 1 a warp's load covers 32 / group whole
+// neighbouring rows (512 contiguous bytes when the rows are dense); larger P
+// needs fewer shuffles per byte. The next step's loads are issued before
+// this step's sums, shuffles and stores, so that loads stay in flight while
+// the thread computes: without that, P = 1 read 2750-3000 GB/s on the H200
+// where the inner rows kernel read 3300-3900 (NOTES.md). The few adds of an
+// output stay in the accumulator type (no wide partials).
+template <class Op, typename in_t, typename out_t, int V, int P>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
     gpureduce_sum_short_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
                              out_t* __restrict__ out) {
   using acc_t = typename Op::acc_type;
   constexpr int U = EnginePolicy::kUnroll;
+  constexpr int kOuts = U / P;  // outputs per thread and step
+  static_assert(U % P == 0, "P divides the unroll");
   const int group = a.group;
   const int lane = threadIdx.x & (group - 1);
   const int groups_per_block = blockDim.x / group;
   const int64_t first = static_cast<int64_t>(threadIdx.x / group);
-  const bool reads = lane < a.chunks;
-  const int64_t lane_off = reads ? chunk_offset<V>(a, lane) : 0;
-  const int64_t per_block = int64_t(groups_per_block) * U;
+  const int64_t per_block = int64_t(groups_per_block) * kOuts;
   const int64_t grid_step = static_cast<int64_t>(gridDim.x) * per_block;
+  int64_t lane_off[P];
+  bool reads[P];
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+    reads[j] = lane + j * group < a.chunks;
+    lane_off[j] = reads[j] ? chunk_offset<V>(a, lane + j * group) : 0;
+  }
 
   using ChunkT = Chunk<Op, in_t, V, 1>;
   auto issue = [&](int64_t o0, ChunkT (&ch)[U]) {
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t o = o0 + u * groups_per_block + first;
-      if (o < a.n_out && reads) {
+    for (int q = 0; q < kOuts; ++q) {
+      const int64_t o = o0 + q * groups_per_block + first;
+      if (o < a.n_out) {
         int64_t in_off, out_off;
         output_offsets(a, o, in_off, out_off);
-        ch[u].load(in + in_off + lane_off);
+#pragma unroll
+        for (int j = 0; j < P; ++j)
+          if (reads[j]) ch[q * P + j].load(in + in_off + lane_off[j]);
       }
     }
   };
@@ -337,9 +354,12 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
     for (int u = 0; u < U; ++u) cur[u] = next[u];
     if (o0 + grid_step < a.n_out) issue(o0 + grid_step, next);
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t o = o0 + u * groups_per_block + first;
-      acc_t s = o < a.n_out && reads ? cur[u].sum_acc() : Op::identity();
+    for (int q = 0; q < kOuts; ++q) {
+      const int64_t o = o0 + q * groups_per_block + first;
+      acc_t s = Op::identity();
+#pragma unroll
+      for (int j = 0; j < P; ++j)
+        if (o < a.n_out && reads[j]) s = Op::combine(s, cur[q * P + j].sum_acc());
       s = group_reduce<Op>(s, group);
       if (o < a.n_out && lane == 0) {
         int64_t in_off, out_off;
@@ -487,7 +507,7 @@ __device__ __forceinline__ walk_t walk_add(walk_t w, in_t x) {
 // Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
 // threadIdx.y strides over the rows of blockIdx.y's slice.
 template <class Op, typename in_t, typename out_t, int V>
-__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
+__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template columns_blocks_per_sm<V>())
     gpureduce_sum_columns(ColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
                           out_t* __restrict__ out) {
   using acc_t = typename Op::acc_type;

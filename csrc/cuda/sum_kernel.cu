@@ -72,6 +72,8 @@ struct SplitPolicy {
   // Outputs of at most 32 chunks go to the short rows kernel (1), or to the
   // inner rows kernel like longer ones (2).
   int64_t short_rows = tuned("SHORT_ROWS", 1);
+  // Chunks per lane in the short rows kernel: 1, 2 or 4.
+  int64_t short_rows_per_lane = tuned("SHORT_ROWS_PER_LANE", 1);
   // How a split rows pass combines its blocks' partials: 1, the last block
   // to take a ticket (the tickets zeroed by a memset first); 2, a second
   // kernel; 3, a second kernel, both launched as programmatic dependents;
@@ -228,12 +230,17 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   // chunks each through the inner rows kernel (benchmarks/NOTES.md).
   if constexpr (kStep == 1) {
     if (a.chunks <= 32 && sp.short_rows == 1) {
-      a.group = static_cast<int>(pow2_at_least(a.chunks));
-      const int64_t per_block = (Policy::kThreads / a.group) * Policy::kUnroll;
-      const int64_t blocks =
-          std::min(ceil_div(p.n_out, per_block), resident_blocks * sp.inner_rows_blocks_per_slot);
-      gpureduce_sum_short_rows<SumOp<acc_t>, in_t, out_t, V>
-          <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
+      const int64_t per_lane = sp.short_rows_per_lane >= 4 ? 4 : sp.short_rows_per_lane >= 2 ? 2 : 1;
+      a.group = static_cast<int>(pow2_at_least(ceil_div(a.chunks, per_lane)));
+      const int64_t per_block = (Policy::kThreads / a.group) * (Policy::kUnroll / per_lane);
+      const unsigned blocks = static_cast<unsigned>(
+          std::min(ceil_div(p.n_out, per_block), resident_blocks * sp.inner_rows_blocks_per_slot));
+      if (per_lane == 1)
+        gpureduce_sum_short_rows<SumOp<acc_t>, in_t, out_t, V, 1><<<blocks, Policy::kThreads, 0, stream>>>(a, x, y);
+      else if (per_lane == 2)
+        gpureduce_sum_short_rows<SumOp<acc_t>, in_t, out_t, V, 2><<<blocks, Policy::kThreads, 0, stream>>>(a, x, y);
+      else
+        gpureduce_sum_short_rows<SumOp<acc_t>, in_t, out_t, V, 4><<<blocks, Policy::kThreads, 0, stream>>>(a, x, y);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }
