@@ -72,8 +72,15 @@ struct SplitPolicy {
   // Outputs of at most 32 chunks go to the short rows kernel (1), or to the
   // inner rows kernel like longer ones (2).
   int64_t short_rows = tuned("SHORT_ROWS", 1);
-  // Chunks per lane in the short rows kernel: 1, 2 or 4.
-  int64_t short_rows_per_lane = tuned("SHORT_ROWS_PER_LANE", 1);
+  // Chunks per lane in the short rows kernel, 1 or 2. On the H200, 2 against
+  // 1: [4194304,16] float32 over dim 1 6.25x against 6.01x of torch.sum,
+  // [2097152,32] 6.31x / 6.11x, [1048576,64] 3.48x / 3.17x, [524288,128]
+  // 1.87x / 1.59x; 4 was no better than 2. bfloat16 and int16 vectors take 1:
+  // with 2 they spill at 64 registers.
+  int64_t short_rows_per_lane = tuned("SHORT_ROWS_PER_LANE", 2);
+  // Columns passes count the resident blocks of a wave from the kernel's
+  // occupancy (1) or from EnginePolicy::kBlocksPerSm (2).
+  int64_t column_waves_from_occupancy = tuned("COLUMN_WAVES_FROM_OCCUPANCY", 1);
   // How a split rows pass combines its blocks' partials: 1, the last block
   // to take a ticket (the tickets zeroed by a memset first); 2, a second
   // kernel; 3, a second kernel, both launched as programmatic dependents;
@@ -230,17 +237,18 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   // chunks each through the inner rows kernel (benchmarks/NOTES.md).
   if constexpr (kStep == 1) {
     if (a.chunks <= 32 && sp.short_rows == 1) {
-      const int64_t per_lane = sp.short_rows_per_lane >= 4 ? 4 : sp.short_rows_per_lane >= 2 ? 2 : 1;
+      constexpr bool spills_at_two = sizeof(in_t) == 2 && V == 8 && !std::is_same_v<in_t, c10::Half>;
+      const int64_t per_lane = !spills_at_two && sp.short_rows_per_lane >= 2 ? 2 : 1;
       a.group = static_cast<int>(pow2_at_least(ceil_div(a.chunks, per_lane)));
       const int64_t per_block = (Policy::kThreads / a.group) * (Policy::kUnroll / per_lane);
       const unsigned blocks = static_cast<unsigned>(
           std::min(ceil_div(p.n_out, per_block), resident_blocks * sp.inner_rows_blocks_per_slot));
+      if constexpr (!spills_at_two) {
+        if (per_lane == 2)
+          gpureduce_sum_short_rows<SumOp<acc_t>, in_t, out_t, V, 2><<<blocks, Policy::kThreads, 0, stream>>>(a, x, y);
+      }
       if (per_lane == 1)
         gpureduce_sum_short_rows<SumOp<acc_t>, in_t, out_t, V, 1><<<blocks, Policy::kThreads, 0, stream>>>(a, x, y);
-      else if (per_lane == 2)
-        gpureduce_sum_short_rows<SumOp<acc_t>, in_t, out_t, V, 2><<<blocks, Policy::kThreads, 0, stream>>>(a, x, y);
-      else
-        gpureduce_sum_short_rows<SumOp<acc_t>, in_t, out_t, V, 4><<<blocks, Policy::kThreads, 0, stream>>>(a, x, y);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }
@@ -285,7 +293,12 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   const int64_t tiles = a.x_tiles * a.n_outer;
   TORCH_CHECK(tiles < (int64_t(1) << 31), "gpureduce: too many output tiles");
 
-  const int64_t resident_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm;
+  // A wave is as many blocks as the SMs hold of this kernel: three of 512
+  // threads for float32 and int32 columns (see EnginePolicy), else two.
+  static const int64_t column_blocks_per_sm =
+      max_resident_blocks(gpureduce_sum_columns<Op, in_t, out_t, V>, Policy::kThreads);
+  const int64_t resident_blocks =
+      int64_t(sm_count()) * (sp.column_waves_from_occupancy == 1 ? column_blocks_per_sm : Policy::kBlocksPerSm);
   const int64_t target_blocks = resident_blocks * sp.column_target_waves;
   int64_t split = 1;
   if (tiles < target_blocks) {
