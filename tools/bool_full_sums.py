@@ -4,6 +4,7 @@ data, made in different ways (CUDA-graph medians, benchmarks/bench.py's
 timer, torch.sum alongside). Used on the device; see benchmarks/NOTES.md."""
 import os
 import sys
+import time
 
 import torch
 
@@ -17,6 +18,7 @@ gen = torch.Generator(device="cuda").manual_seed(0)
 
 
 def run(label, x):
+    print(f"[{time.time():.1f}]", end=" ")
     assert torch.equal(reduce_op.sum(x), torch.sum(x)), label
     ours = timer.graph_us(lambda v: reduce_op.sum(v), [x])
     ref = timer.graph_us(lambda v: torch.sum(v), [x])
@@ -41,3 +43,8 @@ u.bitwise_and_(1)
 run("  the same tensor after & 1 (0/1 data)", u)
 u.add_(2)
 run("  then + 2 (2/3 data)", u)
+del u
+f = torch.rand(n // 4, device="cuda", generator=gen)
+run("float32 2^28 (the same bytes)", f)
+time.sleep(20)
+run("  again after 20 s idle", f)
