@@ -16,6 +16,7 @@ def main(path):
     geo = math.exp(sum(math.log(r["speedup"]) for r in eng) / len(eng))
     worst = min(eng, key=lambda r: r["speedup"])
     below = [r for r in eng if r["speedup"] < 0.97]
+    slow_full = [r for r in eng if r["group"] == "full" and r["shape"][0] >= 1 << 28 and r["gpureduce_gbps"] < 4300]
     out = [f"Measured {m['date']} on an {m['gpu']} ({m['sms']} SMs), driver {m['driver']}, torch {m['torch']}, "
            f"CUDA {m['cuda']}, Python {m['python']}, by `benchmarks/bench.py`. Times are medians of CUDA-graph "
            "replays, inputs rotate among buffers to spill L2, and every case is checked against torch.sum before "
@@ -24,6 +25,8 @@ def main(path):
            f"**Summary:** {len(eng)} engine cases, all correct: {all(r['correct'] for r in rows)}; geometric-mean "
            f"speedup over torch.sum **{geo:.2f}x**; slowest {worst['speedup']:.2f}x ({worst['name']} {worst['dtype']}).",
            "Cases below 0.97x: " + (", ".join(f"{r['name']} {r['dtype']} ({r['speedup']:.2f}x)" for r in below) or "none")
+           + ".", "Full sums of 2^28 elements or more under 4300 GB/s: "
+           + (", ".join(f"{r['name']} {r['dtype']} ({r['gpureduce_gbps']:.0f} GB/s)" for r in slow_full) or "none")
            + ".", "",
            "| case | dtype | gpureduce GB/s | torch.sum GB/s | speedup |", "| --- | --- | ---: | ---: | ---: |"]
     for r in eng:

@@ -2,15 +2,18 @@
 // and the deterministic grid finish. Parametrised by an op functor
 // (reduce_ops.h), so prod/max/min/mean can reuse it.
 //
-// Two kernels cover every pass the planner (reduce_plan.h) produces:
-//   gpureduce_sum_rows*    : the reduced elements of an output are contiguous
-//                            (or strided) rows; lanes cooperate along a row.
+// Two families of kernels cover every pass the planner (reduce_plan.h)
+// produces:
+//   gpureduce_sum_*_rows   : the reduced elements of an output are contiguous
+//                            (or strided) rows; lanes cooperate along a row
+//                            (short, inner and split variants by row length).
 //   gpureduce_sum_columns  : outputs are adjacent in memory; each thread owns
 //                            a vector of adjacent outputs and walks the rows.
 // Both read 16 bytes per load where the layout allows it, keep several loads
 // in flight per thread, and finish across blocks without float atomics: each
-// block writes its partial, and the last block to arrive (an atomic ticket)
-// combines the partials in a fixed order. Results are bitwise reproducible.
+// block writes its partial, and either a second kernel (split rows) or the
+// last block to arrive (columns, an atomic ticket) combines the partials in a
+// fixed order. Results are bitwise reproducible.
 #pragma once
 
 #include <c10/macros/Macros.h>
