@@ -150,6 +150,10 @@ struct RowsArgs {
   int64_t elem_stride;     // elements between chunks in a row (1 when V > 1)
   int group;               // lanes per output (group kernel): 1, 2, ..., 32
   int split;               // blocks per output (split kernel)
+  // Split kernel: 0, the split blocks interleave over an output's chunks a
+  // block-width at a time; else each block reads its own range of this many
+  // consecutive chunks.
+  int64_t block_chunks;
   // A single dense row (a full sum) need not start or end on a 16-byte
   // boundary: the vector body starts `head` elements in, and the `head`
   // elements before it and the `tail` after it are read one by one.
@@ -390,9 +394,18 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
   const int64_t o = blockIdx.y;
   int64_t in_off, out_off;
   a.outer.offsets(o, in_off, out_off);
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t step = static_cast<int64_t>(a.split) * blockDim.x;
-  wide_t acc = sum_chunks<Op, in_t, V, kStep>(in + in_off + a.head, a, first, a.chunks, step);
+  int64_t first, end, step;
+  if (a.block_chunks == 0) {
+    first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    end = a.chunks;
+    step = static_cast<int64_t>(a.split) * blockDim.x;
+  } else {
+    const int64_t begin = static_cast<int64_t>(blockIdx.x) * a.block_chunks;
+    first = begin + threadIdx.x;
+    end = begin + a.block_chunks < a.chunks ? begin + a.block_chunks : a.chunks;
+    step = blockDim.x;
+  }
+  wide_t acc = sum_chunks<Op, in_t, V, kStep>(in + in_off + a.head, a, first, end, step);
   if (blockIdx.x == 0 && threadIdx.x < a.head + a.tail) {
     const int64_t i = threadIdx.x < a.head ? threadIdx.x : threadIdx.x + a.chunks * V;
     acc = WideOp::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), in[in_off + i])));

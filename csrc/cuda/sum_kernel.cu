@@ -90,6 +90,9 @@ struct SplitPolicy {
   // kernel; 3, a second kernel, both launched as programmatic dependents;
   // 4, the same with only the second kernel so launched.
   int64_t split_finish = tuned("SPLIT_FINISH", 3);
+  // The blocks of a split rows pass interleave over the chunks (1), or each
+  // reads a range of its own (2).
+  int64_t split_rows_contiguous = tuned("SPLIT_ROWS_CONTIGUOUS", 1);
 };
 
 const SplitPolicy& split_policy() {
@@ -223,6 +226,8 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     const int64_t max_split = a.chunks < per_loop * sp.one_block_loops ? 1 : a.chunks / per_loop;
     const int64_t split = std::min(ceil_div(split_wave, p.n_out), max_split);
     a.split = static_cast<int>(split);
+    if (sp.split_rows_contiguous == 2 && split > 1)
+      a.block_chunks = ceil_div(ceil_div(a.chunks, split), Policy::kThreads) * Policy::kThreads;
     const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
     at::Tensor workspace;
     if (split > 1 && sp.split_finish == 1) {
