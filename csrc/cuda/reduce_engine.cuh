@@ -377,9 +377,9 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   }
 }
 
-// Few, long outputs (a full sum is one): blockIdx.y is the output and the
-// `split` blocks along x interleave over its chunks, so that the blocks
-// running at one time read neighbouring memory. With split > 1 each block
+// Few, long outputs (a full sum is one): blockIdx.y is the output, and the
+// `split` blocks along x each read a range of its chunks (or interleave over
+// them, a.block_chunks == 0). With split > 1 each block
 // writes its partial; then either the last block to arrive (a.counters set)
 // or gpureduce_sum_finish_partials (a.counters null) combines them.
 template <class Op, typename in_t, typename out_t, int V, int kStep>
