@@ -154,6 +154,10 @@ struct RowsArgs {
   // block-width at a time; else each block reads its own range of this many
   // consecutive chunks.
   int64_t block_chunks;
+  // Split kernel launched as a programmatic dependent: whether the next
+  // kernel may be scheduled from the start (a grid of one wave), or only
+  // once this grid's blocks finish (see gpureduce_sum_split_rows).
+  int early_trigger;
   // A single dense row (a full sum) need not start or end on a 16-byte
   // boundary: the vector body starts `head` elements in, and the `head`
   // elements before it and the `tail` after it are read one by one.
@@ -390,7 +394,10 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
   wait_for_prior_grid();
-  allow_next_grid();
+  // A dependent kernel scheduled early waits on an SM slot: fine while this
+  // grid fits one wave, but a grid of several waves would lose those slots
+  // for its later waves, so it lets the next kernel in only at its end.
+  if (a.early_trigger) allow_next_grid();
   const int64_t o = blockIdx.y;
   int64_t in_off, out_off;
   a.outer.offsets(o, in_off, out_off);
@@ -413,10 +420,12 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
   acc = block_reduce<WideOp>(acc);
   if (a.split == 1) {
     if (threadIdx.x == 0) out[out_off] = WideOp::template project<out_t>(acc);
+    allow_next_grid();
     return;
   }
   if (a.counters == nullptr) {
     if (threadIdx.x == 0) a.partials[o * a.split + blockIdx.x] = acc;
+    allow_next_grid();
     return;
   }
   finish_last_block<WideOp>(acc, a.partials + o * a.split, blockIdx.x, a.counters + o, a.split,

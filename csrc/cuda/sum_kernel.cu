@@ -90,6 +90,9 @@ struct SplitPolicy {
   // kernel; 3, a second kernel, both launched as programmatic dependents;
   // 4, the same with only the second kernel so launched.
   int64_t split_finish = tuned("SPLIT_FINISH", 3);
+  // 1: a split rows grid lets the next kernel be scheduled from its start
+  // always; 2: only when the grid fits one wave of resident blocks.
+  int64_t split_early_trigger = tuned("SPLIT_EARLY_TRIGGER", 2);
   // The blocks of a split rows pass interleave over the chunks (1), or,
   // where each output is one row, each reads a range of its own (2). 2
   // against 1, full sums on the H200 (two pairs of runs): float32 2^30
@@ -233,6 +236,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     a.split = static_cast<int>(split);
     if (sp.split_rows_contiguous == 2 && split > 1 && p.n_rows == 1)
       a.block_chunks = ceil_div(ceil_div(a.chunks, split), Policy::kThreads) * Policy::kThreads;
+    a.early_trigger = sp.split_early_trigger == 1 || split * p.n_out <= split_wave;
     const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
     at::Tensor workspace;
     if (split > 1 && sp.split_finish == 1) {
