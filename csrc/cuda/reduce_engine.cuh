@@ -237,29 +237,53 @@ __device__ __forceinline__ void allow_next_grid() {
 // Sum of chunks begin, begin + step, ... < end of one output, kUnroll loads
 // in flight, each into its own partial. Partials are of the op's wide type
 // (SumOp::wide_op): a vector's elements are added in acc_t, the rest wide.
+// The last chunks (fewer than kUnroll) load one after another. A version
+// that loaded them together (predicated) needed 46-50 registers instead of
+// 38-40, and made [8192,8192] int32 over dim 1 1.3x and its bfloat16 twin
+// 1.2x slower on the H200 (NOTES.md); full sums avoid the remainder instead
+// (block ranges in multiples of kThreads * kUnroll chunks).
 template <class Op, typename in_t, int V, int kStep, typename wide_t>
 __device__ __forceinline__ wide_t sum_chunks(const in_t* __restrict__ base, const RowsArgs<wide_t>& a,
                                              int64_t c, int64_t end, int64_t step) {
   using WideOp = typename Op::wide_op;
   constexpr int U = EnginePolicy::kUnroll;
+  constexpr int P = V / kStep;
   wide_t acc[U];
 #pragma unroll
   for (int u = 0; u < U; ++u) acc[u] = WideOp::identity();
-  Chunk<Op, in_t, V, kStep> ch[U];
-  for (; c + (U - 1) * step < end; c += U * step) {
+  if constexpr (V == 16 && kStep == 1 && Op::template sums_packed_bytes<in_t>()) {
+    for (; c + (U - 1) * step < end; c += U * step) {
+      uint4 w[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) ch[u].load(base + chunk_offset<V>(a, c + u * step));
+      for (int u = 0; u < U; ++u)
+        w[u] = *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c + u * step));
 #pragma unroll
-    for (int u = 0; u < U; ++u) acc[u] = WideOp::combine(acc[u], ch[u].sum());
+      for (int u = 0; u < U; ++u)
+        acc[u] = WideOp::combine(acc[u], Op::template reduce_packed_bytes<in_t>(w[u]));
+    }
+    for (; c < end; c += step)
+      acc[0] = WideOp::combine(acc[0], Op::template reduce_packed_bytes<in_t>(
+                                           *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c))));
+  } else {
+    for (; c + (U - 1) * step < end; c += U * step) {
+      alignas(16) in_t v[U][V];
+#pragma unroll
+      for (int u = 0; u < U; ++u) load_vec<V>(base + chunk_offset<V>(a, c + u * step), v[u]);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        in_t picked[P];
+        pick_every<V, kStep>(v[u], picked);
+        acc[u] = WideOp::combine(acc[u], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+      }
+    }
+    for (; c < end; c += step) {
+      alignas(16) in_t v[V];
+      load_vec<V>(base + chunk_offset<V>(a, c), v);
+      in_t picked[P];
+      pick_every<V, kStep>(v, picked);
+      acc[0] = WideOp::combine(acc[0], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+    }
   }
-  // The last chunks (fewer than U) also load together: one after another,
-  // each was a memory round trip of its own at the very end of the kernel.
-#pragma unroll
-  for (int u = 0; u < U - 1; ++u)
-    if (c + u * step < end) ch[u].load(base + chunk_offset<V>(a, c + u * step));
-#pragma unroll
-  for (int u = 0; u < U - 1; ++u)
-    if (c + u * step < end) acc[u] = WideOp::combine(acc[u], ch[u].sum());
 #pragma unroll
   for (int w = 1; w < U; w *= 2) {
 #pragma unroll

@@ -235,7 +235,9 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     const int64_t split = std::min(ceil_div(split_wave, p.n_out), max_split);
     a.split = static_cast<int>(split);
     if (sp.split_rows_contiguous == 2 && split > 1 && p.n_rows == 1)
-      a.block_chunks = ceil_div(ceil_div(a.chunks, split), Policy::kThreads) * Policy::kThreads;
+      // Whole unrolled loops per thread, so that no remainder loads trail.
+      a.block_chunks = ceil_div(ceil_div(a.chunks, split), Policy::kThreads * Policy::kUnroll) *
+                       Policy::kThreads * Policy::kUnroll;
     a.early_trigger = sp.split_early_trigger == 1 || split * p.n_out <= split_wave;
     const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
     at::Tensor workspace;
