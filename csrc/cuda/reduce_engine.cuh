@@ -37,8 +37,9 @@ struct EnginePolicy {
   // The split rows kernel (full sums) is held to 40 registers so that three
   // blocks fit an SM: one wave of them then has 1536 threads' loads in flight
   // per SM, which the sweep of 2 against 3 blocks favoured (NOTES.md). Not
-  // for bfloat16 and int16 vectors and 16-byte elements: at 40 registers they
-  // spill (bfloat16 full sums of 2^26 fell from 1.04x to 0.92x of torch.sum).
+  // for bfloat16 and int16 vectors and 16-byte elements, which need more
+  // than 40: held to 40 they spilled, and bfloat16 full sums of 2^26 fell
+  // from 1.04x to 0.92x of torch.sum.
   template <typename in_t, int V, int kStep>
   static constexpr int split_blocks_per_sm() {
     const bool tight = (kStep == 1 && V == 8 && !std::is_same_v<in_t, c10::Half>) || sizeof(in_t) == 16;
@@ -183,35 +184,24 @@ __device__ __forceinline__ void pick_every(const in_t (&v)[V], in_t (&picked)[V 
   for (int i = 0; i < V / kStep; ++i) picked[i] = v[i * kStep];
 }
 
-// The registers of one chunk between its load and its sum: for byte inputs
-// of an integer sum the 16 bytes as the four words they arrived in (see
-// SumOp::reduce_packed_bytes), else V elements. Loading and summing are
-// separate so that a thread can put several loads in flight before it adds.
-template <class Op, typename in_t, int V, int kStep>
+// The registers of one chunk between its load and its sum (the short rows
+// kernel): for byte inputs of an integer sum the 16 bytes as the four words
+// they arrived in (see SumOp::reduce_packed_bytes), else V elements. Loading
+// and summing are separate so that a thread can put several loads in flight
+// before it adds.
+template <class Op, typename in_t, int V>
 struct Chunk {
-  static constexpr bool kPacked = V == 16 && kStep == 1 && Op::template sums_packed_bytes<in_t>();
-  using wide_t = typename Op::wide_op::acc_type;
+  static constexpr bool kPacked = V == 16 && Op::template sums_packed_bytes<in_t>();
   std::conditional_t<kPacked, uint4, VecOf<in_t, V>> raw;
 
   __device__ __forceinline__ void load(const in_t* p) {
     raw = *reinterpret_cast<const decltype(raw)*>(p);
   }
-  __device__ __forceinline__ wide_t sum() const {
+  __device__ __forceinline__ typename Op::acc_type sum() const {
     if constexpr (kPacked) {
       return Op::template reduce_packed_bytes<in_t>(raw);
     } else {
-      in_t picked[V / kStep];
-      pick_every<V, kStep>(raw.v, picked);
-      return static_cast<wide_t>(Op::template reduce_vector<V / kStep>(picked));
-    }
-  }
-  __device__ __forceinline__ typename Op::acc_type sum_acc() const {
-    if constexpr (kPacked) {
-      return Op::template reduce_packed_bytes<in_t>(raw);
-    } else {
-      in_t picked[V / kStep];
-      pick_every<V, kStep>(raw.v, picked);
-      return Op::template reduce_vector<V / kStep>(picked);
+      return Op::template reduce_vector<V>(raw.v);
     }
   }
 };
@@ -365,7 +355,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
     lane_off[j] = reads[j] ? chunk_offset<V>(a, lane + j * group) : 0;
   }
 
-  using ChunkT = Chunk<Op, in_t, V, 1>;
+  using ChunkT = Chunk<Op, in_t, V>;
   auto issue = [&](int64_t o0, ChunkT (&ch)[U]) {
 #pragma unroll
     for (int q = 0; q < kOuts; ++q) {
@@ -394,7 +384,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
       acc_t s = Op::identity();
 #pragma unroll
       for (int j = 0; j < P; ++j)
-        if (o < a.n_out && reads[j]) s = Op::combine(s, cur[q * P + j].sum_acc());
+        if (o < a.n_out && reads[j]) s = Op::combine(s, cur[q * P + j].sum());
       s = group_reduce<Op>(s, group);
       if (o < a.n_out && lane == 0) {
         int64_t in_off, out_off;
