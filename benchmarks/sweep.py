@@ -34,6 +34,7 @@ def main(argv=None):
     p.add_argument("--setting", action="append", required=True, help="NAME=KEY=V,KEY=V (empty: defaults)")
     p.add_argument("--out-dir", default=os.path.join(HERE, "results", "sweep"))
     p.add_argument("--replays", type=int, default=15)
+    p.add_argument("--warmup-ms", type=float, default=100.0, help="bench.py --warmup-ms")
     args = p.parse_args(argv)
 
     results = {}
@@ -41,7 +42,8 @@ def main(argv=None):
         name, env = parse_setting(text)
         out = os.path.join(args.out_dir, name)
         cmd = [sys.executable, os.path.join(HERE, "bench.py"), "--only", args.only, "--out-dir", out,
-               "--graph-only", "--no-roof", "--no-plots", "--no-cupy", "--replays", str(args.replays)]
+               "--graph-only", "--no-roof", "--no-plots", "--no-cupy", "--replays", str(args.replays),
+               "--warmup-ms", str(args.warmup_ms)]
         print(f"[sweep] {name}: {' '.join(f'{k}={v}' for k, v in env.items()) or 'defaults'}", flush=True)
         rc = subprocess.run(cmd, env={**os.environ, **env}).returncode
         files = [f for f in os.listdir(out) if f.endswith(".json")] if os.path.isdir(out) else []

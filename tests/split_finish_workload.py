@@ -1,7 +1,9 @@
 """Full sums and few long rows through the split rows pass, checked against
-torch.sum, eagerly, twenty times for bitwise repeatability, and replayed in a
-CUDA graph. tests/test_cuda.py runs it once per GPUREDUCE_TUNE_SPLIT_FINISH
-mode."""
+torch.sum, eagerly, twenty times for bitwise repeatability, replayed in a
+CUDA graph (bitwise equal to the eager result), and on four streams at once.
+tests/test_cuda.py runs it once per GPUREDUCE_TUNE_SPLIT_FINISH mode; with
+the argument `capture-first` the first call of the process is a captured one
+(lazy set-up of the engine inside a capture)."""
 import os
 import sys
 
@@ -14,6 +16,24 @@ from axes import assert_matches_torch, random_tensor  # noqa: E402
 gen = torch.Generator().manual_seed(11)
 cases = [(((1 << 20) + 7,), None), (((1 << 24) + 3,), None), ((17, 300007), 1), ((3, 1 << 20), 1),
          ((2, 5, 70000), (0, 2))]
+
+
+def captured_sums(xs):
+    """Sums of xs (same order as cases) from one captured and replayed graph."""
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        outs = [reduce_op.sum(x, d) for x, (_, d) in zip(xs, cases)]
+    g.replay()
+    torch.cuda.synchronize()
+    return g, outs
+
+
+if "capture-first" in sys.argv:
+    xs = [torch.randn(s, device="cuda") for s, _ in cases]
+    g, outs = captured_sums(xs)
+    for o, x, (_, d) in zip(outs, xs, cases):
+        assert_matches_torch(o, x, d, False)
+        assert torch.equal(o, reduce_op.sum(x, d)), "graph and eager results differ"
 for dtype in (torch.float32, torch.bfloat16, torch.float64, torch.uint8, torch.int32, torch.complex64):
     for shape, dim in cases:
         x = random_tensor(shape, dtype, "cpu", gen).cuda()
@@ -39,5 +59,28 @@ for _ in range(3):
     torch.cuda.synchronize()
     for o, x, (_, d) in zip(outs, statics, cases):
         assert_matches_torch(o, x, d, False)
+        assert torch.equal(o, reduce_op.sum(x, d)), "graph and eager results differ"
+
+# Four streams summing at once (and the graph replaying on a fifth), each
+# call bitwise equal to the same sum made alone.
+inputs = [torch.randn(s, device="cuda") for s, _ in cases for _ in range(2)]
+dims = [d for _, d in cases for _ in range(2)]
+alone = [reduce_op.sum(x, d) for x, d in zip(inputs, dims)]
+streams = [torch.cuda.Stream() for _ in range(4)]
+results = [[None] * len(inputs) for _ in streams]
+torch.cuda.synchronize()
+replayer = torch.cuda.Stream()
+for rep in range(5):
+    with torch.cuda.stream(replayer):
+        g.replay()
+    for k, st in enumerate(streams):
+        with torch.cuda.stream(st):
+            for i in range(len(inputs)):
+                j = (i + k + rep) % len(inputs)
+                results[k][j] = reduce_op.sum(inputs[j], dims[j])
+    torch.cuda.synchronize()
+    for k in range(len(streams)):
+        for j in range(len(inputs)):
+            assert torch.equal(results[k][j], alone[j]), ("streams", k, j)
 torch.cuda.synchronize()
 print("workload ok")

@@ -25,6 +25,9 @@ ENGINE_CASES = [
     ((4096, 16), 1), ((2048, 32), 1), ((1000, 64), 1), ((500, 128), 1), ((64, 8192), 1),
     ((300, 1001), 1), ((17, 300007), 1),
     ((64, 33, 4096), (0, 2)), ((8, 3, 1001), (0, 2)),
+    # split rows counts that fill one wave exactly (12 blocks for 32 outputs,
+    # 3 for 100, 79 for 5 on 132 SMs) rather than spill past it
+    ((128, 32, 2048), (0, 2)), ((16, 100, 4096), (0, 2)), ((5, 1 << 20), 1),
     ((100003, 16), 0), ((8192, 257), 0), ((4096, 2048), 0), ((64, 65536), 0), ((3, 100001), 0),
     ((16, 64, 40), 1), ((7, 9, 11, 13), (0, 2)), ((6, 5, 4, 3, 2), (0, 2, 4)),
 ]
@@ -154,11 +157,11 @@ def test_short_rows(case, dtype):
 # The ways a split rows pass may combine its blocks' partials
 # (GPUREDUCE_TUNE_SPLIT_FINISH, csrc/cuda/sum_kernel.cu), each in a process of
 # its own: full sums and few long rows, eager and in a replayed CUDA graph.
-@pytest.mark.parametrize("mode", [1, 2, 3, 4])
-def test_split_finish_modes(mode):
+@pytest.mark.parametrize("mode,args", [(1, []), (2, []), (3, []), (4, []), (3, ["capture-first"])], ids=str)
+def test_split_finish_modes(mode, args):
     script = os.path.join(os.path.dirname(__file__), "split_finish_workload.py")
     env = dict(os.environ, GPUREDUCE_TUNE_SPLIT_FINISH=str(mode))
-    r = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=600, env=env)
+    r = subprocess.run([sys.executable, script] + args, capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert "workload ok" in r.stdout
 

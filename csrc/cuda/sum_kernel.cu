@@ -88,7 +88,10 @@ struct SplitPolicy {
   // How a split rows pass combines its blocks' partials: 1, the last block
   // to take a ticket (the tickets zeroed by a memset first); 2, a second
   // kernel; 3, a second kernel, both launched as programmatic dependents;
-  // 4, the same with only the second kernel so launched.
+  // 4, the same with only the second kernel so launched. Mode 3 also beat
+  // one launch whose last block finishes on a ticket that resets itself (no
+  // memset): uint8 2^24 7.0 against 8.7 us, 2^28 61.6 against 61.8 us
+  // (NOTES.md; the patch is in benchmarks/experiments/).
   int64_t split_finish = tuned("SPLIT_FINISH", 3);
   // 1: a split rows grid lets the next kernel be scheduled from its start
   // always; 2: only when the grid fits one wave of resident blocks.
@@ -101,6 +104,10 @@ struct SplitPolicy {
   // rows keep interleaving: with ranges, [4096,32,4096] over (0, 2) read 3734
   // GB/s against 3835 in the run before.
   int64_t split_rows_contiguous = tuned("SPLIT_ROWS_CONTIGUOUS", 2);
+  // Blocks per output of a split rows pass: 1, enough to fill one wave
+  // (rounded up, so a grid may spill a few blocks into a second wave); 2,
+  // the count that minimises waves x work per block (split_for_waves).
+  int64_t split_rows_wave_fit = tuned("SPLIT_ROWS_WAVE_FIT", 2);
 };
 
 const SplitPolicy& split_policy() {
@@ -114,6 +121,24 @@ int64_t pow2_at_least(int64_t x) {
   int64_t p = 1;
   while (p < x) p *= 2;
   return p;
+}
+
+// Blocks per output for a split rows pass of n_out outputs over a wave of
+// `wave` resident blocks, at most max_split. Rounding wave / n_out up can
+// leave a few blocks for a second wave, each with a whole share of an output
+// to read almost alone: [4096,32,4096] over (0, 2) ran 13 blocks for each of
+// 32 outputs, 416 blocks against 396 slots, and read 3700-3835 GB/s. A
+// block's time is about its share of an output, 1 / s, so the grid's time
+// goes as waves(s * n_out) / s; the smallest of that wins, ties going to the
+// larger split (12 per output there: one wave of 384 blocks).
+int64_t split_for_waves(int64_t n_out, int64_t wave, int64_t max_split) {
+  const int64_t most = std::min(ceil_div(wave, n_out), max_split);
+  int64_t best = 1, best_waves = ceil_div(n_out, wave);
+  for (int64_t s = 2; s <= most; ++s) {
+    const int64_t waves = ceil_div(s * n_out, wave);
+    if (waves * best <= best_waves * s) best = s, best_waves = waves;  // waves/s <= best_waves/best
+  }
+  return best;
 }
 
 bool outer_strides_divisible(const OuterIndexer& outer, int64_t v) {
@@ -232,7 +257,8 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     const int64_t split_wave = int64_t(sm_count()) * split_blocks_per_sm;
     const int64_t per_loop = Policy::kThreads * Policy::kUnroll;
     const int64_t max_split = a.chunks < per_loop * sp.one_block_loops ? 1 : a.chunks / per_loop;
-    const int64_t split = std::min(ceil_div(split_wave, p.n_out), max_split);
+    const int64_t split = sp.split_rows_wave_fit == 2 ? split_for_waves(p.n_out, split_wave, max_split)
+                                                      : std::min(ceil_div(split_wave, p.n_out), max_split);
     a.split = static_cast<int>(split);
     if (sp.split_rows_contiguous == 2 && split > 1 && p.n_rows == 1)
       // Whole unrolled loops per thread, so that no remainder loads trail.
@@ -249,9 +275,14 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     }
     launch_kernel(split_kernel, grid, dim3(Policy::kThreads), stream, sp.split_finish == 3, a, x, y);
     if (split > 1 && sp.split_finish != 1) {
+      // A thread per partial where a block holds them all (396 for a full
+      // sum): each thread then makes one load, not two in a row, on the path
+      // that the next kernel waits for.
+      const int64_t finish_threads =
+          std::min<int64_t>(std::max<int64_t>(pow2_at_least(split), 32), Policy::kThreads);
       launch_kernel(gpureduce_sum_finish_partials<typename SumOp<acc_t>::wide_op, out_t>,
-                    dim3(static_cast<unsigned>(p.n_out)), dim3(256), stream, sp.split_finish >= 3,
-                    static_cast<const wide_t*>(a.partials), a.split, p.outer, y);
+                    dim3(static_cast<unsigned>(p.n_out)), dim3(static_cast<unsigned>(finish_threads)), stream,
+                    sp.split_finish >= 3, static_cast<const wide_t*>(a.partials), a.split, p.outer, y);
     }
     return;
   }
