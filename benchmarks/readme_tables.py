@@ -19,7 +19,8 @@ def main(path):
     slow_full = [r for r in eng if r["group"] == "full" and r["shape"][0] >= 1 << 28 and r["gpureduce_gbps"] < 4300]
     out = [f"Measured {m['date']} on an {m['gpu']} ({m['sms']} SMs), driver {m['driver']}, torch {m['torch']}, "
            f"CUDA {m['cuda']}, Python {m['python']}, by `benchmarks/bench.py`. Times are medians of CUDA-graph "
-           "replays, inputs rotate among buffers to spill L2, and every case is checked against torch.sum before "
+           f"replays after at least {m.get('warmup_ms', 0):.0f} ms of warm-up replays, inputs rotate among buffers "
+           "to spill L2, and every case is checked against torch.sum before "
            f"it is timed. Read roof in the same run: {m['roof_gbps']:.0f} GB/s ({m['roof_method']}). Full results: "
            "`benchmarks/results/nvidia_h200.{json,csv,md}`; the log of what was tried: `benchmarks/NOTES.md`.", "",
            f"**Summary:** {len(eng)} engine cases, all correct: {all(r['correct'] for r in rows)}; geometric-mean "
