@@ -265,6 +265,22 @@ extern "C" __global__ void read_stream(const uint4* __restrict__ x, long long n_
 """
 
 
+def roof_reader() -> Callable[[torch.Tensor], None]:
+    """A function that reads a CUDA tensor's bytes (whole 16-byte vectors)
+    with the read-only stream kernel, on the current stream. Needs CuPy."""
+    import cupy
+
+    kernel = cupy.RawKernel(_ROOF_KERNEL, "read_stream")
+    sink = torch.zeros(1, device="cuda", dtype=torch.int32)
+    grid, block = (torch.cuda.get_device_properties(0).multi_processor_count * 8,), (256,)
+
+    def read(t: torch.Tensor) -> None:
+        with cupy.cuda.Stream.from_external(torch.cuda.current_stream()):
+            kernel(grid, block, (t.data_ptr(), cupy.int64(t.numel() * t.element_size() // 16), sink.data_ptr()))
+
+    return read
+
+
 def measure_roof(device: str, timer: Timer) -> Tuple[float, str]:
     """Read bandwidth of a trivial streaming kernel over 4 GiB, in GB/s: a
     plain CUDA kernel (through CuPy's NVRTC) that only loads."""
@@ -272,20 +288,8 @@ def measure_roof(device: str, timer: Timer) -> Tuple[float, str]:
         return float("nan"), "none (CPU run)"
     n = 1 << 30
     x = torch.rand(n, device=device)
-    sink = torch.zeros(1, device=device, dtype=torch.int32)
     try:
-        import cupy
-
-        kernel = cupy.RawKernel(_ROOF_KERNEL, "read_stream")
-        n_vec = n * 4 // 16
-        sms = torch.cuda.get_device_properties(0).multi_processor_count
-        grid, block = (sms * 8,), (256,)
-
-        def fn(t):
-            with cupy.cuda.Stream.from_external(torch.cuda.current_stream()):
-                kernel(grid, block, (t.data_ptr(), cupy.int64(n_vec), sink.data_ptr()))
-
-        us = timer.graph_us(fn, [x])
+        us = timer.graph_us(roof_reader(), [x])
         return n * 4 / us / 1e3, "read-only CUDA stream kernel (16-byte loads, 4 in flight), 4 GiB"
     except Exception as e:  # noqa: BLE001 - fall back to an elementwise kernel
         y = torch.empty_like(x)

@@ -25,8 +25,8 @@ ENGINE_CASES = [
     ((4096, 16), 1), ((2048, 32), 1), ((1000, 64), 1), ((500, 128), 1), ((64, 8192), 1),
     ((300, 1001), 1), ((17, 300007), 1),
     ((64, 33, 4096), (0, 2)), ((8, 3, 1001), (0, 2)),
-    # split rows counts that fill one wave exactly (12 blocks for 32 outputs,
-    # 3 for 100, 79 for 5 on 132 SMs) rather than spill past it
+    # split rows counts that fill one wave rather than spill past it (at 3
+    # blocks per SM on 132 SMs: 12 blocks for 32 outputs, 3 for 100, 79 for 5)
     ((128, 32, 2048), (0, 2)), ((16, 100, 4096), (0, 2)), ((5, 1 << 20), 1),
     ((100003, 16), 0), ((8192, 257), 0), ((4096, 2048), 0), ((64, 65536), 0), ((3, 100001), 0),
     ((16, 64, 40), 1), ((7, 9, 11, 13), (0, 2)), ((6, 5, 4, 3, 2), (0, 2, 4)),

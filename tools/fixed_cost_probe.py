@@ -13,24 +13,15 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import reduce_op  # noqa: E402
-from bench import _ROOF_KERNEL, Timer  # noqa: E402
-
-import cupy  # noqa: E402
+from bench import Timer, roof_reader  # noqa: E402
 
 timer = Timer("cuda", replays=15, warmup=3, warmup_ms=100)
 gen = torch.Generator(device="cuda").manual_seed(0)
-roof_kernel = cupy.RawKernel(_ROOF_KERNEL, "read_stream")
-sink = torch.zeros(1, device="cuda", dtype=torch.int32)
-sms = torch.cuda.get_device_properties(0).multi_processor_count
-
-
-def roof(t):
-    with cupy.cuda.Stream.from_external(torch.cuda.current_stream()):
-        roof_kernel((sms * 8,), (256,), (t.data_ptr(), cupy.int64(t.numel() * t.element_size() // 16), sink.data_ptr()))
+roof = roof_reader()
 
 
 kernels = {
-    "roof (one kernel)": lambda v: roof(v),
+    "roof (one kernel)": roof,
     "gpureduce uint8": lambda v: reduce_op.sum(v),
     "gpureduce float32 view": lambda v: reduce_op.sum(v.view(torch.float32)),
 }

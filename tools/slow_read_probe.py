@@ -12,7 +12,6 @@ Between rounds it does what happens between benchmark cases: torch.sum of
 a bool input (an 8 GiB int64 temporary) in a CUDA graph, fresh inputs, a
 busy stretch. Used on the device; see benchmarks/NOTES.md."""
 import os
-import subprocess
 import sys
 import time
 
@@ -20,33 +19,13 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import reduce_op  # noqa: E402
-from bench import _ROOF_KERNEL, Timer  # noqa: E402
-
-import cupy  # noqa: E402
+from bench import Timer, gpu_state, roof_reader  # noqa: E402
 
 n = 1 << 30
 timer = Timer("cuda", replays=15, warmup=3)
 gen = torch.Generator(device="cuda").manual_seed(0)
-roof_kernel = cupy.RawKernel(_ROOF_KERNEL, "read_stream")
-sink = torch.zeros(1, device="cuda", dtype=torch.int32)
-sms = torch.cuda.get_device_properties(0).multi_processor_count
+roof = roof_reader()
 t_start = time.time()
-
-
-def roof(t):
-    with cupy.cuda.Stream.from_external(torch.cuda.current_stream()):
-        roof_kernel((sms * 8,), (256,), (t.data_ptr(), cupy.int64(t.numel() * t.element_size() // 16), sink.data_ptr()))
-
-
-def gpu_state():
-    q = "temperature.gpu,temperature.memory,clocks.sm,clocks.mem,power.draw,clocks_event_reasons.active"
-    try:
-        out = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=20).stdout.strip()
-        t, tm, sm, mem, pw, why = [s.strip() for s in out.split(",")]
-        return f"T {t}C mem {tm}C sm {sm} mem {mem} MHz {pw} W reasons {why}"
-    except Exception as e:  # noqa: BLE001
-        return f"nvidia-smi: {e}"
 
 
 def round_(label, x):
@@ -59,7 +38,8 @@ def round_(label, x):
         "torch/f32": timer.graph_us(lambda v: torch.sum(v), [f]),
     }
     gbps = "  ".join(f"{k} {n / v / 1e3:5.0f}" for k, v in us.items())
-    print(f"[{time.time() - t_start:6.1f}s] {label:34s} {gbps} GB/s | {gpu_state()}", flush=True)
+    state = gpu_state()  # T gpu, T memory, MHz sm, MHz mem, W, clock-event reasons
+    print(f"[{time.time() - t_start:6.1f}s] {label:34s} {gbps} GB/s | {state}", flush=True)
 
 
 x = torch.rand(n, device="cuda", generator=gen) > 0.5

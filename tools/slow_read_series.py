@@ -14,21 +14,12 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import reduce_op  # noqa: E402
-from bench import _ROOF_KERNEL  # noqa: E402
-
-import cupy  # noqa: E402
+from bench import roof_reader  # noqa: E402
 
 n = 1 << 30
 gen = torch.Generator(device="cuda").manual_seed(0)
-roof_kernel = cupy.RawKernel(_ROOF_KERNEL, "read_stream")
-sink = torch.zeros(1, device="cuda", dtype=torch.int32)
-sms = torch.cuda.get_device_properties(0).multi_processor_count
+roof = roof_reader()
 WINDOWS = [(0, 5), (5, 10), (10, 20), (20, 50), (50, 100), (100, 200), (200, 300)]
-
-
-def roof(t):
-    with cupy.cuda.Stream.from_external(torch.cuda.current_stream()):
-        roof_kernel((sms * 8,), (256,), (t.data_ptr(), cupy.int64(t.numel() * t.element_size() // 16), sink.data_ptr()))
 
 
 def series(label, fn, x, calls=300):
