@@ -29,7 +29,9 @@ def captured_sums(xs):
 
 
 if "capture-first" in sys.argv:
-    xs = [torch.randn(s, device="cuda") for s, _ in cases]
+    # Full sums in int32 (which may take the range queue), the rest float32.
+    xs = [torch.randint(-10**6, 10**6, s, device="cuda", dtype=torch.int32) if d is None
+          else torch.randn(s, device="cuda") for s, d in cases]
     g, outs = captured_sums(xs)
     for o, x, (_, d) in zip(outs, xs, cases):
         assert_matches_torch(o, x, d, False)
@@ -42,29 +44,42 @@ for dtype in (torch.float32, torch.bfloat16, torch.float64, torch.uint8, torch.i
         for _ in range(19):
             assert torch.equal(reduce_op.sum(x, dim), first), (dtype, shape, dim)
 
-statics = [torch.randn(s, device="cuda") for s, _ in cases]
+
+def fresh(shape, dtype):
+    """Random CUDA data: normal floats, or integers over the dtype's range
+    (uint8 0..255, int32 +-10^6)."""
+    if dtype.is_floating_point:
+        return torch.randn(shape, device="cuda", dtype=dtype)
+    lo, hi = (0, 256) if dtype == torch.uint8 else (-10**6, 10**6)
+    return torch.randint(lo, hi, shape, device="cuda", dtype=dtype)
+
+
+# Graph inputs: float32 and integer copies of every case (integer full sums
+# may take the range queue, float ones never do).
+graph_cases = [(s, d, dt) for s, d in cases for dt in (torch.float32, torch.uint8, torch.int32)]
+statics = [fresh(s, dt) for s, _, dt in graph_cases]
 side = torch.cuda.Stream()
 side.wait_stream(torch.cuda.current_stream())
 with torch.cuda.stream(side):
-    for x, (_, d) in zip(statics, cases):
+    for x, (_, d, _) in zip(statics, graph_cases):
         reduce_op.sum(x, d)
 torch.cuda.current_stream().wait_stream(side)
 g = torch.cuda.CUDAGraph()
 with torch.cuda.graph(g):
-    outs = [reduce_op.sum(x, d) for x, (_, d) in zip(statics, cases)]
+    outs = [reduce_op.sum(x, d) for x, (_, d, _) in zip(statics, graph_cases)]
 for _ in range(3):
-    for x in statics:
-        x.copy_(torch.randn(x.shape, device="cuda"))
+    for x, (s, _, dt) in zip(statics, graph_cases):
+        x.copy_(fresh(s, dt))
     g.replay()
     torch.cuda.synchronize()
-    for o, x, (_, d) in zip(outs, statics, cases):
+    for o, x, (_, d, _) in zip(outs, statics, graph_cases):
         assert_matches_torch(o, x, d, False)
         assert torch.equal(o, reduce_op.sum(x, d)), "graph and eager results differ"
 
 # Four streams summing at once (and the graph replaying on a fifth), each
 # call bitwise equal to the same sum made alone.
-inputs = [torch.randn(s, device="cuda") for s, _ in cases for _ in range(2)]
-dims = [d for _, d in cases for _ in range(2)]
+inputs = [fresh(s, dt) for s, _ in cases for dt in (torch.float32, torch.float32, torch.uint8, torch.int32)]
+dims = [d for _, d in cases for _ in range(4)]
 alone = [reduce_op.sum(x, d) for x, d in zip(inputs, dims)]
 streams = [torch.cuda.Stream() for _ in range(4)]
 results = [[None] * len(inputs) for _ in streams]

@@ -157,13 +157,42 @@ def test_short_rows(case, dtype):
 # The ways a split rows pass may combine its blocks' partials
 # (GPUREDUCE_TUNE_SPLIT_FINISH, csrc/cuda/sum_kernel.cu), each in a process of
 # its own: full sums and few long rows, eager and in a replayed CUDA graph.
-@pytest.mark.parametrize("mode,args", [(1, []), (2, []), (3, []), (4, []), (3, ["capture-first"])], ids=str)
-def test_split_finish_modes(mode, args):
+# "queue": integer full sums take their ranges from a queue
+# (gpureduce_sum_full_queue) at every size that splits (MIN_LOOPS=0), so that
+# the workload's small sums, with nothing or little left to queue, use it too.
+QUEUE = {"GPUREDUCE_TUNE_FULL_SUM_QUEUE": "2", "GPUREDUCE_TUNE_FULL_SUM_QUEUE_MIN_LOOPS": "0"}
+NO_QUEUE = {"GPUREDUCE_TUNE_FULL_SUM_QUEUE": "1"}
+
+
+@pytest.mark.parametrize("mode,args,extra", [(1, [], {}), (2, [], NO_QUEUE), (3, [], NO_QUEUE), (4, [], NO_QUEUE),
+                                             (3, ["capture-first"], NO_QUEUE), (2, [], QUEUE), (3, [], QUEUE),
+                                             (4, [], QUEUE), (3, ["capture-first"], QUEUE)],
+                         ids=["1", "2", "3", "4", "3-capture-first", "2-queue", "3-queue", "4-queue",
+                              "3-queue-capture-first"])
+def test_split_finish_modes(mode, args, extra):
     script = os.path.join(os.path.dirname(__file__), "split_finish_workload.py")
-    env = dict(os.environ, GPUREDUCE_TUNE_SPLIT_FINISH=str(mode))
+    env = dict(os.environ, GPUREDUCE_TUNE_SPLIT_FINISH=str(mode), **extra)
     r = subprocess.run([sys.executable, script] + args, capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert "workload ok" in r.stdout
+
+
+# Large integer full sums take their ranges from a queue (ranges in any
+# order, which only an order-free sum may do); float full sums never do.
+# Sizes at the queue's threshold (4 unrolled loops of a block per block) and
+# ragged ends around it.
+@pytest.mark.parametrize("dtype,n,queued", [(torch.uint8, (1 << 26) + 5, True), (torch.bool, 1 << 26, True),
+                                            (torch.int32, (1 << 24) + 3, True), (torch.int64, (1 << 23) - 1, True),
+                                            (torch.int8, (1 << 24) + 1, False), (torch.float32, 1 << 26, False)],
+                         ids=str)
+def test_full_sums_and_the_range_queue(dtype, n, queued):
+    x = random_tensor((n,), dtype, "cpu", _gen()).cuda()
+    names = _kernels_run(lambda: reduce_op.sum(x))
+    assert any("gpureduce_sum_full_queue" in k for k in names) == queued, names
+    first = reduce_op.sum(x)
+    assert_matches_torch(first, x, None, False)
+    for _ in range(5):
+        assert torch.equal(reduce_op.sum(x), first)
 
 
 @pytest.mark.slow
@@ -250,10 +279,14 @@ def test_second_gpu():
 
 @pytest.mark.skipif(shutil.which("compute-sanitizer") is None, reason="compute-sanitizer not found")
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck"])
-def test_compute_sanitizer(tool):
+@pytest.mark.parametrize("queue", ["fixed-ranges", "range-queue"])
+def test_compute_sanitizer(tool, queue):
+    # Integer full sums read fixed ranges or take them from a queue (both
+    # kernels, in a process each); float sums are the same in both.
     script = os.path.join(os.path.dirname(__file__), "sanitizer_workload.py")
+    env = dict(os.environ, **(QUEUE if queue == "range-queue" else NO_QUEUE))
     r = subprocess.run(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", sys.executable, script],
-                       capture_output=True, text=True, timeout=900)
+                       capture_output=True, text=True, timeout=900, env=env)
     tail = (r.stdout + r.stderr)[-3000:]
     assert r.returncode == 0, tail
     summary = "ERROR SUMMARY: 0 errors" if tool == "memcheck" else "RACECHECK SUMMARY: 0 hazards"

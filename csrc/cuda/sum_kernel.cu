@@ -11,6 +11,11 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "../reduce_plan.h"
 #include "device_info.h"
@@ -108,6 +113,21 @@ struct SplitPolicy {
   // (rounded up, so a grid may spill a few blocks into a second wave); 2,
   // the count that minimises waves x work per block (split_for_waves).
   int64_t split_rows_wave_fit = tuned("SPLIT_ROWS_WAVE_FIT", 2);
+  // Integer full sums: 1, each block reads a fixed range; 2, each block
+  // reads a first range of its own, about full_sum_queue_first_pct percent
+  // of its share (at least one unrolled loop), and then takes ranges of
+  // full_sum_queue_loops unrolled loops from a queue
+  // (gpureduce_sum_full_queue). Only for sums of at least
+  // full_sum_queue_min_loops unrolled loops per block. 2 (first range one
+  // loop, queued ranges two) against 1 on the H200, two runs each, same
+  // process pair (NOTES.md): uint8 2^28 62.17-62.18 against 62.58-63.04 us,
+  // bool 2^28 62.14 / 62.65-62.92, int32 2^30 932 / 944-949, uint8 2^26
+  // 18.68 / 18.99-19.16; queued ranges of one loop were 2 us slower at 2^28,
+  // and first ranges of 60-85% of the share no better.
+  int64_t full_sum_queue = tuned("FULL_SUM_QUEUE", 2);
+  int64_t full_sum_queue_loops = tuned("FULL_SUM_QUEUE_LOOPS", 2);
+  int64_t full_sum_queue_first_pct = tuned("FULL_SUM_QUEUE_FIRST_PCT", 0);
+  int64_t full_sum_queue_min_loops = tuned("FULL_SUM_QUEUE_MIN_LOOPS", 4);
 };
 
 const SplitPolicy& split_policy() {
@@ -141,6 +161,13 @@ int64_t split_for_waves(int64_t n_out, int64_t wave, int64_t max_split) {
   return best;
 }
 
+// Threads of the kernel that combines a split pass's partials: a thread per
+// partial where a block holds them all (396 for a full sum), so that each
+// makes one load, not two in a row, on the path the next kernel waits for.
+int64_t finish_threads(int64_t split) {
+  return std::min<int64_t>(std::max<int64_t>(pow2_at_least(split), 32), EnginePolicy::kThreads);
+}
+
 bool outer_strides_divisible(const OuterIndexer& outer, int64_t v) {
   for (int d = 0; d < outer.ndim; ++d)
     if (outer.in_strides[d] % v != 0) return false;
@@ -169,6 +196,64 @@ bool stride2_rows_fit(const ReducePass& p, const at::Tensor& in, int64_t v) {
     last += (static_cast<int64_t>(p.outer.sizes[d].divisor) - 1) * p.outer.in_strides[d];
   const int64_t bytes_needed = (in.storage_offset() + last + 1) * int64_t(in.element_size());
   return in.storage().nbytes() >= static_cast<size_t>(bytes_needed);
+}
+
+// The range queue of an integer full sum (gpureduce_sum_full_queue): a
+// counter that is zero now and that the call's finish kernel leaves at zero,
+// so that no memset runs before each call. Kernels that may run at the same
+// time must not share one, so:
+//   - eager calls take their stream's own counter (the calls on one stream
+//     run one after another: with PDL a kernel touches memory only once the
+//     one before it has completed);
+//   - the calls captured on one stream in one capture share a counter, for
+//     good (they run one after another in every replay, and one graph's
+//     replays do too; two executable graphs made from one capture must not
+//     replay at the same time, which the finish kernel would trap);
+// and where none is left, on the per-thread default stream (one handle for
+// many streams), or in a capture before any eager call has made the pool
+// (it is zeroed once, with one host synchronisation, which a capture does
+// not allow), there is no queue and the blocks read fixed ranges. The sum is
+// the same either way.
+unsigned* range_queue(cudaStream_t stream) {
+  constexpr int kSlots = 8192, kStreamSlots = 1024;  // slots from kStreamSlots on: captured calls
+  struct DeviceQueues {
+    unsigned* base = nullptr;
+    std::vector<cudaStream_t> streams;  // slot i is streams[i]'s
+    std::map<std::pair<unsigned long long, cudaStream_t>, int> captures;  // (capture id, stream) -> slot
+    int next_captured = kStreamSlots;
+  };
+  static std::mutex mutex;
+  static std::unordered_map<int, DeviceQueues> per_device;
+  if (stream == cudaStreamPerThread) return nullptr;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  unsigned long long capture_id = 0;
+  C10_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &capture, &capture_id));
+  const int device = c10::cuda::current_device();
+  const std::lock_guard<std::mutex> lock(mutex);
+  DeviceQueues& d = per_device[device];
+  if (d.base == nullptr) {
+    if (capture != cudaStreamCaptureStatusNone) return nullptr;
+    void* p = nullptr;
+    C10_CUDA_CHECK(cudaMalloc(&p, kSlots * sizeof(unsigned)));  // kept for the process's life
+    C10_CUDA_CHECK(cudaMemsetAsync(p, 0, kSlots * sizeof(unsigned), stream));
+    C10_CUDA_CHECK(cudaStreamSynchronize(stream));  // zero before any stream's kernel reads it
+    d.base = static_cast<unsigned*>(p);
+  }
+  if (capture != cudaStreamCaptureStatusNone) {
+    if (capture != cudaStreamCaptureStatusActive) return nullptr;
+    const auto key = std::make_pair(capture_id, stream);
+    auto it = d.captures.find(key);
+    if (it == d.captures.end()) {
+      if (d.next_captured >= kSlots) return nullptr;
+      it = d.captures.emplace(key, d.next_captured++).first;
+    }
+    return d.base + it->second;
+  }
+  for (size_t i = 0; i < d.streams.size(); ++i)
+    if (d.streams[i] == stream) return d.base + i;
+  if (d.streams.size() >= static_cast<size_t>(kStreamSlots)) return nullptr;
+  d.streams.push_back(stream);
+  return d.base + (d.streams.size() - 1);
 }
 
 // Workspace for a split pass: `n_counters` zeroed tickets, then partials.
@@ -267,6 +352,35 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     a.early_trigger = sp.split_early_trigger == 1 || split * p.n_out <= split_wave;
     const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
     at::Tensor workspace;
+    if constexpr (kStep == 1 && std::is_integral_v<wide_t>) {
+      const int64_t loops = a.chunks / per_loop;  // whole unrolled loops of a block
+      if (sp.full_sum_queue == 2 && sp.split_finish >= 2 && p.n_out == 1 && p.n_rows == 1 && split > 1 &&
+          loops >= split * sp.full_sum_queue_min_loops) {
+        // First ranges: whole loops, at most the share that leaves something
+        // to queue; queued ranges: full_sum_queue_loops loops each.
+        const int64_t first_loops = std::clamp<int64_t>(loops * sp.full_sum_queue_first_pct / (100 * split), 1,
+                                                        std::max<int64_t>(loops / split - 1, 1));
+        const int64_t first_chunks = first_loops * per_loop;
+        const int64_t queued_chunks = std::max<int64_t>(sp.full_sum_queue_loops, 1) * per_loop;
+        const int64_t n_ranges =  // as queue_ranges() counts them
+            split + ceil_div(std::max<int64_t>(a.chunks - split * first_chunks, 0), queued_chunks);
+        // Without a queue (see range_queue), the fixed ranges below.
+        unsigned* queue = n_ranges < (int64_t(1) << 31) ? range_queue(stream) : nullptr;
+        if (queue != nullptr) {
+          a.first_chunks = first_chunks;
+          a.block_chunks = queued_chunks;
+          workspace = at::empty({split * int64_t(sizeof(wide_t))}, like.options().dtype(at::kByte));
+          a.partials = reinterpret_cast<wide_t*>(workspace.data_ptr());
+          launch_kernel(gpureduce_sum_full_queue<SumOp<acc_t>, in_t, V>, grid, dim3(Policy::kThreads), stream,
+                        sp.split_finish == 3, a, x, queue);
+          launch_kernel(gpureduce_sum_finish_partials<typename SumOp<acc_t>::wide_op, out_t>, dim3(1),
+                        dim3(static_cast<unsigned>(finish_threads(split))), stream, sp.split_finish >= 3,
+                        static_cast<const wide_t*>(a.partials), a.split, p.outer, y, queue,
+                        static_cast<unsigned>(n_ranges));
+          return;
+        }
+      }
+    }
     if (split > 1 && sp.split_finish == 1) {
       std::tie(a.counters, a.partials) = split_workspace<wide_t>(like, workspace, p.n_out, p.n_out * split);
     } else if (split > 1) {
@@ -275,14 +389,10 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     }
     launch_kernel(split_kernel, grid, dim3(Policy::kThreads), stream, sp.split_finish == 3, a, x, y);
     if (split > 1 && sp.split_finish != 1) {
-      // A thread per partial where a block holds them all (396 for a full
-      // sum): each thread then makes one load, not two in a row, on the path
-      // that the next kernel waits for.
-      const int64_t finish_threads =
-          std::min<int64_t>(std::max<int64_t>(pow2_at_least(split), 32), Policy::kThreads);
       launch_kernel(gpureduce_sum_finish_partials<typename SumOp<acc_t>::wide_op, out_t>,
-                    dim3(static_cast<unsigned>(p.n_out)), dim3(static_cast<unsigned>(finish_threads)), stream,
-                    sp.split_finish >= 3, static_cast<const wide_t*>(a.partials), a.split, p.outer, y);
+                    dim3(static_cast<unsigned>(p.n_out)), dim3(static_cast<unsigned>(finish_threads(split))),
+                    stream, sp.split_finish >= 3, static_cast<const wide_t*>(a.partials), a.split, p.outer, y,
+                    static_cast<unsigned*>(nullptr), 0u);
     }
     return;
   }
