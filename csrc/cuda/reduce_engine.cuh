@@ -398,6 +398,17 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   }
 }
 
+// A single dense row's `head` elements before its vector body and `tail`
+// after it (RowsArgs), added one per thread into acc (one block calls this).
+template <class Op, int V, typename in_t, typename wide_t>
+__device__ __forceinline__ wide_t add_ragged_ends(wide_t acc, const RowsArgs<wide_t>& a, const in_t* row) {
+  if (threadIdx.x < a.head + a.tail) {
+    const int64_t i = threadIdx.x < a.head ? threadIdx.x : threadIdx.x + a.chunks * V;
+    acc = Op::wide_op::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), row[i])));
+  }
+  return acc;
+}
+
 // Few, long outputs (a full sum is one): blockIdx.y is the output, and the
 // `split` blocks along x each read a range of its chunks (or interleave over
 // them, a.block_chunks == 0). With split > 1 each block
@@ -430,10 +441,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
     step = blockDim.x;
   }
   wide_t acc = sum_chunks<Op, in_t, V, kStep>(in + in_off + a.head, a, first, end, step);
-  if (blockIdx.x == 0 && threadIdx.x < a.head + a.tail) {
-    const int64_t i = threadIdx.x < a.head ? threadIdx.x : threadIdx.x + a.chunks * V;
-    acc = WideOp::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), in[in_off + i])));
-  }
+  if (blockIdx.x == 0) acc = add_ragged_ends<Op, V>(acc, a, in + in_off);
   acc = block_reduce<WideOp>(acc);
   if (a.split == 1) {
     if (threadIdx.x == 0) out[out_off] = WideOp::template project<out_t>(acc);
@@ -463,10 +471,12 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
 // block draws exactly one of those, so the queue ends at exactly n_ranges,
 // which the finish kernel checks before it sets the queue back to zero for
 // the next call.
-template <class Op, typename in_t, int V>
-__device__ __forceinline__ int64_t queue_ranges(const RowsArgs<typename Op::wide_op::acc_type>& a) {
-  const int64_t rest = a.chunks - int64_t(gridDim.x) * a.first_chunks;
-  return int64_t(gridDim.x) + (rest > 0 ? (rest + a.block_chunks - 1) / a.block_chunks : 0);
+// Ranges of a queued full sum: `blocks` first ranges of first_chunks, then
+// ranges of queued_chunks over the rest (the host and the kernel both count).
+C10_HOST_DEVICE inline int64_t queue_ranges(int64_t chunks, int64_t blocks, int64_t first_chunks,
+                                            int64_t queued_chunks) {
+  const int64_t rest = chunks - blocks * first_chunks;
+  return blocks + (rest > 0 ? (rest + queued_chunks - 1) / queued_chunks : 0);
 }
 
 template <class Op, typename in_t, int V>
@@ -479,7 +489,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   wait_for_prior_grid();
   if (a.early_trigger) allow_next_grid();
   __shared__ unsigned drawn[2];
-  const int64_t n_ranges = queue_ranges<Op, in_t, V>(a);
+  const int64_t n_ranges = queue_ranges(a.chunks, gridDim.x, a.first_chunks, a.block_chunks);
   const int64_t queued_from = int64_t(gridDim.x) * a.first_chunks;
   const in_t* body = in + a.head;
   wide_t acc = WideOp::identity();
@@ -496,10 +506,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
     __syncthreads();  // drawn[k & 1] is written, and every thread read drawn[(k + 1) & 1] a round ago
     range = int64_t(gridDim.x) + drawn[k & 1];
   }
-  if (blockIdx.x == 0 && threadIdx.x < a.head + a.tail) {
-    const int64_t i = threadIdx.x < a.head ? threadIdx.x : threadIdx.x + a.chunks * V;
-    acc = WideOp::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), in[i])));
-  }
+  if (blockIdx.x == 0) acc = add_ragged_ends<Op, V>(acc, a, in);
   acc = block_reduce<WideOp>(acc);
   if (threadIdx.x == 0) a.partials[blockIdx.x] = acc;
   allow_next_grid();

@@ -362,8 +362,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
                                                         std::max<int64_t>(loops / split - 1, 1));
         const int64_t first_chunks = first_loops * per_loop;
         const int64_t queued_chunks = std::max<int64_t>(sp.full_sum_queue_loops, 1) * per_loop;
-        const int64_t n_ranges =  // as queue_ranges() counts them
-            split + ceil_div(std::max<int64_t>(a.chunks - split * first_chunks, 0), queued_chunks);
+        const int64_t n_ranges = queue_ranges(a.chunks, split, first_chunks, queued_chunks);
         // Without a queue (see range_queue), the fixed ranges below.
         unsigned* queue = n_ranges < (int64_t(1) << 31) ? range_queue(stream) : nullptr;
         if (queue != nullptr) {
