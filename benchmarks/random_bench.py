@@ -1,0 +1,241 @@
+"""Random-shape benchmark: gpureduce.sum against torch.sum over cases drawn
+the way models produce them (benchmarks/random_cases.py), so that no one can
+tune to its list. Every case is checked against torch.sum before it is timed.
+
+Timing: each side runs as a CUDA graph of several calls over rotating input
+buffers (4x the L2 where the input is small); both graphs are warmed up, then
+replayed in alternation and the medians taken, so that drift on a shared
+machine hits both alike. The speedup is torch_us / gpureduce_us.
+
+    python benchmarks/random_bench.py --n 500 --seeds 0 1 2     # on the GPU
+    python benchmarks/random_bench.py --quick                   # a few small cases, CPU
+
+Writes, per seed, random_<gpu>_seed<S>.json with every case, and for the run
+random_<gpu>.json (the summary of each seed and of all together) and
+random_<gpu>.png (histogram and CDF of the speedups).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from typing import Callable, Dict, List, Sequence
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import reduce_op  # noqa: E402
+from bench import environment, geomean, measure_roof, progress, slug, Timer  # noqa: E402
+from random_cases import Case, build, input_bytes, sample_cases, sum_args  # noqa: E402
+
+
+def check(ours: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, kw: Dict[str, object]) -> bool:
+    """Integers exactly; floats within a bound that scales with sum(|x|)."""
+    if ours.shape != ref.shape or ours.dtype != ref.dtype:
+        return False
+    if not (ref.dtype.is_floating_point or ref.dtype.is_complex):
+        return bool(torch.equal(ours, ref))
+    dims = kw.get("dim", list(range(x.dim())))
+    mag = x.abs().to(torch.float64).sum(dims, keepdim=bool(kw.get("keepdim", False))) if x.dim() else x.abs().double()
+    err = (ours.double() - ref.double()).abs()
+    eps = torch.finfo(ref.dtype).eps
+    both_nan = torch.isnan(ours.double()) & torch.isnan(ref.double())
+    ok = (err <= 4 * eps * mag + 64 * torch.finfo(torch.float32).eps * mag + 1e-30) | both_nan
+    return bool(ok.all())
+
+
+def time_pair(fa: Callable, fb: Callable, inputs: Sequence[torch.Tensor], replays: int,
+              warmup_ms: float) -> List[float]:
+    """Per-call GPU time of fa and fb, in µs: graphs of several calls each,
+    warmed up, then replayed in alternation; medians."""
+    for x in inputs:
+        fa(x), fb(x)
+    torch.cuda.synchronize()
+    a0, a1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a0.record()
+    for x in inputs:
+        fa(x)
+    a1.record()
+    a1.synchronize()
+    est = max(a0.elapsed_time(a1) * 1e3 / len(inputs), 1.0)
+    per_graph = max(len(inputs), min(200, int(math.ceil(500.0 / est))))
+    per_graph = int(math.ceil(per_graph / len(inputs)) * len(inputs))
+    graphs = []
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    for f in (fa, fb):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=s):
+            for i in range(per_graph):
+                f(inputs[i % len(inputs)])
+        graphs.append(g)
+    torch.cuda.current_stream().wait_stream(s)
+
+    def replay_ms(g) -> float:
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        g.replay()
+        e1.record()
+        e1.synchronize()
+        return e0.elapsed_time(e1)
+
+    spent = 0.0
+    while spent < warmup_ms:
+        spent += replay_ms(graphs[0]) + replay_ms(graphs[1])
+    times: List[List[float]] = [[], []]
+    for _ in range(replays):
+        for k in (0, 1):
+            times[k].append(replay_ms(graphs[k]) * 1e3 / per_graph)
+    del graphs
+    return [statistics.median(t) for t in times]
+
+
+def percentile(v: List[float], q: float) -> float:
+    s = sorted(v)
+    if not s:
+        return float("nan")
+    k = (len(s) - 1) * q / 100.0
+    lo, hi = math.floor(k), math.ceil(k)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def summarize(rows: List[Dict[str, object]]) -> Dict[str, object]:
+    sp = [r["speedup"] for r in rows]
+    worst = sorted(rows, key=lambda r: r["speedup"])[:20]
+    return {
+        "cases": len(rows), "all_correct": all(r["correct"] for r in rows),
+        "min": min(sp) if sp else None, "p1": percentile(sp, 1), "p10": percentile(sp, 10),
+        "median": percentile(sp, 50), "geomean": geomean(sp),
+        "below_0.97": sum(1 for s in sp if s < 0.97),
+        "worst": [{"label": r["label"], "speedup": r["speedup"], "bytes": r["bytes"],
+                   "gpureduce_us": r["gpureduce_us"], "torch_us": r["torch_us"]} for r in worst],
+    }
+
+
+def summary_text(name: str, s: Dict[str, object]) -> str:
+    return (f"{name}: {s['cases']} cases, all correct {s['all_correct']}; speedup min {s['min']:.3f}x, "
+            f"p1 {s['p1']:.3f}x, p10 {s['p10']:.3f}x, median {s['median']:.3f}x, geomean {s['geomean']:.3f}x; "
+            f"below 0.97x: {s['below_0.97']}")
+
+
+def run_seed(seed: int, args, device: str, l2: int, timer: Timer) -> List[Dict[str, object]]:
+    cases = sample_cases(args.n, seed, args.min_bytes, args.max_bytes)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(seed)
+    rows = []
+    for case in progress(cases, len(cases), f"seed {seed}"):
+        kw = sum_args(case)
+        x0 = build(case, device, gen)
+        nbytes = input_bytes(x0)
+        n_buf = 1 if nbytes >= 4 * l2 else min(32, int(math.ceil(4 * l2 / max(nbytes, 1))))
+        inputs = [x0] + [build(case, device, gen) for _ in range(n_buf - 1)]
+
+        def ours(x, kw=kw):
+            return reduce_op.sum(x, **kw)
+
+        def theirs(x, kw=kw):
+            return torch.sum(x, **kw)
+
+        ok = check(ours(x0), theirs(x0), x0, kw)
+        if device == "cuda":
+            ours_us, torch_us = time_pair(ours, theirs, inputs, args.replays, args.warmup_ms)
+        else:
+            ours_us, torch_us = timer.wall_us(ours, inputs), timer.wall_us(theirs, inputs)
+        rows.append({
+            "label": case.label(), "case": case.to_json(), "shape": list(x0.shape), "stride": list(x0.stride()),
+            "bytes": nbytes, "buffers": n_buf, "correct": ok, "gpureduce_us": ours_us, "torch_us": torch_us,
+            "gpureduce_gbps": nbytes / ours_us / 1e3, "torch_gbps": nbytes / torch_us / 1e3,
+            "speedup": torch_us / ours_us,
+        })
+        del inputs, x0
+    return rows
+
+
+def plot(per_seed: Dict[int, List[Dict[str, object]]], meta: Dict[str, object], path: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plot", file=sys.stderr)
+        return
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(11, 3.8))
+    allsp = [r["speedup"] for rows in per_seed.values() for r in rows]
+    lo, hi = min(allsp + [0.9]), max(allsp + [1.1])
+    bins = [math.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * i / 40) for i in range(41)]
+    for seed, rows in per_seed.items():
+        sp = sorted(r["speedup"] for r in rows)
+        ax0.hist(sp, bins=bins, histtype="step", label=f"seed {seed}")
+        ax1.plot(sp, [(i + 1) / len(sp) for i in range(len(sp))], label=f"seed {seed}")
+    for ax in (ax0, ax1):
+        ax.set_xscale("log")
+        ax.axvline(1.0, color="black", lw=0.8)
+        ax.axvline(0.97, color="red", lw=0.8, ls=":")
+        ax.set_xlabel("speedup over torch.sum (torch_us / gpureduce_us)")
+        ax.legend(fontsize=7)
+    ax0.set_ylabel("cases")
+    ax1.set_ylabel("fraction of cases at or below")
+    ax1.grid(alpha=0.3)
+    fig.suptitle(f"Random-shape cases: gpureduce.sum vs torch.sum, {meta['gpu']}, torch {meta['torch']}, "
+                 f"{meta['date']}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    import json
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=int, default=500, help="cases per seed")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--min-bytes", type=int, default=1 << 10)
+    p.add_argument("--max-bytes", type=int, default=1 << 30)
+    p.add_argument("--replays", type=int, default=9)
+    p.add_argument("--warmup-ms", type=float, default=10.0)
+    p.add_argument("--quick", action="store_true", help="20 small cases of one seed on the CPU")
+    p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    args = p.parse_args(argv)
+    device = "cuda" if torch.cuda.is_available() and not args.quick else "cpu"
+    if args.quick:
+        args.n, args.seeds, args.max_bytes = 20, args.seeds[:1], 1 << 16
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size if device == "cuda" else 1 << 20
+    timer = Timer(device, replays=args.replays, warmup=1)
+    meta = environment(device, *((float("nan"), "not measured") if device != "cuda" else measure_roof(device, timer)))
+    meta.update(n=args.n, seeds=args.seeds, min_bytes=args.min_bytes, max_bytes=args.max_bytes,
+                replays=args.replays, warmup_ms=args.warmup_ms)
+    os.makedirs(args.out_dir, exist_ok=True)
+    base = os.path.join(args.out_dir, "random_" + slug(str(meta["gpu"])))
+    per_seed: Dict[int, List[Dict[str, object]]] = {}
+    t0 = time.time()
+    for seed in args.seeds:
+        rows = run_seed(seed, args, device, l2, timer)
+        per_seed[seed] = rows
+        with open(f"{base}_seed{seed}.json", "w") as f:
+            json.dump({"meta": meta, "seed": seed, "summary": summarize(rows), "cases": rows}, f, indent=1)
+        print(summary_text(f"seed {seed}", summarize(rows)), flush=True)
+    all_rows = [r for rows in per_seed.values() for r in rows]
+    total = summarize(all_rows)
+    with open(base + ".json", "w") as f:
+        json.dump({"meta": meta, "seconds": time.time() - t0,
+                   "seeds": {str(s): summarize(r) for s, r in per_seed.items()}, "all": total}, f, indent=1)
+    plot(per_seed, meta, base + ".png")
+    print(summary_text("all seeds", total))
+    print("20 slowest:")
+    for w in total["worst"]:
+        print(f"  {w['speedup']:.3f}x  {w['gpureduce_us']:.2f} vs {w['torch_us']:.2f} us  {w['bytes']} B  {w['label']}")
+    if not total["all_correct"]:
+        bad = [r["label"] for r in all_rows if not r["correct"]]
+        print(f"{len(bad)} case(s) FAILED the correctness check: {bad[:10]}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""The random-shape sampler of the benchmark (benchmarks/random_cases.py)
+drives a correctness test: a few hundred small cases of fixed seeds on the
+CPU, and a larger run on the GPU, each checked against torch.sum (dtype,
+shape, integer values exactly, floats against a float64 bound)."""
+import os
+import sys
+
+import pytest
+import torch
+
+import reduce_op
+from axes import HAS_CUDA, assert_matches_torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+from random_cases import build, sample_cases, sum_args  # noqa: E402
+
+
+def _check(case, device, gen):
+    x = build(case, device, gen)
+    kw = sum_args(case)
+    ours = reduce_op.sum(x, **kw)
+    assert_matches_torch(ours, x, kw.get("dim"), kw.get("keepdim", False), kw.get("dtype"))
+
+
+@pytest.mark.parametrize("seed", [101, 202, 303])
+def test_random_cases_cpu(seed):
+    gen = torch.Generator().manual_seed(seed)
+    for case in sample_cases(120, seed, min_bytes=16, max_bytes=1 << 16):
+        try:
+            _check(case, "cpu", gen)
+        except AssertionError as e:
+            raise AssertionError(f"{case.label()}: {e}") from e
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_random_cases_cuda(seed):
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    for case in sample_cases(250, seed, min_bytes=16, max_bytes=1 << 26):
+        try:
+            _check(case, "cuda", gen)
+        except AssertionError as e:
+            raise AssertionError(f"{case.label()}: {e}") from e
