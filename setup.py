@@ -32,12 +32,8 @@ def write_build_info(with_cuda: bool) -> None:
 def extension():
     with_cuda = want_cuda()
     write_build_info(with_cuda)
-    sources = sorted(
-        glob.glob(os.path.join("csrc", "*.cpp"))
-        + glob.glob(os.path.join("csrc", "cpu", "*.cpp"))
-        + glob.glob(os.path.join("csrc", "meta", "*.cpp"))
-        + glob.glob(os.path.join("csrc", "autograd", "*.cpp"))
-    )
+    # Every source under csrc/, so that a new folder cannot be left out.
+    sources = sorted(glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True))
     cxx_flags = ["-O3", "-std=c++20"]
     if not with_cuda:
         return cpp_extension.CppExtension(
@@ -47,10 +43,7 @@ def extension():
         # No GPU visible at build time: build for the H200 (sm_90).
         if not torch.cuda.is_available():
             os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
-    cuda_sources = sorted(
-        glob.glob(os.path.join("csrc", "cuda", "*.cu"))
-        + glob.glob(os.path.join("csrc", "cuda", "classic", "*.cu"))
-    )
+    cuda_sources = sorted(glob.glob(os.path.join("csrc", "**", "*.cu"), recursive=True))
     nvcc_flags = ["-O3", "-std=c++20", "-lineinfo", "--expt-relaxed-constexpr"]
     return cpp_extension.CUDAExtension(
         "reduce_op._C",

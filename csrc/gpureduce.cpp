@@ -1,4 +1,4 @@
-// The operator schemas. Kernels register themselves per dispatch key from
+// The operator schemas (sum, prod, and the classic kernels). Kernels register themselves per dispatch key from
 // cpu/, cuda/, meta/ and autograd/, so the shared library alone is a complete
 // operator for LibTorch programs.
 #include <ATen/core/enum_tag.h>
@@ -15,6 +15,11 @@ TORCH_LIBRARY(gpureduce, m) {
         {at::Tag::pt2_compliant_tag});
   m.def("sum.IntList_out(Tensor input, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
         "Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  // prod with aten's overloads: the second op on the engine. (Its autograd
+  // formula comes with the rest of the reduction family.)
+  m.def("prod(Tensor input, *, ScalarType? dtype=None) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("prod.dim_int(Tensor input, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag});
   // The classic teaching kernels (reduce0 ... reduce7, tensorcore, cpu): a 1-D
   // sum of all elements by the named kernel.

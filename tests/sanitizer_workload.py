@@ -15,11 +15,23 @@ for dtype in (torch.float32, torch.float16, torch.int8, torch.uint8, torch.compl
         ref = torch.sum(x.cpu().to(torch.complex128 if dtype.is_complex else torch.float64),
                         dim if dim is not None else [])
         assert torch.allclose(ours.cpu().to(ref.dtype), ref, rtol=2e-2, atol=1.0), (dtype, shape, dim)
-# Integer full sums split over blocks (fixed ranges, or the range queue when
-# GPUREDUCE_TUNE_FULL_SUM_QUEUE=2), with a ragged head and tail.
+# Integer full sums split over blocks, with a ragged head and tail.
 for dtype, n in ((torch.uint8, (1 << 24) + 7), (torch.int32, (1 << 22) + 5), (torch.int16, (1 << 20) + 3)):
     x = torch.randint(0 if dtype == torch.uint8 else -99, 100, (n + 1,)).to(dtype).cuda()[1:]
     assert reduce_op.sum(x).item() == x.cpu().long().sum().item(), dtype
+# Dense tiles: rows no vector fits, narrow columns of middle dims, whole
+# planes and row tiles, aligned and one element off; and prod on the engine.
+for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64):
+    for shape, dim in [((3000, 5), 1), ((300, 301), 1), ((200, 2000, 5), 1), ((40, 7, 3), 1), ((150, 9000, 3), 1)]:
+        n = 1
+        for s in shape:
+            n *= s
+        for x in ((torch.randn(shape) * 10).to(dtype).cuda(), (torch.randn(n + 1) * 10).to(dtype).cuda()[1:].view(shape)):
+            ref = torch.sum(x.cpu().double(), dim)
+            assert torch.allclose(reduce_op.sum(x, dim).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape)
+            f = x.float().sign().add(2.0)
+            p = torch.ops.gpureduce.prod.dim_int(f, dim, False)
+            assert torch.allclose(p.cpu(), torch.prod(f.cpu(), dim), rtol=1e-3), (dtype, shape)
 x = x_odd = torch.randn((1 << 16) + 5).cuda()[1:]
 assert torch.allclose(reduce_op.sum(x).cpu().double(), x.cpu().double().sum(), rtol=1e-4, atol=1e-3)
 # Rows of stride 2 read with vector loads, up to the storage's last element.

@@ -1,8 +1,7 @@
 """Full sums and few long rows through the split rows pass, checked against
 torch.sum, eagerly, twenty times for bitwise repeatability, replayed in a
 CUDA graph (bitwise equal to the eager result), and on four streams at once.
-tests/test_cuda.py runs it once per GPUREDUCE_TUNE_SPLIT_FINISH mode; with
-the argument `capture-first` the first call of the process is a captured one
+With the argument `capture-first` the first call of the process is a captured one
 (lazy set-up of the engine inside a capture)."""
 import os
 import sys
@@ -29,7 +28,7 @@ def captured_sums(xs):
 
 
 if "capture-first" in sys.argv:
-    # Full sums in int32 (which may take the range queue), the rest float32.
+    # Full sums in int32, the rest float32.
     xs = [torch.randint(-10**6, 10**6, s, device="cuda", dtype=torch.int32) if d is None
           else torch.randn(s, device="cuda") for s, d in cases]
     g, outs = captured_sums(xs)
@@ -54,8 +53,7 @@ def fresh(shape, dtype):
     return torch.randint(lo, hi, shape, device="cuda", dtype=dtype)
 
 
-# Graph inputs: float32 and integer copies of every case (integer full sums
-# may take the range queue, float ones never do).
+# Graph inputs: float32 and integer copies of every case.
 graph_cases = [(s, d, dt) for s, d in cases for dt in (torch.float32, torch.uint8, torch.int32)]
 statics = [fresh(s, dt) for s, _, dt in graph_cases]
 side = torch.cuda.Stream()

@@ -77,7 +77,7 @@ def _rows_kernel_steps(fn):
         torch.cuda.synchronize()
     steps = set()
     for e in prof.events():
-        m = re.search(r"gpureduce_sum_(?:inner|split)_rows<.*,\s*(?:\(int\))?(\d+)>", e.name)
+        m = re.search(r"gpureduce_(?:inner|split)_rows<.*,\s*(?:\(int\))?(\d+)>", e.name)
         if m:
             steps.add(int(m.group(1)))
     return steps
@@ -151,49 +151,57 @@ def test_short_rows(case, dtype):
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     if dtype == torch.float32:
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
-        assert any("gpureduce_sum_short_rows" in n for n in names) == short_f32, names
+        assert any("gpureduce_short_rows" in n for n in names) == short_f32, names
 
 
-# The ways a split rows pass may combine its blocks' partials
-# (GPUREDUCE_TUNE_SPLIT_FINISH, csrc/cuda/sum_kernel.cu), each in a process of
-# its own: full sums and few long rows, eager and in a replayed CUDA graph.
-# "queue": integer full sums take their ranges from a queue
-# (gpureduce_sum_full_queue) at every size that splits (MIN_LOOPS=0), so that
-# the workload's small sums, with nothing or little left to queue, use it too.
-QUEUE = {"GPUREDUCE_TUNE_FULL_SUM_QUEUE": "2", "GPUREDUCE_TUNE_FULL_SUM_QUEUE_MIN_LOOPS": "0"}
-NO_QUEUE = {"GPUREDUCE_TUNE_FULL_SUM_QUEUE": "1"}
-
-
-@pytest.mark.parametrize("mode,args,extra", [(1, [], {}), (2, [], NO_QUEUE), (3, [], NO_QUEUE), (4, [], NO_QUEUE),
-                                             (3, ["capture-first"], NO_QUEUE), (2, [], QUEUE), (3, [], QUEUE),
-                                             (4, [], QUEUE), (3, ["capture-first"], QUEUE)],
-                         ids=["1", "2", "3", "4", "3-capture-first", "2-queue", "3-queue", "4-queue",
-                              "3-queue-capture-first"])
-def test_split_finish_modes(mode, args, extra):
+# Full sums and few long rows through the split rows pass (split kernel and
+# finish kernel as programmatic dependents): eager, bitwise repeatable, in a
+# replayed CUDA graph, on four streams at once, and with the first call of
+# the process made inside a capture; each in a process of its own.
+@pytest.mark.parametrize("args", [[], ["capture-first"]], ids=["eager-first", "capture-first"])
+def test_split_rows_workload(args):
     script = os.path.join(os.path.dirname(__file__), "split_finish_workload.py")
-    env = dict(os.environ, GPUREDUCE_TUNE_SPLIT_FINISH=str(mode), **extra)
-    r = subprocess.run([sys.executable, script] + args, capture_output=True, text=True, timeout=600, env=env)
+    r = subprocess.run([sys.executable, script] + args, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert "workload ok" in r.stdout
 
 
-# Large integer full sums take their ranges from a queue (ranges in any
-# order, which only an order-free sum may do); float full sums never do.
-# Sizes above the queue's threshold (4 unrolled loops of a block per block:
-# 1584 loops on 132 SMs) and one below it (int8 2^24, 512 loops), some with
-# ragged ends.
-@pytest.mark.parametrize("dtype,n,queued", [(torch.uint8, (1 << 26) + 5, True), (torch.bool, 1 << 26, True),
-                                            (torch.int32, (1 << 24) + 3, True), (torch.int64, (1 << 23) - 1, True),
-                                            (torch.int8, (1 << 24) + 1, False), (torch.float32, 1 << 26, False)],
-                         ids=str)
-def test_full_sums_and_the_range_queue(dtype, n, queued):
-    x = random_tensor((n,), dtype, "cpu", _gen()).cuda()
-    names = _kernels_run(lambda: reduce_op.sum(x))
-    assert any("gpureduce_sum_full_queue" in k for k in names) == queued, names
-    first = reduce_op.sum(x)
-    assert_matches_torch(first, x, None, False)
-    for _ in range(5):
-        assert torch.equal(reduce_op.sum(x), first)
+# Rows of widths no 16-byte vector fits, and columns too narrow for one, go to
+# the dense-tiles kernel (whole planes per tile, or row tiles of large
+# planes); the flag says whether float32 takes it.
+DENSE_CASES = [
+    ((100000, 5), 1, True), ((4099, 9), 1, True), ((3000, 12), 1, False), ((777, 24), 1, False),
+    ((333, 301), 1, True), ((2000, 1001), 1, True), ((500, 2000, 5), 1, True), ((300, 7, 3), 1, True),
+    ((200, 5000, 3), 1, True), ((64, 100, 130), 1, False), ((40, 40), 1, False), ((5, 3000, 7), 1, False),
+    ((100003, 3), 0, False), ((1, 5), 1, False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(DENSE_CASES)))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int8,
+                                   torch.uint8, torch.bool, torch.int16, torch.int32, torch.int64,
+                                   torch.complex64, torch.complex128], ids=str)
+def test_dense_tiles(case, dtype):
+    shape, dim, dense_f32 = DENSE_CASES[case]
+    x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+    # The same shape one element into its storage: no tile starts on a 16-byte boundary.
+    y = random_tensor((x.numel() + 1,), dtype, "cpu", _gen()).cuda()[1:].view(shape)
+    assert_matches_torch(reduce_op.sum(y, dim), y, dim, False)
+    if dtype == torch.float32:
+        names = _kernels_run(lambda: reduce_op.sum(x, dim))
+        assert any("gpureduce_dense_tiles" in n for n in names) == dense_f32, names
+
+
+# Expanded (stride-0) dims are read once (a kept one computed once and
+# broadcast, a reduced one folded in by the op); results match torch.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bfloat16, torch.uint8], ids=str)
+def test_expanded_inputs(dtype):
+    base = random_tensor((1 << 16,), dtype, "cpu", _gen()).cuda()
+    for view, dim in [(base[:, None].expand(-1, 4096), 0), (base[:, None].expand(-1, 4096), 1),
+                      (base[None].expand(64, -1), 0), (base[None].expand(64, -1), None),
+                      (base.view(256, 256)[:, None].expand(-1, 3, -1), (0, 1))]:
+        assert_matches_torch(reduce_op.sum(view, dim), view, dim, False)
 
 
 @pytest.mark.slow
@@ -280,14 +288,10 @@ def test_second_gpu():
 
 @pytest.mark.skipif(shutil.which("compute-sanitizer") is None, reason="compute-sanitizer not found")
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck"])
-@pytest.mark.parametrize("queue", ["fixed-ranges", "range-queue"])
-def test_compute_sanitizer(tool, queue):
-    # Integer full sums read fixed ranges or take them from a queue (both
-    # kernels, in a process each); float sums are the same in both.
+def test_compute_sanitizer(tool):
     script = os.path.join(os.path.dirname(__file__), "sanitizer_workload.py")
-    env = dict(os.environ, **(QUEUE if queue == "range-queue" else NO_QUEUE))
     r = subprocess.run(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", sys.executable, script],
-                       capture_output=True, text=True, timeout=900, env=env)
+                       capture_output=True, text=True, timeout=900)
     tail = (r.stdout + r.stderr)[-3000:]
     assert r.returncode == 0, tail
     summary = "ERROR SUMMARY: 0 errors" if tool == "memcheck" else "RACECHECK SUMMARY: 0 hazards"

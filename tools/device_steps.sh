@@ -5,10 +5,9 @@
 #   tests      the GPU test suite (PYTEST_ARGS narrows it)
 #   libtorch   tests/test_libtorch.py, verbose
 #   accuracy   benchmarks/accuracy.py
-#   sweep      benchmarks/sweep.py $SWEEP_ARGS
 #   bench      benchmarks/bench.py $BENCH_ARGS
-#   ncu        Nsight Compute sections for tools/ncu_full_sums.py
-#   sass       instruction counts of the rows kernels (tools/sass_summary.py)
+#   random     benchmarks/random_bench.py $RANDOM_ARGS
+#   ncu        Nsight Compute sections of one case (tools/ncu_case.py $NCU_CASE)
 # Usage: OUT=... tools/device_steps.sh build tests bench
 set -u
 OUT=${OUT:-/tmp/out}
@@ -36,20 +35,17 @@ for step in "$@"; do
     accuracy)
       timeout 200 python3 benchmarks/accuracy.py --out-dir "$OUT/results" > "$OUT/logs/accuracy.log" 2>&1
       rc=$?; cat "$OUT/logs/accuracy.log" | tail -20 ;;
-    sweep)
-      eval "timeout ${SWEEP_TIMEOUT:-300} python3 benchmarks/sweep.py --out-dir \"$OUT/results/sweep\" $SWEEP_ARGS" > "$OUT/logs/sweep.log" 2> "$OUT/logs/sweep.err"
-      rc=$?; sed -n '/^speedup over/,$p' "$OUT/logs/sweep.log"; tail -3 "$OUT/logs/sweep.err" ;;
     bench)
       timeout ${BENCH_TIMEOUT:-420} python3 benchmarks/bench.py --out-dir "$OUT/results" ${BENCH_ARGS:-} > "$OUT/logs/bench.log" 2> "$OUT/logs/bench.err"
       rc=$?; tail -8 "$OUT/logs/bench.log"; tail -3 "$OUT/logs/bench.err" ;;
+    random)
+      timeout ${RANDOM_TIMEOUT:-480} python3 benchmarks/random_bench.py --out-dir "$OUT/results" ${RANDOM_ARGS:-} > "$OUT/logs/random.log" 2> "$OUT/logs/random.err"
+      rc=$?; tail -30 "$OUT/logs/random.log"; tail -3 "$OUT/logs/random.err" ;;
     ncu)
-      timeout 240 ncu --clock-control none -k regex:split_rows --section SpeedOfLight --section MemoryWorkloadAnalysis \
-        --section WarpStateStats --section Occupancy --section LaunchStats --section SchedulerStats \
-        python3 tools/ncu_full_sums.py > "$OUT/logs/ncu.log" 2>&1
-      rc=$?; grep -E "split_rows|Throughput|Duration|Stall|Issued|Eligible|Active Warps|Registers|Waves" "$OUT/logs/ncu.log" | head -60 ;;
-    sass)
-      timeout 120 python3 tools/sass_summary.py > "$OUT/logs/sass.log" 2>&1
-      rc=$?; cat "$OUT/logs/sass.log" | head -20 ;;
+      timeout 240 ncu --clock-control none -k regex:gpureduce --section SpeedOfLight --section MemoryWorkloadAnalysis \
+        --section WarpStateStats --section Occupancy --section LaunchStats \
+        python3 tools/ncu_case.py ${NCU_CASE:-2097152,32 1} > "$OUT/logs/ncu.log" 2>&1
+      rc=$?; grep -E "gpureduce|Throughput|Duration|Registers|Waves" "$OUT/logs/ncu.log" | head -40 ;;
     *) echo "unknown step $step"; rc=2 ;;
   esac
   log "$step rc=$rc in $(( $(date +%s) - t0 )) s"

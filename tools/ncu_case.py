@@ -1,5 +1,5 @@
 """One gpureduce.sum call of a given float32 shape and dim, warmed up, for
-Nsight Compute (tools/device_steps.sh, step ncu_case):
+Nsight Compute (tools/device_steps.sh, step ncu):
   python3 tools/ncu_case.py 2097152,32 1"""
 import sys
 

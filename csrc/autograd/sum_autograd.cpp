@@ -6,7 +6,7 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
-#include "../sum_shape.h"
+#include "../engine/reduce_shape.h"
 
 namespace gpureduce {
 namespace {
@@ -56,7 +56,7 @@ class SumFunction : public torch::autograd::Function<SumFunction> {
 at::Tensor sum_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                             std::optional<at::ScalarType> dtype) {
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
-  check_sum_dtype(sum_result_dtype(input.scalar_type(), dtype), input.is_cuda() ? "sum_cuda" : "sum_cpu");
+  check_dtype_supported(result_dtype(input.scalar_type(), dtype), input.is_cuda() ? "sum_cuda" : "sum_cpu");
   std::vector<int64_t> reduced;
   for (int64_t d = 0; d < input.dim(); ++d)
     if (mask[d]) reduced.push_back(d);

@@ -1,0 +1,222 @@
+// The CPU half of the reduction engine, for any op functor: multi-threaded
+// with at::parallel_for; rows are blocked (short leaves with several
+// accumulators, which the compiler vectorises) and the leaf results are
+// combined pairwise, so rounding error grows like log n. Chunking depends
+// only on the shape, never on the thread count, so results are bitwise
+// reproducible. run_pass_cpu<Family> is instantiated once per op.
+#pragma once
+
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "../engine/reduce_dtypes.h"
+#include "../engine/reduce_ops.h"
+#include "../engine/reduce_plan.h"
+
+namespace gpureduce {
+namespace cpu {
+
+constexpr int64_t kLeaf = 256;           // elements per leaf of a row
+constexpr int64_t kLeavesPerTask = 128;  // leaves per parallel task (32K elements)
+constexpr int64_t kColWidth = 64;        // columns per column task
+constexpr int64_t kColLeafRows = 16;     // rows summed directly in a column leaf
+constexpr int64_t kRowsPerTask = 4096;   // rows per parallel column task
+
+template <class Op, typename acc_t>
+acc_t pairwise_combine(const acc_t* v, int64_t n) {
+  if (n == 0) return Op::identity();
+  if (n == 1) return v[0];
+  const int64_t h = n / 2;
+  return Op::combine(pairwise_combine<Op>(v, h), pairwise_combine<Op>(v + h, n - h));
+}
+
+// A leaf reads raw inputs (Op::reduce) or, in a pass that reads another
+// pass's partials, accumulators (Op::combine).
+template <class Op, bool kPartials, typename acc_t, typename in_t>
+acc_t fold(acc_t acc, in_t x) {
+  if constexpr (kPartials) {
+    return Op::combine(acc, static_cast<acc_t>(x));
+  } else {
+    return Op::reduce(acc, x);
+  }
+}
+
+template <class Op, bool kPartials, typename in_t, typename acc_t>
+acc_t leaf_reduce(const in_t* p, int64_t n, int64_t stride) {
+  acc_t acc[8];
+  for (auto& a : acc) a = Op::identity();
+  int64_t i = 0;
+  if (stride == 1) {
+    for (; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; ++j) acc[j] = fold<Op, kPartials>(acc[j], p[i + j]);
+  } else {
+    for (; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; ++j) acc[j] = fold<Op, kPartials>(acc[j], p[(i + j) * stride]);
+  }
+  for (; i < n; ++i) acc[0] = fold<Op, kPartials>(acc[0], p[i * stride]);
+  return pairwise_combine<Op>(acc, 8);
+}
+
+// The value an output gets: the accumulator itself where the pass writes
+// partials for another pass, else the op's projection.
+template <class Op, bool kWritesPartials, typename out_t, typename acc_t>
+out_t finish(acc_t a) {
+  if constexpr (kWritesPartials) {
+    return static_cast<out_t>(a);
+  } else {
+    return Op::template project<out_t>(a);
+  }
+}
+
+// Rows: each output's rows are cut into leaves; leaves are grouped into tasks
+// of a fixed count, tasks run in parallel, and the sums are combined pairwise.
+template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typename out_t>
+void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
+  using acc_t = typename Op::acc_type;
+  const int64_t leaves_per_row = (p.row_len + kLeaf - 1) / kLeaf;
+  const int64_t n_leaves = p.n_rows * leaves_per_row;
+  const int64_t tasks_per_out = (n_leaves + kLeavesPerTask - 1) / kLeavesPerTask;
+
+  auto sum_leaves = [&](const in_t* base, int64_t first, int64_t count) {
+    std::vector<acc_t> leaf(static_cast<size_t>(count));
+    for (int64_t l = 0; l < count; ++l) {
+      const int64_t row = (first + l) / leaves_per_row;
+      const int64_t start = ((first + l) % leaves_per_row) * kLeaf;
+      const int64_t len = std::min(kLeaf, p.row_len - start);
+      leaf[l] = leaf_reduce<Op, kPartials, in_t, acc_t>(base + row * p.row_stride + start * p.elem_stride, len,
+                                      p.elem_stride);
+    }
+    return pairwise_combine<Op>(leaf.data(), count);
+  };
+
+  if (tasks_per_out == 1) {
+    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, p.n_rows * p.row_len));
+    at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        int64_t in_off, out_off;
+        p.outer.offsets(o, in_off, out_off);
+        out[out_off] = finish<Op, kWritesPartials, out_t>(sum_leaves(in + in_off, 0, n_leaves));
+      }
+    });
+    return;
+  }
+  std::vector<acc_t> partial(static_cast<size_t>(p.n_out * tasks_per_out));
+  at::parallel_for(0, p.n_out * tasks_per_out, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t o = t / tasks_per_out, k = t % tasks_per_out;
+      int64_t in_off, out_off;
+      p.outer.offsets(o, in_off, out_off);
+      const int64_t first = k * kLeavesPerTask;
+      partial[t] = sum_leaves(in + in_off, first, std::min(kLeavesPerTask, n_leaves - first));
+    }
+  });
+  for (int64_t o = 0; o < p.n_out; ++o) {
+    int64_t in_off, out_off;
+    p.outer.offsets(o, in_off, out_off);
+    out[out_off] = finish<Op, kWritesPartials, out_t>(
+        pairwise_combine<Op>(partial.data() + o * tasks_per_out, tasks_per_out));
+  }
+}
+
+// Reduces rows [r0, r0 + nr) of `width` columns into dst, pairwise over rows.
+template <class Op, bool kPartials, typename in_t, typename acc_t>
+void column_block_reduce(const in_t* base, int64_t width, int64_t col_stride, int64_t r0, int64_t nr,
+                         const ReducePass& p, acc_t* dst) {
+  if (nr <= kColLeafRows) {
+    for (int64_t c = 0; c < width; ++c) dst[c] = Op::identity();
+    for (int64_t r = r0; r < r0 + nr; ++r) {
+      const in_t* row = base + p.column_row_offset(r);
+      if (col_stride == 1) {
+        for (int64_t c = 0; c < width; ++c) dst[c] = fold<Op, kPartials>(dst[c], row[c]);
+      } else {
+        for (int64_t c = 0; c < width; ++c) dst[c] = fold<Op, kPartials>(dst[c], row[c * col_stride]);
+      }
+    }
+    return;
+  }
+  const int64_t h = nr / 2;
+  acc_t upper[kColWidth];
+  column_block_reduce<Op, kPartials>(base, width, col_stride, r0, h, p, dst);
+  column_block_reduce<Op, kPartials>(base, width, col_stride, r0 + h, nr - h, p, upper);
+  for (int64_t c = 0; c < width; ++c) dst[c] = Op::combine(dst[c], upper[c]);
+}
+
+template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typename out_t>
+void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
+  using acc_t = typename Op::acc_type;
+  const int64_t col_blocks = (p.n_cols + kColWidth - 1) / kColWidth;
+  const int64_t n_rows = p.n_reduce * p.n_reduce_outer;
+  const int64_t row_tasks = (n_rows + kRowsPerTask - 1) / kRowsPerTask;
+  const int64_t tasks = p.n_out * col_blocks;
+  std::vector<acc_t> partial(static_cast<size_t>(tasks * row_tasks * kColWidth));
+  at::parallel_for(0, tasks * row_tasks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t task = t / row_tasks, rt = t % row_tasks;
+      const int64_t o = task / col_blocks, cb = task % col_blocks;
+      int64_t in_off, out_off;
+      p.outer.offsets(o, in_off, out_off);
+      const int64_t c0 = cb * kColWidth, width = std::min(kColWidth, p.n_cols - c0);
+      const int64_t r0 = rt * kRowsPerTask, nr = std::min(kRowsPerTask, n_rows - r0);
+      column_block_reduce<Op, kPartials, in_t, acc_t>(in + in_off + c0 * p.col_stride, width, p.col_stride, r0, nr, p,
+                                    partial.data() + t * kColWidth);
+    }
+  });
+  at::parallel_for(0, tasks, 1, [&](int64_t b, int64_t e) {
+    std::vector<acc_t> column(static_cast<size_t>(row_tasks));
+    for (int64_t task = b; task < e; ++task) {
+      const int64_t o = task / col_blocks, cb = task % col_blocks;
+      int64_t in_off, out_off;
+      p.outer.offsets(o, in_off, out_off);
+      const int64_t c0 = cb * kColWidth, width = std::min(kColWidth, p.n_cols - c0);
+      for (int64_t c = 0; c < width; ++c) {
+        for (int64_t rt = 0; rt < row_tasks; ++rt)
+          column[rt] = partial[(task * row_tasks + rt) * kColWidth + c];
+        out[out_off + (c0 + c) * p.out_col_stride] =
+            finish<Op, kWritesPartials, out_t>(pairwise_combine<Op>(column.data(), row_tasks));
+      }
+    }
+  });
+}
+
+template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typename out_t>
+void run_pass_typed(const ReducePass& pass, const in_t* x, out_t* y) {
+  if (pass.kind == ReducePass::Kind::kRows) {
+    run_rows<Op, kPartials, kWritesPartials>(pass, x, y);
+  } else {
+    run_columns<Op, kPartials, kWritesPartials>(pass, x, y);
+  }
+}
+
+// One pass of the op of `Family` on CPU tensors.
+template <class Family>
+void run_pass_cpu(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
+  dispatch_reduce_types(in.scalar_type(), out.scalar_type(), [&](auto in_tag, auto out_tag) {
+    using in_t = typename decltype(in_tag)::type;
+    using out_t = typename decltype(out_tag)::type;
+    using Op = typename Family::template Op<typename AccOf<out_t>::type>;
+    const in_t* x = static_cast<const in_t*>(in.const_data_ptr());
+    out_t* y = static_cast<out_t*>(out.data_ptr());
+    // Partials flow only between passes of the accumulator type.
+    constexpr bool in_acc = std::is_same_v<in_t, typename Op::acc_type>;
+    constexpr bool out_acc = std::is_same_v<out_t, typename Op::acc_type>;
+    TORCH_INTERNAL_ASSERT((!pass.reads_partials || in_acc) && (!pass.writes_partials || out_acc));
+    if constexpr (in_acc) {
+      if (pass.reads_partials) {
+        if constexpr (out_acc) {
+          if (pass.writes_partials) return run_pass_typed<Op, true, true>(pass, x, y);
+        }
+        return run_pass_typed<Op, true, false>(pass, x, y);
+      }
+    }
+    if constexpr (out_acc) {
+      if (pass.writes_partials) return run_pass_typed<Op, false, true>(pass, x, y);
+    }
+    run_pass_typed<Op, false, false>(pass, x, y);
+  });
+}
+
+}  // namespace cpu
+}  // namespace gpureduce

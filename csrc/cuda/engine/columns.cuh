@@ -1,0 +1,161 @@
+// Columns kernel of the CUDA engine: outputs are adjacent in memory; each
+// thread owns a vector of adjacent outputs and walks the reduced rows. A
+// columns pass split along its rows is finished by the last block of each
+// tile to arrive (an atomic ticket), in a fixed order.
+#pragma once
+
+#include "common.cuh"
+
+namespace gpureduce {
+namespace cuda {
+
+// ------------------------------------------------------------- columns ----
+
+template <typename acc_t>
+struct ColumnsArgs {
+  OuterIndexer outer;
+  int64_t n_outer;
+  int64_t n_cols, col_stride, out_col_stride;
+  // Rows r < n_reduce * n_reduce_outer sit at (r % n_reduce) * reduce_stride
+  // + (r / n_reduce) * reduce_outer_stride: up to two reduced dims per pass.
+  int64_t n_reduce, reduce_stride, n_reduce_outer, reduce_outer_stride, n_rows;
+  FastDivmod reduce_div;  // by n_reduce
+  int64_t vec_cols;       // n_cols / V
+  int64_t x_tiles;        // column tiles per outer index
+  int64_t rows_per_split;
+  int split;
+  acc_t* partials;     // [split][n_outer * n_cols]
+  unsigned* counters;  // [n_outer * x_tiles]
+};
+
+template <typename acc_t>
+__device__ __forceinline__ int64_t column_row_offset(const ColumnsArgs<acc_t>& a, int64_t r) {
+  if (a.n_reduce_outer == 1) return r * a.reduce_stride;
+  const int64_t q = static_cast<int64_t>(a.reduce_div.div(static_cast<uint64_t>(r)));
+  return (r - q * a.n_reduce) * a.reduce_stride + q * a.reduce_outer_stride;
+}
+
+// Combines acc[V] across threadIdx.y with a fixed halving tree (row y takes
+// row y + h's partials); the result is valid in the threads with
+// threadIdx.y == 0. Each level moves all V columns of a thread at once, so a
+// block pays two barriers per level rather than per column and level.
+template <class Op, int V, typename acc_t>
+__device__ __forceinline__ void combine_over_y(acc_t (&acc)[V]) {
+  constexpr int kSlots = EnginePolicy::kThreads / 2;
+  __shared__ __align__(16) unsigned char raw[kSlots * V * sizeof(acc_t)];
+  acc_t* sm = reinterpret_cast<acc_t*>(raw);  // [V][slot]: neighbouring threads, neighbouring words
+  for (int h = blockDim.y / 2; h > 0; h /= 2) {
+    if (threadIdx.y >= h && threadIdx.y < 2 * h) {
+      const int slot = (threadIdx.y - h) * blockDim.x + threadIdx.x;
+#pragma unroll
+      for (int j = 0; j < V; ++j) sm[j * kSlots + slot] = acc[j];
+    }
+    __syncthreads();
+    if (threadIdx.y < h) {
+      const int slot = threadIdx.y * blockDim.x + threadIdx.x;
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[j] = Op::combine(acc[j], sm[j * kSlots + slot]);
+    }
+    __syncthreads();
+  }
+}
+
+// The running type of a columns thread (Op::walk_type: int32 for byte
+// inputs of an integer sum, else the accumulator itself). A narrower one is
+// widened after at most kMaxNarrowColumnRows rows (the host splits to that).
+constexpr int64_t kMaxNarrowColumnRows = int64_t(1) << 23;
+
+// Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
+// threadIdx.y strides over the rows of blockIdx.y's slice.
+template <class Op, typename in_t, typename out_t, int V>
+__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template columns_blocks_per_sm<V>())
+    gpureduce_columns(ColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
+                          out_t* __restrict__ out) {
+  using acc_t = typename Op::acc_type;
+  constexpr int U = EnginePolicy::kUnroll;
+  const int64_t tile = blockIdx.x;
+  const int64_t oi = tile / a.x_tiles;
+  const int64_t cv = (tile - oi * a.x_tiles) * blockDim.x + threadIdx.x;
+  const bool valid = cv < a.vec_cols;
+  int64_t in_off, out_off;
+  a.outer.offsets(oi, in_off, out_off);
+  const in_t* base = in + in_off + cv * V * a.col_stride;
+  const int64_t rb = static_cast<int64_t>(blockIdx.y) * a.rows_per_split;
+  const int64_t re = rb + a.rows_per_split < a.n_rows ? rb + a.rows_per_split : a.n_rows;
+  const int64_t by = blockDim.y;
+
+  // Byte inputs add up in int32 while walking the rows (the host keeps a
+  // thread under kMaxNarrowColumnRows rows, so 255 * rows cannot overflow):
+  // 16 columns of int64 partials would not fit in the registers.
+  using walk_t = typename Op::template walk_type<in_t>;
+  walk_t walk[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) walk[j] = Op::template walk_start<in_t>();
+  if (valid) {
+    int64_t r = rb + threadIdx.y;
+    for (; r + (U - 1) * by < re; r += U * by) {
+      alignas(16) in_t v[U][V];
+#pragma unroll
+      for (int u = 0; u < U; ++u) load_vec<V>(base + column_row_offset(a, r + u * by), v[u]);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < V; ++j) walk[j] = Op::walk(walk[j], v[u][j]);
+    }
+    for (; r < re; r += by) {
+      alignas(16) in_t v[V];
+      load_vec<V>(base + column_row_offset(a, r), v);
+#pragma unroll
+      for (int j = 0; j < V; ++j) walk[j] = Op::walk(walk[j], v[j]);
+    }
+  }
+  acc_t acc[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) acc[j] = static_cast<acc_t>(walk[j]);
+  if (blockDim.y > 1) combine_over_y<Op, V>(acc);
+
+  const bool writer = threadIdx.y == 0 && valid;
+  if (a.split == 1) {
+    if (writer) {
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        out[out_off + (cv * V + j) * a.out_col_stride] = Op::template project<out_t>(acc[j]);
+    }
+    return;
+  }
+  const int64_t n_total = a.n_outer * a.n_cols;
+  const int64_t col0 = oi * a.n_cols + cv * V;
+  if (writer) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) a.partials[blockIdx.y * n_total + col0 + j] = acc[j];
+    __threadfence();
+  }
+  __shared__ bool is_last;
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0)
+    is_last = atomicAdd(a.counters + tile, 1u) == static_cast<unsigned>(a.split - 1);
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  // The last block of this tile combines the `split` partials of each column,
+  // all threads taking part: threadIdx.y strides over the splits, then the
+  // same fixed tree as above.
+#pragma unroll
+  for (int j = 0; j < V; ++j) acc[j] = Op::identity();
+  if (valid) {
+    for (int k = threadIdx.y; k < a.split; k += blockDim.y) {
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        acc[j] = Op::combine(acc[j], load_coherent(a.partials + k * n_total + col0 + j));
+    }
+  }
+  if (blockDim.y > 1) combine_over_y<Op, V>(acc);
+  if (writer) {
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      out[out_off + (cv * V + j) * a.out_col_stride] = Op::template project<out_t>(acc[j]);
+  }
+}
+
+}  // namespace cuda
+}  // namespace gpureduce

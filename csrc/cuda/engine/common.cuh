@@ -1,0 +1,131 @@
+// Device building blocks shared by the engine's kernels: the policy, vector
+// loads, warp and block reductions in a fixed order, and the programmatic
+// dependent launch (PDL) hooks. Parametrised by an op functor
+// (engine/reduce_ops.h); nothing here names an op.
+#pragma once
+
+#include <c10/macros/Macros.h>
+#include <c10/util/Half.h>
+#include <c10/util/complex.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../../engine/reduce_ops.h"
+#include "../../engine/reduce_plan.h"
+
+namespace gpureduce {
+namespace cuda {
+
+// Measured on the H200 (see benchmarks/NOTES.md for the figures behind them).
+struct EnginePolicy {
+  static constexpr int kThreads = 512;
+  static constexpr int kUnroll = 4;       // independent loads in flight per thread
+  static constexpr int kBlocksPerSm = 2;  // 1024 resident threads, 64 registers each
+  // The split rows kernel (full sums) is held to 40 registers so that three
+  // blocks fit an SM: one wave of them then has 1536 threads' loads in flight
+  // per SM, which the sweep of 2 against 3 blocks favoured (NOTES.md). Not
+  // for bfloat16 and int16 vectors and 16-byte elements, which need more
+  // than 40: held to 40 they spilled, and bfloat16 full sums of 2^26 fell
+  // from 1.04x to 0.92x of torch.sum.
+  template <typename in_t, int V, int kStep>
+  static constexpr int split_blocks_per_sm() {
+    const bool tight = (kStep == 1 && V == 8 && !std::is_same_v<in_t, c10::Half>) || sizeof(in_t) == 16;
+    return tight ? 2 : 3;
+  }
+  // The columns kernel likewise for vectors of four (float32, int32): three
+  // blocks of 512 threads, half as many loads again in flight per SM as two.
+  // float64 and int64 pairs spill a few bytes at 40 registers.
+  template <int V>
+  static constexpr int columns_blocks_per_sm() {
+    return V == 4 ? 3 : 2;
+  }
+};
+
+template <typename T, int V>
+struct alignas(sizeof(T) * V) VecOf {
+  T v[V];
+};
+
+template <int V, typename T>
+__device__ __forceinline__ void load_vec(const T* p, T (&out)[V]) {
+  const VecOf<T, V> w = *reinterpret_cast<const VecOf<T, V>*>(p);
+#pragma unroll
+  for (int i = 0; i < V; ++i) out[i] = w.v[i];
+}
+
+// A load that skips L1, for partials written by other blocks of this grid.
+template <typename T>
+__device__ __forceinline__ T load_coherent(const T* p) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    return __ldcg(p);
+  } else if constexpr (std::is_integral_v<T>) {
+    static_assert(sizeof(T) == 8, "integer partials are int64");
+    return static_cast<T>(__ldcg(reinterpret_cast<const long long*>(p)));
+  } else {
+    using R = typename T::value_type;
+    const R* r = reinterpret_cast<const R*>(p);
+    return T(__ldcg(r), __ldcg(r + 1));
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T shfl_xor(T v, int lane_mask) {
+  return __shfl_xor_sync(0xffffffffu, v, lane_mask);
+}
+template <typename T>
+__device__ __forceinline__ c10::complex<T> shfl_xor(c10::complex<T> v, int lane_mask) {
+  return c10::complex<T>(shfl_xor(v.real(), lane_mask), shfl_xor(v.imag(), lane_mask));
+}
+
+// Butterfly over aligned groups of `group` lanes (a power of two up to 32).
+// Every lane ends with the same value; the whole warp must call it.
+template <class Op, typename acc_t>
+__device__ __forceinline__ acc_t group_reduce(acc_t v, int group) {
+  for (int off = group / 2; off > 0; off /= 2) v = Op::combine(v, shfl_xor(v, off));
+  return v;
+}
+
+// Whole-block reduction in a fixed order; the result is valid in thread 0.
+template <class Op, typename acc_t>
+__device__ __forceinline__ acc_t block_reduce(acc_t v) {
+  __shared__ __align__(16) unsigned char raw[32 * sizeof(acc_t)];
+  acc_t* warp_sums = reinterpret_cast<acc_t*>(raw);
+  const int tid = threadIdx.x + threadIdx.y * blockDim.x;
+  const int lane = tid % 32, warp = tid / 32, n_warps = (blockDim.x * blockDim.y) / 32;
+  v = group_reduce<Op>(v, 32);
+  __syncthreads();  // warp_sums may still be read by an earlier call
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < n_warps ? warp_sums[lane] : Op::identity();
+    v = group_reduce<Op>(v, 32);
+  }
+  return v;
+}
+
+// Called by every thread of a block once `block_total` (valid in thread 0) is
+// final. Publishes it as partials[slot]; the last block of the `expected`
+// that share `counter` combines all of them, in slot order, into *out.
+
+// Programmatic dependent launch (sm_90). A kernel launched with
+// programmatic stream serialization may start while the kernel before it in
+// the stream is still running; wait_for_prior_grid() returns once that
+// kernel has completed and its memory is visible, so it must come before
+// the first global memory access. allow_next_grid() lets the next such
+// kernel be scheduled early (it still waits for this one to complete before
+// it touches memory). Both are no-ops for a normal launch.
+__device__ __forceinline__ void wait_for_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_next_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+
+}  // namespace cuda
+}  // namespace gpureduce

@@ -1,0 +1,326 @@
+// Rows kernels of the CUDA engine: the reduced elements of an output are
+// contiguous (or strided) rows. Lanes cooperate along a row: short rows (a
+// lane group per output, at most 32 vectors), inner rows (a group of up to a
+// warp), split rows (blocks per output, for few long outputs, finished by a
+// second kernel). Every kernel takes an op functor (engine/reduce_ops.h).
+#pragma once
+
+#include "common.cuh"
+
+namespace gpureduce {
+namespace cuda {
+
+// ---------------------------------------------------------------- rows ----
+
+template <typename acc_t>
+struct RowsArgs {
+  OuterIndexer outer;
+  int64_t n_out;
+  int64_t chunks;          // per output: n_rows * chunks_per_row
+  int64_t chunks_per_row;  // row_len / V
+  FastDivmod row_div;      // by chunks_per_row
+  int64_t row_stride;      // elements between rows of one output
+  int64_t elem_stride;     // elements between chunks in a row (1 when V > 1)
+  int group;               // lanes per output (group kernel): 1, 2, ..., 32
+  int split;               // blocks per output (split kernel)
+  // Split kernel: 0, the split blocks interleave over an output's chunks a
+  // block-width at a time; else each block reads its own range of this many
+  // consecutive chunks.
+  int64_t block_chunks;
+  // Split kernel launched as a programmatic dependent: whether the next
+  // kernel may be scheduled from the start (a grid of one wave), or only
+  // once this grid's blocks finish (see gpureduce_split_rows).
+  int early_trigger;
+  // A single dense row (a full sum) need not start or end on a 16-byte
+  // boundary: the vector body starts `head` elements in, and the `head`
+  // elements before it and the `tail` after it are read one by one.
+  int64_t head;
+  int tail;
+  acc_t* partials;  // [n_out][split]
+};
+
+template <int V, typename acc_t>
+__device__ __forceinline__ int64_t chunk_offset(const RowsArgs<acc_t>& a, int64_t c) {
+  if (a.chunks == a.chunks_per_row) return c * V * a.elem_stride;  // one row per output
+  const int64_t row = static_cast<int64_t>(a.row_div.div(static_cast<uint64_t>(c)));
+  return row * a.row_stride + (c - row * a.chunks_per_row) * V * a.elem_stride;
+}
+
+// The inputs of one chunk: V loaded elements, of which every kStep-th is
+// the tensor's (kStep = 2 reads a row of stride 2 with full vector loads and
+// drops the elements in between).
+template <int V, int kStep, typename in_t>
+__device__ __forceinline__ void pick_every(const in_t (&v)[V], in_t (&picked)[V / kStep]) {
+#pragma unroll
+  for (int i = 0; i < V / kStep; ++i) picked[i] = v[i * kStep];
+}
+
+// The registers of one chunk between its load and its sum (the short rows
+// kernel): for byte inputs of an integer sum the 16 bytes as the four words
+// they arrived in (see SumOp::reduce_packed_bytes), else V elements. Loading
+// and summing are separate so that a thread can put several loads in flight
+// before it adds.
+template <class Op, typename in_t, int V>
+struct Chunk {
+  static constexpr bool kPacked = V == 16 && Op::template packs_bytes<in_t>();
+  std::conditional_t<kPacked, uint4, VecOf<in_t, V>> raw;
+
+  __device__ __forceinline__ void load(const in_t* p) {
+    raw = *reinterpret_cast<const decltype(raw)*>(p);
+  }
+  __device__ __forceinline__ typename Op::acc_type sum() const {
+    if constexpr (kPacked) {
+      return Op::template reduce_packed_bytes<in_t>(raw);
+    } else {
+      return Op::template reduce_vector<V>(raw.v);
+    }
+  }
+};
+
+// in flight, each into its own partial. Partials are of the op's wide type
+// (SumOp::wide_op): a vector's elements are added in acc_t, the rest wide.
+// The last chunks (fewer than kUnroll) load one after another. A version
+// that loaded them together (predicated) needed 46-50 registers instead of
+// 38-40, and made [8192,8192] int32 over dim 1 1.3x and its bfloat16 twin
+// 1.2x slower on the H200 (NOTES.md); full sums avoid the remainder instead
+// (block ranges in multiples of kThreads * kUnroll chunks).
+template <class Op, typename in_t, int V, int kStep, typename wide_t>
+__device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, const RowsArgs<wide_t>& a,
+                                             int64_t c, int64_t end, int64_t step) {
+  using WideOp = typename Op::wide_op;
+  constexpr int U = EnginePolicy::kUnroll;
+  constexpr int P = V / kStep;
+  wide_t acc[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) acc[u] = WideOp::identity();
+  if constexpr (V == 16 && kStep == 1 && Op::template packs_bytes<in_t>()) {
+    for (; c + (U - 1) * step < end; c += U * step) {
+      uint4 w[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        w[u] = *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c + u * step));
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        acc[u] = WideOp::combine(acc[u], Op::template reduce_packed_bytes<in_t>(w[u]));
+    }
+    for (; c < end; c += step)
+      acc[0] = WideOp::combine(acc[0], Op::template reduce_packed_bytes<in_t>(
+                                           *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c))));
+  } else {
+    for (; c + (U - 1) * step < end; c += U * step) {
+      alignas(16) in_t v[U][V];
+#pragma unroll
+      for (int u = 0; u < U; ++u) load_vec<V>(base + chunk_offset<V>(a, c + u * step), v[u]);
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        in_t picked[P];
+        pick_every<V, kStep>(v[u], picked);
+        acc[u] = WideOp::combine(acc[u], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+      }
+    }
+    for (; c < end; c += step) {
+      alignas(16) in_t v[V];
+      load_vec<V>(base + chunk_offset<V>(a, c), v);
+      in_t picked[P];
+      pick_every<V, kStep>(v, picked);
+      acc[0] = WideOp::combine(acc[0], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+    }
+  }
+#pragma unroll
+  for (int w = 1; w < U; w *= 2) {
+#pragma unroll
+    for (int u = 0; u + w < U; u += 2 * w) acc[u] = WideOp::combine(acc[u], acc[u + w]);
+  }
+  return acc[0];
+}
+
+// Many outputs: a group of `group` lanes per output, groups walk the outputs.
+template <class Op, typename in_t, typename out_t, int V, int kStep>
+__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
+    gpureduce_inner_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
+                             out_t* __restrict__ out) {
+  using WideOp = typename Op::wide_op;
+  using wide_t = typename WideOp::acc_type;
+  const int group = a.group;
+  const int lane = threadIdx.x % group;
+  const int groups_per_block = blockDim.x / group;
+  const int64_t first = static_cast<int64_t>(threadIdx.x / group);
+  // The loop bound is uniform across the block, so every lane reaches the
+  // shuffles in group_reduce.
+  for (int64_t o0 = static_cast<int64_t>(blockIdx.x) * groups_per_block; o0 < a.n_out;
+       o0 += static_cast<int64_t>(gridDim.x) * groups_per_block) {
+    const int64_t o = o0 + first;
+    wide_t acc = WideOp::identity();
+    int64_t in_off = 0, out_off = 0;
+    if (o < a.n_out) {
+      a.outer.offsets(o, in_off, out_off);
+      acc = reduce_chunks<Op, in_t, V, kStep>(in + in_off, a, lane, a.chunks, group);
+    }
+    acc = group_reduce<WideOp>(acc, group);
+    if (o < a.n_out && lane == 0) out[out_off] = WideOp::template project<out_t>(acc);
+  }
+}
+
+// Input and output offsets of output o of a rows pass: one multiply-add
+// each when the outputs sit at constant strides (the usual case), else the
+// general indexer.
+template <typename wide_t>
+__device__ __forceinline__ void output_offsets(const RowsArgs<wide_t>& a, int64_t o, int64_t& in_off,
+                                               int64_t& out_off) {
+  if (a.outer.ndim == 1) {
+    in_off = o * a.outer.in_strides[0];
+    out_off = o * a.outer.out_strides[0];
+  } else {
+    a.outer.offsets(o, in_off, out_off);
+  }
+}
+
+// Short outputs (at most 32 chunks each). A group of lanes, the power of
+// two at or above chunks / P, reads up to P chunks per lane (lane, lane +
+// group, ...), and each thread reads kUnroll chunks per step: those of
+// kUnroll / P outputs. With P = 1 a warp's load covers 32 / group whole
+// neighbouring rows (512 contiguous bytes when the rows are dense); larger P
+// needs fewer shuffles per byte. The next step's loads are issued before
+// this step's sums, shuffles and stores, so that loads stay in flight while
+// the thread computes: without that, P = 1 read 2750-3000 GB/s on the H200
+// where the inner rows kernel read 3300-3900 (NOTES.md). The few adds of an
+// output stay in the accumulator type (no wide partials).
+template <class Op, typename in_t, typename out_t, int V, int P>
+__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
+    gpureduce_short_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
+                             out_t* __restrict__ out) {
+  using acc_t = typename Op::acc_type;
+  constexpr int U = EnginePolicy::kUnroll;
+  constexpr int kOuts = U / P;  // outputs per thread and step
+  static_assert(U % P == 0, "P divides the unroll");
+  const int group = a.group;
+  const int lane = threadIdx.x & (group - 1);
+  const int groups_per_block = blockDim.x / group;
+  const int64_t first = static_cast<int64_t>(threadIdx.x / group);
+  const int64_t per_block = int64_t(groups_per_block) * kOuts;
+  const int64_t grid_step = static_cast<int64_t>(gridDim.x) * per_block;
+  int64_t lane_off[P];
+  bool reads[P];
+#pragma unroll
+  for (int j = 0; j < P; ++j) {
+    reads[j] = lane + j * group < a.chunks;
+    lane_off[j] = reads[j] ? chunk_offset<V>(a, lane + j * group) : 0;
+  }
+
+  using ChunkT = Chunk<Op, in_t, V>;
+  auto issue = [&](int64_t o0, ChunkT (&ch)[U]) {
+#pragma unroll
+    for (int q = 0; q < kOuts; ++q) {
+      const int64_t o = o0 + q * groups_per_block + first;
+      if (o < a.n_out) {
+        int64_t in_off, out_off;
+        output_offsets(a, o, in_off, out_off);
+#pragma unroll
+        for (int j = 0; j < P; ++j)
+          if (reads[j]) ch[q * P + j].load(in + in_off + lane_off[j]);
+      }
+    }
+  };
+  ChunkT next[U];
+  int64_t o0 = static_cast<int64_t>(blockIdx.x) * per_block;
+  issue(o0, next);
+  // Uniform loop bound across the block: every lane reaches the shuffles.
+  for (; o0 < a.n_out; o0 += grid_step) {
+    ChunkT cur[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) cur[u] = next[u];
+    if (o0 + grid_step < a.n_out) issue(o0 + grid_step, next);
+#pragma unroll
+    for (int q = 0; q < kOuts; ++q) {
+      const int64_t o = o0 + q * groups_per_block + first;
+      acc_t s = Op::identity();
+#pragma unroll
+      for (int j = 0; j < P; ++j)
+        if (o < a.n_out && reads[j]) s = Op::combine(s, cur[q * P + j].sum());
+      s = group_reduce<Op>(s, group);
+      if (o < a.n_out && lane == 0) {
+        int64_t in_off, out_off;
+        output_offsets(a, o, in_off, out_off);
+        out[out_off] = Op::template project<out_t>(s);
+      }
+    }
+  }
+}
+
+// A single dense row's `head` elements before its vector body and `tail`
+// after it (RowsArgs), added one per thread into acc (one block calls this).
+template <class Op, int V, typename in_t, typename wide_t>
+__device__ __forceinline__ wide_t add_ragged_ends(wide_t acc, const RowsArgs<wide_t>& a, const in_t* row) {
+  if (threadIdx.x < a.head + a.tail) {
+    const int64_t i = threadIdx.x < a.head ? threadIdx.x : threadIdx.x + a.chunks * V;
+    acc = Op::wide_op::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), row[i])));
+  }
+  return acc;
+}
+
+// Few, long outputs (a full sum is one): blockIdx.y is the output, and the
+// `split` blocks along x each read a range of its chunks (or interleave over
+// them, a.block_chunks == 0). With split > 1 each block
+// writes its partial and gpureduce_finish_partials, launched after it as a
+// programmatic dependent, combines them in a fixed order. (A last-block
+// ticket needed a memset per call, and a one-launch version whose last block
+// finished on a self-resetting ticket measured slower: benchmarks/NOTES.md.)
+template <class Op, typename in_t, typename out_t, int V, int kStep>
+__global__ void __launch_bounds__(EnginePolicy::kThreads,
+                                  EnginePolicy::template split_blocks_per_sm<in_t, V, kStep>())
+    gpureduce_split_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
+                             out_t* __restrict__ out) {
+  using WideOp = typename Op::wide_op;
+  using wide_t = typename WideOp::acc_type;
+  wait_for_prior_grid();
+  // A dependent kernel scheduled early waits on an SM slot: fine while this
+  // grid fits one wave, but a grid of several waves would lose those slots
+  // for its later waves, so it lets the next kernel in only at its end.
+  if (a.early_trigger) allow_next_grid();
+  const int64_t o = blockIdx.y;
+  int64_t in_off, out_off;
+  a.outer.offsets(o, in_off, out_off);
+  int64_t first, end, step;
+  if (a.block_chunks == 0) {
+    first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    end = a.chunks;
+    step = static_cast<int64_t>(a.split) * blockDim.x;
+  } else {
+    const int64_t begin = static_cast<int64_t>(blockIdx.x) * a.block_chunks;
+    first = begin + threadIdx.x;
+    end = begin + a.block_chunks < a.chunks ? begin + a.block_chunks : a.chunks;
+    step = blockDim.x;
+  }
+  wide_t acc = reduce_chunks<Op, in_t, V, kStep>(in + in_off + a.head, a, first, end, step);
+  if (blockIdx.x == 0) acc = add_ragged_ends<Op, V>(acc, a, in + in_off);
+  acc = block_reduce<WideOp>(acc);
+  if (a.split == 1) {
+    if (threadIdx.x == 0) out[out_off] = WideOp::template project<out_t>(acc);
+    allow_next_grid();
+    return;
+  }
+  if (threadIdx.x == 0) a.partials[o * a.split + blockIdx.x] = acc;
+  allow_next_grid();
+}
+
+// The second launch of a split rows pass: block o combines output o's
+// `split` partials in slot order.
+template <class WideOp, typename out_t>
+__global__ void __launch_bounds__(EnginePolicy::kThreads)
+    gpureduce_finish_partials(const typename WideOp::acc_type* __restrict__ partials, int split,
+                                  OuterIndexer outer, out_t* __restrict__ out) {
+  using wide_t = typename WideOp::acc_type;
+  wait_for_prior_grid();
+  allow_next_grid();
+  const int64_t o = blockIdx.x;
+  wide_t acc = WideOp::identity();
+  for (int i = threadIdx.x; i < split; i += blockDim.x) acc = WideOp::combine(acc, partials[o * split + i]);
+  acc = block_reduce<WideOp>(acc);
+  if (threadIdx.x == 0) {
+    int64_t in_off, out_off;
+    outer.offsets(o, in_off, out_off);
+    out[out_off] = WideOp::template project<out_t>(acc);
+  }
+}
+}  // namespace cuda
+}  // namespace gpureduce

@@ -1,0 +1,62 @@
+// The host policy of the CUDA engine: how each pass is sized. Every constant
+// was chosen by a sweep on the H200; the figure that chose it stands beside
+// it (benchmarks/NOTES.md has the runs).
+#pragma once
+
+#include <cstdint>
+
+namespace gpureduce {
+namespace cuda {
+
+struct HostPolicy {
+  // A full sum smaller than this many unrolled loops per thread of one block
+  // stays in one block, with no workspace: 4 made 2^16 elements 1.3x slower
+  // than 8.
+  static constexpr int64_t kOneBlockLoops = 8;
+  // A rows pass gives each lane of an output about this many vector loads
+  // before more lanes share the output.
+  static constexpr int64_t kRowChunksPerLane = 4;
+  // Rows passes with fewer outputs than the resident warps take a block (or
+  // several) per output rather than a warp or less; so do those with up to
+  // this many times as many, if each row gives every thread of a block at
+  // least one unrolled loop. With 2, [8192,8192] float32 over dim 1 went from
+  // 1.23x to 1.27x of torch.sum and the [:, ::2] slice from 0.96x to 1.02x.
+  static constexpr int64_t kSplitRowsOutFactor = 2;
+  // At most this many blocks per SM in a split rows pass (fewer if the
+  // kernel's registers allow fewer).
+  static constexpr int64_t kSplitRowsBlocksPerSm = 4;
+  // Blocks of an inner- or short-rows pass per resident block slot (the rest loop).
+  static constexpr int64_t kInnerRowsBlocksPerSlot = 8;
+  // Chunks per lane in the short rows kernel. 2 against 1 on the H200:
+  // [4194304,16] float32 over dim 1 6.25x against 6.01x of torch.sum,
+  // [524288,128] 1.87x / 1.59x; 4 was no better than 2. bfloat16 and int16
+  // vectors take 1: with 2 they spill at 64 registers.
+  static constexpr int64_t kShortRowsPerLane = 2;
+  // A columns thread walks about this many rows before more threads share a
+  // column, and at most kMaxRowThreads share one.
+  static constexpr int64_t kRowsPerColumnThread = 16;
+  static constexpr int64_t kMaxRowThreads = 16;
+  // At least this many 16-byte vectors of adjacent columns per block row.
+  static constexpr int64_t kColumnMinBx = 32;
+  // A split columns pass gives each thread at least this many unrolled
+  // loops: with 1, [64,512,512] over dim 0 fell from 0.96x to 0.62x of
+  // torch.sum. A small input (at most kSmallColumnInputBytes) whose unsplit
+  // pass fills at most a quarter wave of blocks is bound by latency and
+  // takes kMinColumnLoopsSmall: [1024,1024] over dim 0 0.89x -> 1.00x.
+  static constexpr int64_t kMinColumnLoops = 4;
+  static constexpr int64_t kMinColumnLoopsSmall = 1;
+  static constexpr int64_t kSmallColumnInputBytes = int64_t(32) << 20;
+  // A columns pass with fewer tiles than this many waves of resident blocks
+  // (counted at EnginePolicy::kBlocksPerSm per SM, though float32 and int32
+  // columns hold three: 1.06x against 1.01x on [8192,8192] over dim 0) is
+  // split along its rows to reach it. 2 against 4: [256,1024,256] over dim 1
+  // 0.96x -> 1.03x, [8192,8192] over dim 0 0.97x -> 1.03x.
+  static constexpr int64_t kColumnTargetWaves = 2;
+  // Dense tiles (engine/dense.cuh): at most this many blocks per SM in the
+  // grid (the rest loop), and planes larger than a tile only where there are
+  // at least as many planes as SMs (each takes one block).
+  static constexpr int64_t kDenseBlocksPerSm = 8;
+};
+
+}  // namespace cuda
+}  // namespace gpureduce

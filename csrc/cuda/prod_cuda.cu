@@ -1,0 +1,27 @@
+// gpureduce::prod on the CUDA key: the CUDA engine (reduce_cuda.cuh)
+// instantiated for ProdFamily, in a file of its own so that the ops compile in
+// parallel.
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "../engine/reduce_entry.h"
+#include "../engine/reduce_family.h"
+#include "reduce_cuda.cuh"
+
+namespace gpureduce {
+namespace {
+
+const OpSpec& prod_spec() {
+  static const OpSpec spec = op_spec<ProdFamily>(&cuda::run_pass_cuda<ProdFamily>, "prod_cuda");
+  return spec;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
+  using Entries = SumLikeEntries<&prod_spec, c10::cuda::CUDAGuard>;
+  m.impl("prod", &Entries::all);
+  m.impl("prod.dim_int", &Entries::one_dim);
+}
+
+}  // namespace gpureduce

@@ -1,0 +1,352 @@
+// The host half of the CUDA engine, for any op family: it picks the kernel
+// for each pass the planner produces and sizes it (vector width, lanes per
+// output, split across blocks), takes workspace from the caching allocator
+// and launches on the current stream. Nothing here synchronises with the
+// host, so calls can be captured in CUDA graphs. run_pass_cuda<Family> is
+// instantiated once per op, in that op's own .cu file.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAStream.h>
+
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
+#include "../engine/reduce_dtypes.h"
+#include "../engine/reduce_plan.h"
+#include "device_info.h"
+#include "engine/columns.cuh"
+#include "engine/dense.cuh"
+#include "engine/rows.cuh"
+#include "launch.h"
+#include "policy.h"
+#include "workspace.h"
+
+namespace gpureduce {
+namespace cuda {
+
+using Policy = EnginePolicy;
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+inline int64_t pow2_at_least(int64_t x) {
+  int64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+// Blocks per output for a split rows pass of n_out outputs over a wave of
+// `wave` resident blocks, at most max_split. Rounding wave / n_out up can
+// leave a few blocks for a second wave, each with a whole share of an output
+// to read almost alone: [4096,32,4096] over (0, 2) ran 13 blocks for each of
+// 32 outputs, 416 blocks against 396 slots, and read 3700-3835 GB/s. A
+// block's time is about its share of an output, 1 / s, so the grid's time
+// goes as waves(s * n_out) / s; the smallest of that wins, ties going to the
+// larger split (12 per output there: one wave of 384 blocks).
+inline int64_t split_for_waves(int64_t n_out, int64_t wave, int64_t max_split) {
+  const int64_t most = std::min(ceil_div(wave, n_out), max_split);
+  int64_t best = 1, best_waves = ceil_div(n_out, wave);
+  for (int64_t s = 2; s <= most; ++s) {
+    const int64_t waves = ceil_div(s * n_out, wave);
+    if (waves * best <= best_waves * s) best = s, best_waves = waves;  // waves/s <= best_waves/best
+  }
+  return best;
+}
+
+// Threads of the kernel that combines a split pass's partials: a thread per
+// partial where a block holds them all (396 for a full sum), so that each
+// makes one load, not two in a row, on the path the next kernel waits for.
+inline int64_t finish_threads(int64_t split) {
+  return std::min<int64_t>(std::max<int64_t>(pow2_at_least(split), 32), EnginePolicy::kThreads);
+}
+
+inline bool outer_strides_divisible(const OuterIndexer& outer, int64_t v) {
+  for (int d = 0; d < outer.ndim; ++d)
+    if (outer.in_strides[d] % v != 0) return false;
+  return true;
+}
+
+inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// Whether a rows pass of element stride 2 can be read with vector loads as
+// dense rows of twice the length: every row and outer offset on a 16-byte
+// boundary, and the one element read past each row's end still inside the
+// storage (a slice x[..., ::2] of an odd-length dim ends on its last element).
+inline bool stride2_rows_fit(const ReducePass& p, const at::Tensor& in, int64_t v) {
+  if (p.elem_stride != 2 || !aligned16(in.const_data_ptr()) || (2 * p.row_len) % v != 0) return false;
+  if (!outer_strides_divisible(p.outer, v) || (p.n_rows > 1 && p.row_stride % v != 0)) return false;
+  int64_t last = (p.n_rows - 1) * p.row_stride + 2 * p.row_len - 1;  // the last element read
+  for (int d = 0; d < p.outer.ndim; ++d)
+    last += (static_cast<int64_t>(p.outer.sizes[d].divisor) - 1) * p.outer.in_strides[d];
+  const int64_t bytes_needed = (in.storage_offset() + last + 1) * int64_t(in.element_size());
+  return in.storage().nbytes() >= static_cast<size_t>(bytes_needed);
+}
+
+// `head`/`tail`: scalar elements before and after the vector body of a single
+// dense row (see RowsArgs); zero otherwise.
+// kStep = 2: the row has element stride 2 and is read as dense memory of
+// twice its length with full vector loads (the caller checked that this stays
+// inside the storage); every other element is dropped.
+template <class Op, typename in_t, typename out_t, int V, int kStep = 1>
+void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor& like,
+                 int64_t head = 0) {
+  using wide_t = typename Op::wide_op::acc_type;
+  RowsArgs<wide_t> a{};
+  a.outer = p.outer;
+  a.n_out = p.n_out;
+  a.head = head;
+  a.tail = kStep == 1 ? static_cast<int>((p.row_len - head) % V) : 0;
+  a.chunks_per_row = (p.row_len - head) * kStep / V;
+  a.chunks = a.chunks_per_row * p.n_rows;
+  a.row_div = FastDivmod(static_cast<uint64_t>(a.chunks_per_row));
+  a.row_stride = p.row_stride;
+  a.elem_stride = kStep == 1 ? p.elem_stride : 1;
+  a.split = 1;
+
+  const int64_t resident_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm;
+  const int64_t resident_warps = resident_blocks * (Policy::kThreads / 32);
+    const int64_t lanes_wanted = pow2_at_least(ceil_div(a.chunks, HostPolicy::kRowChunksPerLane));
+  auto stream = c10::cuda::getCurrentCUDAStream();
+
+  // Long reductions with too few outputs to give every resident warp one: a
+  // whole block per output, split across blocks until the GPU is full.
+  const bool ragged = a.head + a.tail > 0;
+  const auto split_kernel = gpureduce_split_rows<Op, in_t, out_t, V, kStep>;
+  const bool long_rows = a.chunks >= Policy::kThreads * Policy::kUnroll;
+  const bool few_outputs =
+      p.n_out < resident_warps || (long_rows && p.n_out < resident_warps * HostPolicy::kSplitRowsOutFactor);
+  // A single output (a full sum) always takes whole blocks: through the
+  // inner rows kernel, one warp of one block summed 2^10 bfloat16 values in
+  // 2.3 µs against 1.4 µs for 2^10 float32 here (H200).
+  if (ragged || p.n_out == 1 || (lanes_wanted > 32 && few_outputs && p.n_out <= 65535)) {
+    // Small sums stay in one block; larger ones take up to one wave of
+    // resident blocks, each thread at least one unrolled iteration. The wave
+    // counts the blocks this kernel's registers let an SM hold (3 of 512
+    // threads for most types), not the 2 that the launch bounds promise.
+    static const int64_t split_blocks_per_sm = std::max<int64_t>(
+        Policy::kBlocksPerSm, std::min<int64_t>(HostPolicy::kSplitRowsBlocksPerSm,
+                                                max_resident_blocks(split_kernel, Policy::kThreads)));
+    const int64_t split_wave = int64_t(sm_count()) * split_blocks_per_sm;
+    const int64_t per_loop = Policy::kThreads * Policy::kUnroll;
+    const int64_t max_split = a.chunks < per_loop * HostPolicy::kOneBlockLoops ? 1 : a.chunks / per_loop;
+    const int64_t split = split_for_waves(p.n_out, split_wave, max_split);
+    a.split = static_cast<int>(split);
+    if (split > 1 && p.n_rows == 1)
+      // Each block reads a range of its own, in whole unrolled loops per
+      // thread, so that no remainder loads trail. Against interleaved blocks
+      // (H200): float32 2^30 4657-4661 against 4617-4627 GB/s, float64 2^28
+      // 4641-4643 / 4590-4607. Outputs of many rows keep interleaving: with
+      // ranges, [4096,32,4096] over (0, 2) read 3734 GB/s against 3835.
+      a.block_chunks = ceil_div(ceil_div(a.chunks, split), Policy::kThreads * Policy::kUnroll) *
+                       Policy::kThreads * Policy::kUnroll;
+    // A dependent scheduled early holds an SM slot: only a grid of one wave
+    // lets the next kernel in from its start.
+    a.early_trigger = split * p.n_out <= split_wave;
+    const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
+    at::Tensor workspace;
+    if (split > 1) a.partials = partials_workspace<wide_t>(like, workspace, p.n_out * split);
+    // Both kernels are programmatic dependents: the finish kernel is
+    // scheduled while the split kernel runs, with no ticket memset and no
+    // launch gap between them (mode chosen against a last-block ticket and a
+    // plain second launch, NOTES.md).
+    launch_kernel(split_kernel, grid, dim3(Policy::kThreads), stream, /*pdl=*/true, a, x, y);
+    if (split > 1) {
+      launch_kernel(gpureduce_finish_partials<typename Op::wide_op, out_t>, dim3(static_cast<unsigned>(p.n_out)),
+                    dim3(static_cast<unsigned>(finish_threads(split))), stream, /*pdl=*/true,
+                    static_cast<const wide_t*>(a.partials), a.split, p.outer, y);
+    }
+    return;
+  }
+  // Outputs of at most 32 chunks: a lane per chunk (gpureduce_sum_short_rows).
+  // [2097152, 32] float32 over dim 1 read 3302 GB/s with two lanes of four
+  // chunks each through the inner rows kernel (benchmarks/NOTES.md).
+  if constexpr (kStep == 1) {
+    if (a.chunks <= 32) {
+      constexpr bool spills_at_two = sizeof(in_t) == 2 && V == 8 && !std::is_same_v<in_t, c10::Half>;
+      const int64_t per_lane = spills_at_two ? 1 : HostPolicy::kShortRowsPerLane;
+      a.group = static_cast<int>(pow2_at_least(ceil_div(a.chunks, per_lane)));
+      const int64_t per_block = (Policy::kThreads / a.group) * (Policy::kUnroll / per_lane);
+      const unsigned blocks = static_cast<unsigned>(
+          std::min(ceil_div(p.n_out, per_block), resident_blocks * HostPolicy::kInnerRowsBlocksPerSlot));
+      if constexpr (!spills_at_two) {
+        if (per_lane == 2)
+          gpureduce_short_rows<Op, in_t, out_t, V, 2><<<blocks, Policy::kThreads, 0, stream>>>(a, x, y);
+      }
+      if (per_lane == 1)
+        gpureduce_short_rows<Op, in_t, out_t, V, 1><<<blocks, Policy::kThreads, 0, stream>>>(a, x, y);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
+  }
+  a.group = static_cast<int>(std::min<int64_t>(lanes_wanted, 32));
+  const int64_t groups_per_block = Policy::kThreads / a.group;
+  const int64_t blocks = std::min(ceil_div(p.n_out, groups_per_block), resident_blocks * HostPolicy::kInnerRowsBlocksPerSlot);
+  gpureduce_inner_rows<Op, in_t, out_t, V, kStep>
+      <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <class Op, typename in_t, typename out_t, int V>
+void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor& like) {
+  using acc_t = typename Op::acc_type;
+  ColumnsArgs<acc_t> a{};
+  a.outer = p.outer;
+  a.n_outer = p.n_out;
+  a.n_cols = p.n_cols;
+  a.col_stride = p.col_stride;
+  a.out_col_stride = p.out_col_stride;
+  a.n_reduce = p.n_reduce;
+  a.reduce_stride = p.reduce_stride;
+  a.n_reduce_outer = p.n_reduce_outer;
+  a.reduce_outer_stride = p.reduce_outer_stride;
+  a.n_rows = p.n_reduce * p.n_reduce_outer;
+  a.reduce_div = FastDivmod(static_cast<uint64_t>(p.n_reduce));
+  a.vec_cols = p.n_cols / V;
+  // Threads along the rows (by) only as many as give each one about
+  // rows_per_column_thread rows; at least column_min_bx (32 or more) along
+  // the columns where there are that many, for long row segments per warp.
+    int64_t by_wanted = 1;
+  while (by_wanted * 2 * HostPolicy::kRowsPerColumnThread <= a.n_rows && by_wanted < HostPolicy::kMaxRowThreads)
+    by_wanted *= 2;
+  const int64_t bx = std::min<int64_t>(
+      {pow2_at_least(a.vec_cols), std::max(Policy::kThreads / by_wanted, pow2_at_least(HostPolicy::kColumnMinBx)),
+       int64_t(Policy::kThreads)});
+  const int64_t by = Policy::kThreads / bx;
+  a.x_tiles = ceil_div(a.vec_cols, bx);
+  const int64_t tiles = a.x_tiles * a.n_outer;
+  TORCH_CHECK(tiles < (int64_t(1) << 31), "gpureduce: too many output tiles");
+
+  const int64_t resident_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm;
+  const int64_t target_blocks = resident_blocks * HostPolicy::kColumnTargetWaves;
+  int64_t split = 1;
+  if (tiles < target_blocks) {
+    const int64_t input_bytes = a.n_outer * a.n_cols * a.n_rows * int64_t(sizeof(in_t));
+    const bool small = tiles * 4 <= resident_blocks && input_bytes <= HostPolicy::kSmallColumnInputBytes;
+    const int64_t min_loops = small ? HostPolicy::kMinColumnLoopsSmall : HostPolicy::kMinColumnLoops;
+    const int64_t max_split = std::max<int64_t>(1, a.n_rows / (by * Policy::kUnroll * min_loops));
+    split = std::min({ceil_div(target_blocks, tiles), max_split, int64_t(65535)});
+  }
+  if constexpr (!std::is_same_v<typename Op::template walk_type<in_t>, acc_t>) {
+    // int32 running sums: no thread may walk more than kMaxNarrowColumnRows rows.
+    split = std::max(split, ceil_div(a.n_rows, by * kMaxNarrowColumnRows));
+    TORCH_CHECK(split <= 65535, "gpureduce: too many rows for one columns pass");
+  }
+  a.rows_per_split = ceil_div(a.n_rows, split);
+  split = ceil_div(a.n_rows, a.rows_per_split);
+  a.split = static_cast<int>(split);
+  at::Tensor workspace;
+  if (split > 1) {
+    std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(like, workspace, tiles, split * a.n_outer * a.n_cols);
+  }
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(split));
+  const dim3 block(static_cast<unsigned>(bx), static_cast<unsigned>(by));
+  gpureduce_columns<Op, in_t, out_t, V>
+      <<<grid, block, 0, c10::cuda::getCurrentCUDAStream()>>>(a, x, y);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// The geometry of a pass as one dense stream of planes (engine/dense.cuh),
+// where it is one: rows of one reduced dim, each right after the one before;
+// or columns of one reduced dim, densely packed, each plane right after the
+// one before.
+inline bool dense_geometry(const ReducePass& p, DenseArgs& a) {
+  if (p.kind == ReducePass::Kind::kRows) {
+    if (p.elem_stride != 1 || p.n_rows != 1 || p.outer.ndim != 1 || p.outer.in_strides[0] != p.row_len) return false;
+    a.R = p.row_len, a.C = 1;
+    a.out_plane_stride = p.outer.out_strides[0], a.out_col_stride = 0;
+  } else {
+    if (p.col_stride != 1 || p.reduce_stride != p.n_cols || p.n_reduce_outer != 1) return false;
+    if (p.outer.ndim > 1 || (p.outer.ndim == 1 && p.outer.in_strides[0] != p.n_reduce * p.n_cols)) return false;
+    a.R = p.n_reduce, a.C = p.n_cols;
+    a.out_plane_stride = p.outer.ndim == 1 ? p.outer.out_strides[0] : 0, a.out_col_stride = p.out_col_stride;
+  }
+  a.n_planes = p.n_out;
+  a.plane = a.R * a.C;
+  a.total = a.n_planes * a.plane;
+  return true;
+}
+
+// Launches the dense-tiles kernel for a pass of that geometry, if the tiling
+// suits it: a column (C) must leave at least two threads per output, and
+// planes larger than a tile (one block each) need at least as many planes as
+// SMs. Returns false, launching nothing, otherwise.
+template <class Op, typename in_t, typename out_t>
+bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
+  constexpr int64_t T = DensePolicy::kThreads;
+  const int64_t E = DensePolicy::kTileBytes / int64_t(sizeof(in_t));
+  if (a.C * 2 > T || a.total <= 0) return false;
+  if (a.plane <= E) {
+    a.planes_per_tile = std::min(E / a.plane, a.n_planes);
+    a.rows_per_tile = a.R;
+    a.n_units = ceil_div(a.n_planes, a.planes_per_tile);
+    const int64_t outs = a.planes_per_tile * a.C;
+    a.group = outs * 2 <= T ? static_cast<int>(T / outs) : 1;
+  } else {
+    if (a.n_planes < sm_count()) return false;
+    a.planes_per_tile = 0;
+    a.rows_per_tile = E / a.C;
+    a.n_units = a.n_planes;
+    a.group = static_cast<int>(T / a.C);
+  }
+  const int64_t blocks = std::min(a.n_units, int64_t(sm_count()) * HostPolicy::kDenseBlocksPerSm);
+  gpureduce_dense_tiles<Op, in_t, out_t>
+      <<<static_cast<unsigned>(blocks), static_cast<unsigned>(T), 0, c10::cuda::getCurrentCUDAStream()>>>(a, x, y);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+
+// One pass of the op of `Family` on CUDA tensors: picks the kernel for the
+// pass's shape and layout and sizes its grid.
+template <class Family>
+void run_pass_cuda(const ReducePass& p, const at::Tensor& in, const at::Tensor& out) {
+  dispatch_reduce_types(in.scalar_type(), out.scalar_type(), [&](auto in_tag, auto out_tag) {
+    using in_t = typename decltype(in_tag)::type;
+    using out_t = typename decltype(out_tag)::type;
+    using Op = typename Family::template Op<typename AccOf<out_t>::type>;
+    // The kernels fold partials like inputs and write accumulators as values
+    // (SumOp and ProdOp: reduce of an accumulator is combine, project to
+    // acc_t the identity); an op for which that does not hold needs the
+    // pass roles in its kernels first.
+    static_assert(Op::kPartialsFoldAsInputs, "the CUDA kernels ignore ReducePass::reads/writes_partials");
+    constexpr int kVec = sizeof(in_t) >= 16 ? 1 : 16 / int(sizeof(in_t));
+    const in_t* x = static_cast<const in_t*>(in.const_data_ptr());
+    out_t* y = static_cast<out_t*>(out.data_ptr());
+    const bool base_ok = kVec > 1 && aligned16(x) && outer_strides_divisible(p.outer, kVec);
+    DenseArgs dense{};
+    const bool dense_ok = dense_geometry(p, dense);
+    if (p.kind == ReducePass::Kind::kRows) {
+      const bool vec = base_ok && p.elem_stride == 1 && p.row_len % kVec == 0 &&
+                       (p.n_rows == 1 || p.row_stride % kVec == 0);
+      if constexpr (kVec > 1) {
+        if (vec) return launch_rows<Op, in_t, out_t, kVec>(p, x, y, in);
+        if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
+          if (stride2_rows_fit(p, in, kVec)) return launch_rows<Op, in_t, out_t, kVec, 2>(p, x, y, in);
+        }
+        // One dense row (a full sum) of any length or alignment: vector body,
+        // scalar head and tail.
+        const int64_t head = (16 - int64_t(reinterpret_cast<uintptr_t>(x) % 16)) % 16 / int64_t(sizeof(in_t));
+        const bool one_row = p.n_out == 1 && p.n_rows == 1 && p.elem_stride == 1;
+        if (one_row && reinterpret_cast<uintptr_t>(x) % sizeof(in_t) == 0 &&
+            p.row_len >= head + 4 * kVec * Policy::kThreads)
+          return launch_rows<Op, in_t, out_t, kVec>(p, x, y, in, head);
+      }
+      // Dense rows of a width (or alignment) that no vector fits.
+      if (dense_ok && launch_dense<Op>(dense, x, y)) return;
+      launch_rows<Op, in_t, out_t, 1>(p, x, y, in);
+    } else {
+      const bool vec = base_ok && p.col_stride == 1 && p.n_cols % kVec == 0 &&
+                       p.reduce_stride % kVec == 0 && p.reduce_outer_stride % kVec == 0;
+      if constexpr (kVec > 1) {
+        if (vec) return launch_columns<Op, in_t, out_t, kVec>(p, x, y, in);
+      }
+      // Dense planes of columns too narrow (or misaligned) for a vector.
+      if (dense_ok && launch_dense<Op>(dense, x, y)) return;
+      launch_columns<Op, in_t, out_t, 1>(p, x, y, in);
+    }
+  });
+}
+
+}  // namespace cuda
+}  // namespace gpureduce

@@ -1,0 +1,28 @@
+// gpureduce::sum on the CUDA key: the CUDA engine (reduce_cuda.cuh)
+// instantiated for SumFamily, in a file of its own so that the ops compile in
+// parallel.
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "../engine/reduce_entry.h"
+#include "../engine/reduce_family.h"
+#include "reduce_cuda.cuh"
+
+namespace gpureduce {
+namespace {
+
+const OpSpec& sum_spec() {
+  static const OpSpec spec = op_spec<SumFamily>(&cuda::run_pass_cuda<SumFamily>, "sum_cuda");
+  return spec;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
+  using Entries = SumLikeEntries<&sum_spec, c10::cuda::CUDAGuard>;
+  m.impl("sum", &Entries::all);
+  m.impl("sum.dim_IntList", &Entries::dims);
+  m.impl("sum.IntList_out", &Entries::dims_out);
+}
+
+}  // namespace gpureduce

@@ -1,0 +1,55 @@
+// Entry points that every op and backend share: argument checks, output
+// allocation and the out= contract. An op on a backend supplies only its
+// OpSpec (reduce_family.h).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+
+#include "reduce_plan.h"
+
+namespace gpureduce {
+
+at::Tensor reduce_dim_with(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                           std::optional<at::ScalarType> dtype, const OpSpec& op);
+
+void reduce_out_with(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                     std::optional<at::ScalarType> dtype, const at::Tensor& out, const OpSpec& op);
+
+}  // namespace gpureduce
+
+namespace gpureduce {
+
+// The overloads of a sum-like op (aten's sum, sum.dim_IntList,
+// sum.IntList_out, prod, prod.dim_int) over one OpSpec, so that a backend
+// registers an op in a line per overload. `Guard` is constructed from the
+// input's device first (a CUDA device guard; nothing on the CPU).
+struct NoGuard {
+  explicit NoGuard(c10::Device) {}
+};
+
+template <const OpSpec& (*Spec)(), class Guard = NoGuard>
+struct SumLikeEntries {
+  static at::Tensor all(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
+    const Guard guard(input.device());
+    return reduce_dim_with(input, std::nullopt, false, dtype, Spec());
+  }
+  static at::Tensor dims(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype) {
+    const Guard guard(input.device());
+    return reduce_dim_with(input, dim, keepdim, dtype, Spec());
+  }
+  static at::Tensor one_dim(const at::Tensor& input, int64_t dim, bool keepdim,
+                            std::optional<at::ScalarType> dtype) {
+    const Guard guard(input.device());
+    return reduce_dim_with(input, at::IntArrayRef(dim), keepdim, dtype, Spec());
+  }
+  static void dims_out(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+    const Guard guard(input.device());
+    reduce_out_with(input, dim, keepdim, dtype, out, Spec());
+  }
+};
+
+}  // namespace gpureduce

@@ -1,0 +1,166 @@
+// Op functors of the reduction engine, shared by the CPU and CUDA kernels
+// (the shape of ATen's SharedReduceOps.h). An op says how to start
+// (identity), fold in one input (reduce), fold in a short vector of inputs
+// (reduce_vector), merge two partials (combine) and produce the output value
+// (project). The kernels, the planner and the host policies name no op: they
+// call these, and the few traits below, only.
+//
+// Traits an op may set (OpBase gives the defaults):
+//   wide_op            the op in which the CUDA rows kernels carry partials
+//                      longer than one vector load (sum: float -> double);
+//   packs_bytes<in_t>  whether byte inputs are folded four 32-bit words at a
+//                      time through reduce_packed_bytes (sum: dp4a);
+//   walk_type<in_t>    the running type of a columns thread before it is
+//                      widened to acc_t (sum of bytes: int32), with
+//                      walk_start and walk to fold inputs into it.
+// And one an op must set itself:
+//   kPartialsFoldAsInputs  reduce(acc, partial) is combine(acc, partial) and
+//                      project<acc_t> is the identity, so that a kernel may
+//                      read or write another pass's partials as plain values.
+// Partials are accumulators: a pass that reads another pass's partials
+// folds them in with combine (see ReducePass::reads_partials).
+#pragma once
+
+#include <c10/macros/Macros.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+#include <c10/util/complex.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace gpureduce {
+
+template <class Self, typename acc_t>
+struct OpBase {
+  using acc_type = acc_t;
+  using wide_op = Self;
+
+  template <typename in_t>
+  static constexpr bool packs_bytes() {
+    return false;
+  }
+  template <typename in_t>
+  using walk_type = acc_t;
+  template <typename in_t>
+  C10_HOST_DEVICE static acc_t walk_start() {
+    return Self::identity();
+  }
+  template <typename in_t>
+  C10_HOST_DEVICE static acc_t walk(acc_t w, in_t x) {
+    return Self::reduce(w, x);
+  }
+
+  template <typename out_t>
+  C10_HOST_DEVICE static out_t project(acc_t a) {
+    return static_cast<out_t>(a);
+  }
+
+  // V consecutive inputs folded as a balanced tree, so that a vector load
+  // costs one combine into the running partial.
+  template <int V, typename in_t>
+  C10_HOST_DEVICE static acc_t reduce_vector(const in_t (&v)[V]) {
+    acc_t t[V];
+#pragma unroll
+    for (int i = 0; i < V; ++i) t[i] = Self::reduce(Self::identity(), v[i]);
+#pragma unroll
+    for (int w = 1; w < V; w *= 2) {
+#pragma unroll
+      for (int i = 0; i + w < V; i += 2 * w) t[i] = Self::combine(t[i], t[i + w]);
+    }
+    return t[0];
+  }
+};
+
+template <typename acc_t>
+struct SumOp : OpBase<SumOp<acc_t>, acc_t> {
+  // float32 sums (float, half and bfloat16 inputs) carry their partials in
+  // float64 in the CUDA rows kernels: each vector load's few elements are
+  // still added in float, but nothing long is. With float running sums a
+  // thread's partial grows to hundreds of adds and every level of the block
+  // and grid trees rounds again; on 2^28 normal samples that left the error
+  // no better than torch.sum's (benchmarks/NOTES.md).
+  using wide_op = std::conditional_t<std::is_same_v<acc_t, float>, SumOp<double>, SumOp<acc_t>>;
+  // reduce of an accumulator is combine, and project to acc_t the identity.
+  static constexpr bool kPartialsFoldAsInputs = true;
+
+  C10_HOST_DEVICE static acc_t identity() { return acc_t(0); }
+
+  template <typename in_t>
+  C10_HOST_DEVICE static acc_t reduce(acc_t acc, in_t x) {
+    return acc + static_cast<acc_t>(x);
+  }
+
+  C10_HOST_DEVICE static acc_t combine(acc_t a, acc_t b) { return a + b; }
+
+  // Byte inputs of an integer sum: the CUDA engine hands the 16 bytes of a
+  // load over as the four 32-bit words they arrived in. Taking them apart
+  // byte by byte instead cost 8% of bandwidth (Nsight Compute: 71% SM
+  // throughput against 17% for the float32 sum of the same bytes).
+  template <typename in_t>
+  static constexpr bool packs_bytes() {
+    return sizeof(in_t) == 1 && std::is_integral_v<acc_t>;
+  }
+
+  // A columns thread adds byte inputs in int32 (the host bounds its rows so
+  // that 255 * rows cannot overflow): 16 columns of int64 partials would not
+  // fit in the registers.
+  template <typename in_t>
+  using walk_type = std::conditional_t<sizeof(in_t) == 1 && std::is_integral_v<acc_t>, int32_t, acc_t>;
+  template <typename in_t>
+  C10_HOST_DEVICE static walk_type<in_t> walk_start() {
+    return walk_type<in_t>(0);
+  }
+  template <typename in_t>
+  C10_HOST_DEVICE static walk_type<in_t> walk(walk_type<in_t> w, in_t x) {
+    return w + static_cast<walk_type<in_t>>(x);
+  }
+
+#if defined(__CUDA_ARCH__)
+  template <typename in_t>
+  __device__ static acc_t reduce_packed_bytes(const uint4& w) {
+    static_assert(packs_bytes<in_t>(), "byte inputs only");
+    if constexpr (std::is_signed_v<in_t>) {
+      int s = __dp4a(static_cast<int>(w.x), 0x01010101, 0);
+      s = __dp4a(static_cast<int>(w.y), 0x01010101, s);
+      s = __dp4a(static_cast<int>(w.z), 0x01010101, s);
+      s = __dp4a(static_cast<int>(w.w), 0x01010101, s);
+      return static_cast<acc_t>(s);
+    } else {
+      unsigned s = __dp4a(w.x, 0x01010101u, 0u);
+      s = __dp4a(w.y, 0x01010101u, s);
+      s = __dp4a(w.z, 0x01010101u, s);
+      s = __dp4a(w.w, 0x01010101u, s);
+      return static_cast<acc_t>(s);
+    }
+  }
+#endif
+
+  template <int V, typename in_t>
+  C10_HOST_DEVICE static acc_t reduce_vector(const in_t (&v)[V]) {
+    if constexpr (sizeof(in_t) == 2 && std::is_integral_v<acc_t>) {
+      int32_t s = 0;  // 8 int16 values cannot overflow int32
+#pragma unroll
+      for (int i = 0; i < V; ++i) s += static_cast<int32_t>(v[i]);
+      return static_cast<acc_t>(s);
+    } else {
+      return OpBase<SumOp<acc_t>, acc_t>::template reduce_vector<V>(v);
+    }
+  }
+};
+
+template <typename acc_t>
+struct ProdOp : OpBase<ProdOp<acc_t>, acc_t> {
+  static constexpr bool kPartialsFoldAsInputs = true;
+
+  C10_HOST_DEVICE static acc_t identity() { return acc_t(1); }
+
+  template <typename in_t>
+  C10_HOST_DEVICE static acc_t reduce(acc_t acc, in_t x) {
+    return acc * static_cast<acc_t>(x);
+  }
+
+  C10_HOST_DEVICE static acc_t combine(acc_t a, acc_t b) { return a * b; }
+};
+
+}  // namespace gpureduce

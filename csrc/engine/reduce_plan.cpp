@@ -1,0 +1,215 @@
+#include "reduce_plan.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+
+#include "reduce_dtypes.h"
+#include "reduce_shape.h"
+
+namespace gpureduce {
+namespace {
+
+struct Dim {
+  int64_t size;
+  int64_t in_stride;
+  int64_t out_stride;  // 0 for reduced dims
+  bool reduced;
+  uint64_t orig_dims;  // bit d set: this (coalesced) dim holds input dim d
+};
+
+bool is_wide_unsigned(at::ScalarType t) {
+  return t == at::kUInt16 || t == at::kUInt32 || t == at::kUInt64;
+}
+
+// The dtype the kernels write. Integer results are computed in int64 and cast
+// afterwards: integer casts wrap modulo 2^k, and so do the integer adds and
+// multiplies of sum and prod, so this equals torch's order (cast each
+// element, then reduce) exactly.
+at::ScalarType kernel_out_dtype(at::ScalarType out) {
+  if (at::isIntegralType(out, /*includeBool=*/true)) return at::kLong;
+  if (out == at::kComplexHalf) return at::kComplexFloat;
+  return out;
+}
+
+// The dtype the kernels read for a given result dtype: the input's own where
+// the kernels take it directly, else what torch would cast it to first.
+at::ScalarType staged_input_dtype(at::ScalarType in, at::ScalarType out) {
+  if (out == at::kBool) return at::kBool;  // bool(x) is not modular: cast first
+  const at::ScalarType kout = kernel_out_dtype(out);
+  if (kernel_reads_directly(in, kout)) return in;
+  if (at::isIntegralType(out, /*includeBool=*/true)) {
+    const at::ScalarType as_int = at::isIntegralType(in, true) ? in : out;
+    return is_wide_unsigned(as_int) ? at::kLong : as_int;
+  }
+  return kout;
+}
+
+// Dims of size 1 dropped, sorted into memory order (innermost first) and
+// neighbours merged where the memory allows it.
+std::vector<Dim> canonical_dims(const at::Tensor& in, const std::vector<bool>& mask,
+                                const at::Tensor& target) {
+  std::vector<Dim> dims;
+  for (int64_t d = in.dim() - 1; d >= 0; --d) {
+    if (in.size(d) == 1) continue;
+    const bool r = mask[d];
+    dims.push_back({in.size(d), in.stride(d), r ? 0 : target.stride(d), r, uint64_t(1) << d});
+  }
+  std::stable_sort(dims.begin(), dims.end(),
+                   [](const Dim& a, const Dim& b) { return a.in_stride < b.in_stride; });
+  std::vector<Dim> merged;
+  for (const Dim& d : dims) {
+    if (!merged.empty()) {
+      Dim& m = merged.back();
+      const bool same_kind = m.reduced == d.reduced;
+      const bool in_adjacent = d.in_stride == m.in_stride * m.size;
+      const bool out_adjacent = d.reduced || d.out_stride == m.out_stride * m.size;
+      if (same_kind && in_adjacent && out_adjacent) {
+        m.size *= d.size;
+        m.orig_dims |= d.orig_dims;
+        continue;
+      }
+    }
+    merged.push_back(d);
+  }
+  return merged;
+}
+
+void fill_outer(OuterIndexer& outer, int64_t& n_out, const std::vector<Dim>& dims, size_t skip) {
+  outer.ndim = 0;
+  n_out = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i].reduced || i == skip) continue;
+    TORCH_INTERNAL_ASSERT(outer.ndim < kMaxDims);
+    outer.sizes[outer.ndim] = FastDivmod(static_cast<uint64_t>(dims[i].size));
+    outer.in_strides[outer.ndim] = dims[i].in_stride;
+    outer.out_strides[outer.ndim] = dims[i].out_stride;
+    ++outer.ndim;
+    n_out *= dims[i].size;
+  }
+}
+
+std::vector<bool> mask_of(uint64_t bits, int64_t ndim) {
+  std::vector<bool> m(static_cast<size_t>(ndim));
+  for (int64_t d = 0; d < ndim; ++d) m[d] = (bits >> d) & 1;
+  return m;
+}
+
+// `target` has the input's rank with size 1 at reduced dims, and a dtype the
+// kernels write for this input dtype. `reads_partials`: `in` holds another
+// pass's accumulators; `writes_partials`: so must `target`.
+void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const at::Tensor& target,
+                    const OpSpec& op, bool reads_partials, bool writes_partials) {
+  if (target.numel() == 0) return;
+  if (in.numel() == 0) {
+    op.fill_empty(target);
+    return;
+  }
+  const std::vector<Dim> dims = canonical_dims(in, mask, target);
+  std::vector<size_t> reduced;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i].reduced) reduced.push_back(i);
+  if (reduced.empty()) {  // only dims of size 1 are reduced: each output is one element
+    target.copy_(in);
+    return;
+  }
+
+  const bool rows = dims[0].reduced;
+  // Each pass handles at most two reduced dims; more take several passes
+  // that hand accumulators on through an intermediate of the accumulator
+  // dtype.
+  const size_t per_pass = 2;
+  if (reduced.size() > per_pass) {
+    uint64_t first_bits = 0;
+    for (size_t k = 0; k < per_pass; ++k) first_bits |= dims[reduced[k]].orig_dims;
+    std::vector<bool> first = mask_of(first_bits, in.dim());
+    std::vector<bool> rest(mask);
+    std::vector<int64_t> tmp_shape(in.sizes().begin(), in.sizes().end());
+    for (int64_t d = 0; d < in.dim(); ++d) {
+      if (first[d]) {
+        tmp_shape[d] = 1;
+        rest[d] = false;
+      }
+    }
+    const at::ScalarType acc = acc_dtype(in.scalar_type());
+    at::Tensor partial = at::empty(tmp_shape, in.options().dtype(acc));
+    reduce_strided(in, first, partial, op, reads_partials, /*writes_partials=*/true);
+    if (writes_partials || target.scalar_type() == acc) {
+      reduce_strided(partial, rest, target, op, /*reads_partials=*/true, writes_partials);
+    } else {
+      at::Tensor staged = at::empty(target.sizes(), target.options().dtype(acc));
+      reduce_strided(partial, rest, staged, op, /*reads_partials=*/true, /*writes_partials=*/false);
+      target.copy_(staged);
+    }
+    return;
+  }
+
+  ReducePass pass;
+  pass.reads_partials = reads_partials;
+  pass.writes_partials = writes_partials;
+  if (rows) {
+    pass.kind = ReducePass::Kind::kRows;
+    pass.row_len = dims[0].size;
+    pass.elem_stride = dims[0].in_stride;
+    if (reduced.size() == 2) {
+      pass.n_rows = dims[reduced[1]].size;
+      pass.row_stride = dims[reduced[1]].in_stride;
+    }
+    fill_outer(pass.outer, pass.n_out, dims, /*skip=*/dims.size());
+  } else {
+    pass.kind = ReducePass::Kind::kColumns;
+    pass.n_cols = dims[0].size;
+    pass.col_stride = dims[0].in_stride;
+    pass.out_col_stride = dims[0].out_stride;
+    pass.n_reduce = dims[reduced[0]].size;
+    pass.reduce_stride = dims[reduced[0]].in_stride;
+    if (reduced.size() == 2) {
+      pass.n_reduce_outer = dims[reduced[1]].size;
+      pass.reduce_outer_stride = dims[reduced[1]].in_stride;
+    }
+    fill_outer(pass.outer, pass.n_out, dims, /*skip=*/0);
+  }
+  op.run(pass, in, target);
+}
+
+}  // namespace
+
+void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool keepdim,
+                 const at::Tensor& out, const OpSpec& op) {
+  check_dtype_supported(out.scalar_type(), op.kernel_name);
+  // Dims of stride 0 are read once: a reduced one of size k is dropped here
+  // and folded in as k copies at the end; a kept one is computed at index 0
+  // and broadcast. (Before the cast below, which would copy the expansion.)
+  at::Tensor narrowed = input;
+  int64_t repeats = 1;
+  std::vector<int64_t> broadcast_dims;
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (input.stride(d) != 0 || input.size(d) <= 1) continue;
+    if (mask[d]) {
+      repeats *= input.size(d);
+    } else {
+      broadcast_dims.push_back(d);
+    }
+    narrowed = narrowed.narrow(d, 0, 1);
+  }
+  const at::ScalarType kout = kernel_out_dtype(out.scalar_type());
+  const at::ScalarType kin = staged_input_dtype(input.scalar_type(), out.scalar_type());
+  const at::Tensor in = narrowed.scalar_type() == kin ? narrowed : narrowed.to(kin);
+
+  // A view of `out` with the input's rank, size 1 at the reduced dims.
+  at::Tensor out_kd = out;
+  if (!keepdim) {
+    for (int64_t d = 0; d < in.dim(); ++d)
+      if (mask[d]) out_kd = out_kd.unsqueeze(d);
+  }
+  at::Tensor target = out_kd;
+  for (int64_t d : broadcast_dims) target = target.narrow(d, 0, 1);
+  const bool staged = out_kd.scalar_type() != kout || !broadcast_dims.empty();
+  at::Tensor result = staged ? at::empty(target.sizes(), target.options().dtype(kout)) : target;
+  reduce_strided(in, mask, result, op, /*reads_partials=*/false, /*writes_partials=*/false);
+  if (repeats > 1 && result.numel() > 0) op.fold_repeats(result, repeats);
+  if (staged) out_kd.copy_(result.expand(out_kd.sizes()));
+}
+
+}  // namespace gpureduce

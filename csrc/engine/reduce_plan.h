@@ -1,0 +1,102 @@
+// The device-independent half of the reduction engine. It knows no op: an
+// op reaches it as an OpSpec (its pass runner, its empty result and how to
+// fold repeats).
+//
+// A call is canonicalised into one or more passes. Each pass is one of two
+// shapes that both the CPU and the CUDA kernels implement (R is the op):
+//
+//   rows:    out[o]    = R_{j < n_rows} R_{i < row_len} in[in_off(o) + j*row_stride + i*elem_stride]
+//   columns: out[o, c] = R_{q < n_reduce_outer} R_{r < n_reduce}
+//                        in[in_off(o) + c*col_stride + r*reduce_stride + q*reduce_outer_stride]
+//
+// `o` runs over the kept dims that are left (the "outer" dims), mapped to
+// input and output offsets by an OuterIndexer. The planner sorts dims into
+// memory order and merges neighbours, so a permuted dense tensor is read as the
+// dense memory it is, with no .contiguous() copy. Dims of stride 0 (expanded
+// inputs) are never read more than once: a kept one is computed once and
+// broadcast into the output, a reduced one is folded in afterwards by the
+// op (OpSpec::fold_repeats: sum multiplies by its size).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "fast_divmod.h"
+
+namespace gpureduce {
+
+// torch's limit on tensor rank.
+constexpr int kMaxDims = 25;
+
+struct OuterIndexer {
+  int ndim = 0;
+  // Innermost first. Divisors hold the sizes.
+  FastDivmod sizes[kMaxDims];
+  int64_t in_strides[kMaxDims];
+  int64_t out_strides[kMaxDims];
+
+  C10_HOST_DEVICE void offsets(int64_t linear, int64_t& in_off, int64_t& out_off) const {
+    in_off = 0;
+    out_off = 0;
+    for (int d = 0; d < ndim; ++d) {
+      const uint64_t q = sizes[d].div(static_cast<uint64_t>(linear));
+      const int64_t idx = linear - static_cast<int64_t>(q * sizes[d].divisor);
+      in_off += idx * in_strides[d];
+      out_off += idx * out_strides[d];
+      linear = static_cast<int64_t>(q);
+    }
+  }
+};
+
+struct ReducePass {
+  enum class Kind { kRows, kColumns };
+  Kind kind = Kind::kRows;
+  OuterIndexer outer;
+  int64_t n_out = 1;  // product of outer sizes
+  // kRows
+  int64_t row_len = 1, elem_stride = 1, n_rows = 1, row_stride = 0;
+  // kColumns
+  int64_t n_cols = 1, col_stride = 1, out_col_stride = 1, n_reduce = 1, reduce_stride = 0;
+  int64_t n_reduce_outer = 1, reduce_outer_stride = 0;
+
+  // A plan of several passes hands accumulators from one to the next: a
+  // pass that reads partials folds each element in with the op's combine,
+  // and one that writes partials stores accumulators, not projected values.
+  bool reads_partials = false;
+  bool writes_partials = false;
+
+  // Element offset of reduction row `r` (0 <= r < n_reduce * n_reduce_outer)
+  // of a columns pass.
+  int64_t column_row_offset(int64_t r) const {
+    return (r % n_reduce) * reduce_stride + (r / n_reduce) * reduce_outer_stride;
+  }
+};
+
+// Runs one pass: `in` and `out` carry the data pointers (with their storage
+// offsets) and dtypes; all geometry is in `pass`.
+using PassRunner = std::function<void(const ReducePass&, const at::Tensor& in, const at::Tensor& out)>;
+
+// What the planner needs of an op on one backend.
+struct OpSpec {
+  // Runs one pass of the op (a backend's kernels).
+  PassRunner run;
+  // Folds `k` copies of every element of `partial` (the kernel-typed result
+  // without a reduced dim of stride 0 and size k) into it, in place.
+  std::function<void(const at::Tensor& partial, int64_t k)> fold_repeats;
+  // Writes the result of reducing no elements (sum: 0, prod: 1).
+  std::function<void(const at::Tensor& target)> fill_empty;
+  // Names the kernel in dtype errors, as ATen does ("sum_cpu", "prod_cuda").
+  const char* kernel_name;
+};
+
+// Reduces `input` over the dims in `mask` into `out`, whose shape and dtype
+// are already those of the result. Takes care of dtype staging, empty
+// tensors, keepdim, stride-0 dims and multi-pass plans, and calls op.run for
+// each pass.
+void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool keepdim,
+                 const at::Tensor& out, const OpSpec& op);
+
+}  // namespace gpureduce

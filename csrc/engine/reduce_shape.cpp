@@ -1,0 +1,112 @@
+#include "reduce_shape.h"
+
+#include <algorithm>
+#include <string>
+#include <c10/util/Exception.h>
+
+namespace gpureduce {
+
+std::vector<bool> reduced_dims_mask(int64_t ndim, at::OptionalIntArrayRef dim) {
+  std::vector<bool> mask(static_cast<size_t>(ndim), false);
+  if (!dim.has_value() || dim->empty()) {
+    std::fill(mask.begin(), mask.end(), true);
+    return mask;
+  }
+  // Like torch, a 0-d tensor takes dim 0 or -1. The messages are torch's.
+  // They are assembled with std::to_string: on the GPU machine's toolchain,
+  // streaming an integer into a TORCH_CHECK message from this library crashed
+  // (benchmarks/NOTES.md, 2026-11-22).
+  const int64_t range = std::max<int64_t>(ndim, 1);
+  for (int64_t d : *dim) {
+    if (d < -range || d >= range) {
+      throw c10::IndexError(
+          {__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+          "Dimension out of range (expected to be in range of [" + std::to_string(-range) + ", " +
+              std::to_string(range - 1) + "], but got " + std::to_string(d) + ")");
+    }
+    if (ndim == 0) continue;
+    const int64_t wrapped = d < 0 ? d + ndim : d;
+    if (mask[wrapped]) {
+      throw c10::Error({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                       "dim " + std::to_string(wrapped) + " appears multiple times in the list of dims");
+    }
+    mask[wrapped] = true;
+  }
+  return mask;
+}
+
+at::ScalarType result_dtype(at::ScalarType input, std::optional<at::ScalarType> dtype) {
+  if (dtype.has_value()) return *dtype;
+  if (at::isIntegralType(input, /*includeBool=*/true)) return at::kLong;
+  return input;
+}
+
+at::ScalarType out_compute_dtype(std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  if (dtype.has_value()) {
+    TORCH_CHECK(*dtype == out.scalar_type(), "Expected out tensor to have dtype ",
+                c10::scalarTypeToTypeMeta(*dtype).name(), ", but got ", out.dtype().name(),
+                " instead");
+    return *dtype;
+  }
+  return out.scalar_type();
+}
+
+template <typename Size>
+static std::vector<Size> output_shape(c10::ArrayRef<Size> sizes, const std::vector<bool>& mask,
+                                      bool keepdim) {
+  std::vector<Size> shape;
+  shape.reserve(sizes.size());
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (!mask[d]) {
+      shape.push_back(sizes[d]);
+    } else if (keepdim) {
+      shape.push_back(Size(1));
+    }
+  }
+  return shape;
+}
+
+std::vector<c10::SymInt> reduced_sym_shape(c10::SymIntArrayRef input_sizes,
+                                              const std::vector<bool>& mask, bool keepdim) {
+  return output_shape<c10::SymInt>(input_sizes, mask, keepdim);
+}
+
+std::vector<int64_t> reduced_shape(at::IntArrayRef input_sizes, const std::vector<bool>& mask,
+                                      bool keepdim) {
+  return output_shape<int64_t>(input_sizes, mask, keepdim);
+}
+
+at::ScalarType acc_dtype(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kFloat:
+      return at::kFloat;
+    case at::kDouble:
+      return at::kDouble;
+    case at::kComplexHalf:
+    case at::kComplexFloat:
+      return at::kComplexFloat;
+    case at::kComplexDouble:
+      return at::kComplexDouble;
+    default:
+      TORCH_INTERNAL_ASSERT(at::isIntegralType(t, /*includeBool=*/true), "no accumulator for ", t);
+      return at::kLong;
+  }
+}
+
+static bool is_cpu_kernel(const char* name) {
+  const std::string s(name);
+  return s.size() >= 4 && s.compare(s.size() - 4, 4, "_cpu") == 0;
+}
+
+void check_dtype_supported(at::ScalarType t, const char* kernel_name) {
+  const bool supported = at::isIntegralType(t, /*includeBool=*/true) || t == at::kFloat ||
+                         t == at::kDouble || t == at::kHalf || t == at::kBFloat16 ||
+                         t == at::kComplexFloat || t == at::kComplexDouble ||
+                         (t == at::kComplexHalf && !is_cpu_kernel(kernel_name));
+  TORCH_CHECK_NOT_IMPLEMENTED(supported, "\"", kernel_name, "\" not implemented for '",
+                              c10::toString(t), "'");
+}
+
+}  // namespace gpureduce

@@ -1,0 +1,43 @@
+// Shape and dtype rules of the sum-like reductions (sum, prod), shared by
+// every dispatch key. They follow torch.sum and torch.prod exactly, so that
+// the ops are drop-in replacements.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
+#include <c10/core/SymInt.h>
+#include <c10/util/OptionalArrayRef.h>
+
+#include <optional>
+#include <vector>
+
+namespace gpureduce {
+
+// One flag per input dim: true where the dim is reduced. None and [] both mean
+// "every dim", as in torch.sum. Raises IndexError for a dim out of range and
+// RuntimeError for a repeated dim, with torch's messages.
+std::vector<bool> reduced_dims_mask(int64_t ndim, at::OptionalIntArrayRef dim);
+
+// torch.sum's and torch.prod's result dtype: `dtype` when given; otherwise int and bool promote
+// to int64 and everything else keeps its own dtype.
+at::ScalarType result_dtype(at::ScalarType input, std::optional<at::ScalarType> dtype);
+
+// The out= overload computes in `dtype` if given (which must then match out's
+// dtype) and otherwise in out's dtype, as aten's sum.IntList_out does.
+at::ScalarType out_compute_dtype(std::optional<at::ScalarType> dtype, const at::Tensor& out);
+
+// Output shape, symbolic so that the Meta kernel keeps dynamic shapes dynamic.
+std::vector<c10::SymInt> reduced_sym_shape(c10::SymIntArrayRef input_sizes,
+                                              const std::vector<bool>& mask, bool keepdim);
+std::vector<int64_t> reduced_shape(at::IntArrayRef input_sizes, const std::vector<bool>& mask,
+                                      bool keepdim);
+
+// Accumulation dtype: float for the 16-bit floats, int64 for int and bool.
+at::ScalarType acc_dtype(at::ScalarType t);
+
+// Rejects dtypes torch.sum rejects (float8, quantized, ...), with
+// NotImplementedError as torch raises it. `device` names the kernel in the
+// message, as ATen does ("sum_cpu", "prod_cuda").
+void check_dtype_supported(at::ScalarType t, const char* kernel_name);
+
+}  // namespace gpureduce

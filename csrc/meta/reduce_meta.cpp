@@ -1,0 +1,64 @@
+// Meta kernels: output shape, dtype and strides only, with SymInt throughout
+// (sym_sizes, empty_symint) so that torch.compile keeps dynamic shapes dynamic.
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+#include <torch/library.h>
+
+#include "../engine/reduce_shape.h"
+
+namespace gpureduce {
+namespace {
+
+// The result of a sum-like op (sum, prod): torch's shape and dtype rules.
+at::Tensor sum_like_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype, const char* name) {
+  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  const at::ScalarType out_dtype = result_dtype(input.scalar_type(), dtype);
+  check_dtype_supported(out_dtype, name);
+  return at::empty_symint(reduced_sym_shape(input.sym_sizes(), mask, keepdim),
+                          input.options().dtype(out_dtype));
+}
+
+at::Tensor sum_dim_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                        std::optional<at::ScalarType> dtype) {
+  return sum_like_meta(input, dim, keepdim, dtype, "sum");
+}
+
+at::Tensor sum_meta(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
+  return sum_like_meta(input, std::nullopt, false, dtype, "sum");
+}
+
+at::Tensor prod_meta(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
+  return sum_like_meta(input, std::nullopt, false, dtype, "prod");
+}
+
+at::Tensor prod_dim_meta(const at::Tensor& input, int64_t dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype) {
+  return sum_like_meta(input, at::IntArrayRef(dim), keepdim, dtype, "prod");
+}
+
+void sum_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                  std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  check_dtype_supported(out_compute_dtype(dtype, out), "sum");
+  at::native::resize_output_symint(out, reduced_sym_shape(input.sym_sizes(), mask, keepdim));
+}
+
+at::Tensor classic_sum_meta(const at::Tensor& input, c10::string_view /*kernel*/) {
+  const at::ScalarType t = input.scalar_type();
+  return at::empty({}, input.options().dtype(t == at::kInt ? at::kLong : t));
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpureduce, Meta, m) {
+  m.impl("classic_sum", &classic_sum_meta);
+  m.impl("sum", &sum_meta);
+  m.impl("sum.dim_IntList", &sum_dim_meta);
+  m.impl("sum.IntList_out", &sum_out_meta);
+  m.impl("prod", &prod_meta);
+  m.impl("prod.dim_int", &prod_dim_meta);
+}
+
+}  // namespace gpureduce
