@@ -123,15 +123,15 @@ def _kernels_run(fn):
     return {e.name for e in prof.events()}
 
 
-# Outputs of at most 32 chunks (16-byte vectors, or single elements where the
-# rows do not allow vectors) run the short rows kernel, a lane per chunk. The
+# Outputs of at most 32 16-byte vectors run the short rows kernel, a lane
+# per vector (rows no vector fits go to the dense-tiles kernel instead). The
 # cases sit on both sides of each lane-group size and of the 32-chunk limit;
 # the flag says whether float32 takes the short rows kernel.
 SHORT_ROW_CASES = [
     ((1000, 4), 1, True), ((1001, 8), 1, True), ((999, 12), 1, True), ((4099, 16), 1, True),
     ((333, 24), 1, True), ((2048, 32), 1, True), ((517, 64), 1, True), ((100, 124), 1, True),
-    ((100, 128), 1, True), ((100, 132), 1, False), ((3000, 3), 1, True), ((257, 31), 1, True),
-    ((257, 33), 1, False), ((3, 16), 1, True), ((100003, 2), 1, True),
+    ((100, 128), 1, True), ((100, 132), 1, False), ((3000, 3), 1, False), ((257, 31), 1, False),
+    ((257, 33), 1, False), ((3, 16), 1, True), ((100003, 2), 1, False),
     ((9, 5, 16), 2, True),       # two outer dims after slicing (below)
     ((7, 3, 16), (1, 2), True),  # three rows of 8 per output (sliced below)
 ]
@@ -173,7 +173,7 @@ DENSE_CASES = [
     ((100000, 5), 1, True), ((4099, 9), 1, True), ((3000, 12), 1, False), ((777, 24), 1, False),
     ((333, 301), 1, True), ((2000, 1001), 1, True), ((500, 2000, 5), 1, True), ((300, 7, 3), 1, True),
     ((200, 5000, 3), 1, True), ((64, 100, 130), 1, False), ((40, 40), 1, False), ((5, 3000, 7), 1, False),
-    ((100003, 3), 0, False), ((1, 5), 1, False),
+    ((100003, 3), 0, False), ((1, 5), 1, True),
 ]
 
 

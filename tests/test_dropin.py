@@ -114,5 +114,5 @@ def test_profiler_example_names_the_op(device, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "gpureduce::sum" in r.stdout
     if device == "cuda":
-        assert "gpureduce_sum_" in r.stdout  # the engine's kernels by name
+        assert "gpureduce::cuda::gpureduce_" in r.stdout  # the engine's kernels by name
     assert trace.exists() and trace.stat().st_size > 0

@@ -193,7 +193,10 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     }
     narrowed = narrowed.narrow(d, 0, 1);
   }
-  const at::ScalarType kout = kernel_out_dtype(out.scalar_type());
+  // With repeats to fold, 16-bit float results stay in float until the fold,
+  // so that it rounds once, as torch's float accumulation does.
+  at::ScalarType kout = kernel_out_dtype(out.scalar_type());
+  if (repeats > 1 && (kout == at::kHalf || kout == at::kBFloat16)) kout = at::kFloat;
   const at::ScalarType kin = staged_input_dtype(input.scalar_type(), out.scalar_type());
   const at::Tensor in = narrowed.scalar_type() == kin ? narrowed : narrowed.to(kin);
 

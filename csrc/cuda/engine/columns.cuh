@@ -22,6 +22,10 @@ struct ColumnsArgs {
   FastDivmod reduce_div;  // by n_reduce
   int64_t vec_cols;       // n_cols / V
   int64_t x_tiles;        // column tiles per outer index
+  // Outer indices per block (blockDim.x = outer_group * vec_cols): for
+  // outputs with few columns, so that a block's threads are not idle along
+  // short rows; then x_tiles == 1 and a tile is outer_group outer indices.
+  int64_t outer_group;
   int64_t rows_per_split;
   int split;
   acc_t* partials;     // [split][n_outer * n_cols]
@@ -74,9 +78,15 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   using acc_t = typename Op::acc_type;
   constexpr int U = EnginePolicy::kUnroll;
   const int64_t tile = blockIdx.x;
-  const int64_t oi = tile / a.x_tiles;
-  const int64_t cv = (tile - oi * a.x_tiles) * blockDim.x + threadIdx.x;
-  const bool valid = cv < a.vec_cols;
+  int64_t oi, cv;
+  if (a.outer_group == 1) {
+    oi = tile / a.x_tiles;
+    cv = (tile - oi * a.x_tiles) * blockDim.x + threadIdx.x;
+  } else {
+    oi = tile * a.outer_group + threadIdx.x / a.vec_cols;
+    cv = threadIdx.x % a.vec_cols;
+  }
+  const bool valid = cv < a.vec_cols && oi < a.n_outer;
   int64_t in_off, out_off;
   a.outer.offsets(oi, in_off, out_off);
   const in_t* base = in + in_off + cv * V * a.col_stride;

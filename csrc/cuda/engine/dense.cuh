@@ -38,9 +38,21 @@ struct DenseArgs {
   // in j order; with group == 1 (whole planes) the threads loop over the
   // tile's outputs, each reading all R rows of one.
   int group;
-  int64_t out_plane_stride, out_col_stride;
+  OuterIndexer outer;     // plane -> output offset (its in_strides are the dense stream's)
+  int64_t out_col_stride;
   int64_t total;  // elements in the stream
 };
+
+// Output offset of plane p, column c.
+__device__ __forceinline__ int64_t dense_out_offset(const DenseArgs& a, int64_t p, int64_t c) {
+  int64_t in_off, out_off;
+  if (a.outer.ndim == 1) {
+    out_off = p * a.outer.out_strides[0];
+  } else {
+    a.outer.offsets(p, in_off, out_off);
+  }
+  return out_off + c * a.out_col_stride;
+}
 
 // Shared-memory layout of a tile: its bytes from the 16-byte boundary at or
 // below its first element, with kPad bytes of padding after every 128 bytes,
@@ -137,7 +149,7 @@ __global__ void __launch_bounds__(DensePolicy::kThreads)
           const int64_t p = q / C, c = q - p * C;
           acc_t acc = Op::identity();
           for (int64_t r = 0; r < nr; ++r) acc = Op::reduce(acc, tile_element<in_t>(tile, head, p * a.plane + r * C + c));
-          out[(p0 + p) * a.out_plane_stride + c * a.out_col_stride] = Op::template project<out_t>(acc);
+          out[dense_out_offset(a, p0 + p, c)] = Op::template project<out_t>(acc);
         }
       } else if (p_slot < np) {
         acc_t acc = Op::identity();
@@ -148,12 +160,18 @@ __global__ void __launch_bounds__(DensePolicy::kThreads)
       __syncthreads();  // the tile is free for the next copy
     }
     if (!looped) {
+      // One column of one plane (C == 1) in groups of whole warps: a warp
+      // folds its 32 partials by shuffles first, so that one thread then
+      // combines g / 32 of them rather than g (256 for long rows).
+      const bool by_warps = C == 1 && g % 32 == 0;
+      if (by_warps) run = group_reduce<WideOp>(run, 32);
       partials[t] = run;
       __syncthreads();
       if (j_slot == 0 && p_slot < np) {
         wide_t acc = WideOp::identity();
-        for (int k = 0; k < g; ++k) acc = WideOp::combine(acc, partials[(p_slot * g + k) * C + c_slot]);
-        out[(p0 + p_slot) * a.out_plane_stride + c_slot * a.out_col_stride] = WideOp::template project<out_t>(acc);
+        const int step = by_warps ? 32 : 1;
+        for (int k = 0; k < g; k += step) acc = WideOp::combine(acc, partials[(p_slot * g + k) * C + c_slot]);
+        out[dense_out_offset(a, p0 + p_slot, c_slot)] = WideOp::template project<out_t>(acc);
       }
       __syncthreads();  // partials are free for the next unit
     }
