@@ -217,7 +217,7 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   a.x_tiles = ceil_div(a.vec_cols, bx);
   a.outer_group = 1;
   int64_t block_x = bx;
-  if (bx > a.vec_cols && a.n_outer > 1) {
+  if (a.n_outer > 1 && pow2_at_least(a.vec_cols) * by_wanted < Policy::kThreads) {
     // Few columns: a block takes several outer indices side by side, with
     // only the row threads that the rows want (a block per outer index left
     // all but 2 of 512 threads idle on a [2, 43384, 2, 70] bfloat16
