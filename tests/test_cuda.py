@@ -166,12 +166,13 @@ def test_split_rows_workload(args):
     assert "workload ok" in r.stdout
 
 
-# Rows of widths no 16-byte vector fits, and columns too narrow for one, go to
-# the dense-tiles kernel (whole planes per tile, or row tiles of large
-# planes); the flag says whether float32 takes it.
+# Rows of widths no 16-byte vector fits, too short for a vector body per row
+# (fewer than 16 vectors), and columns too narrow for a vector, go to the
+# dense-tiles kernel (whole planes per tile, or row tiles of large planes);
+# the flag says whether float32 takes it.
 DENSE_CASES = [
     ((100000, 5), 1, True), ((4099, 9), 1, True), ((3000, 12), 1, False), ((777, 24), 1, False),
-    ((333, 301), 1, True), ((2000, 1001), 1, True), ((500, 2000, 5), 1, True), ((300, 7, 3), 1, True),
+    ((333, 301), 1, False), ((2000, 1001), 1, False), ((500, 2000, 5), 1, True), ((300, 7, 3), 1, True),
     ((200, 5000, 3), 1, True), ((64, 100, 130), 1, False), ((40, 40), 1, False), ((5, 3000, 7), 1, False),
     ((100003, 3), 0, False), ((1, 5), 1, True),
 ]
@@ -191,6 +192,33 @@ def test_dense_tiles(case, dtype):
     if dtype == torch.float32:
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
         assert any("gpureduce_dense_tiles" in n for n in names) == dense_f32, names
+
+
+# Rows of one dense row per output whose width (or start) no vector fits,
+# long enough for a vector body of at least 16 vectors: each row is read
+# with vector loads from its own first 16-byte boundary, and the elements
+# around the body one by one (inner rows for many outputs, split rows for few,
+# full sums). Checked at widths around the 16-vector limit and at offsets
+# that give every row another head.
+RAGGED_CASES = [((4096, 250), 1), ((333, 1001), 1), ((17, 300007), 1), ((3, 1 << 20), 1), ((406,), None),
+                ((4702,), None), ((1 << 20) + 5, None), ((2000, 67), 1), ((2000, 66), 1), ((64, 50257), 1)]
+
+
+@pytest.mark.parametrize("case", range(len(RAGGED_CASES)))
+@pytest.mark.parametrize("offset", [0, 1, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.uint8, torch.int32,
+                                   torch.float64, torch.bool, torch.complex64], ids=str)
+def test_ragged_rows(case, offset, dtype):
+    shape, dim = RAGGED_CASES[case]
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    n = 1
+    for s in shape:
+        n *= s
+    x = random_tensor((n + offset,), dtype, "cpu", _gen()).cuda()[offset:].view(shape)
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+    if dtype == torch.float32 and shape[-1] >= 67:
+        names = _kernels_run(lambda: reduce_op.sum(x, dim))
+        assert any(re.search(r"gpureduce_(inner|split)_rows<.*, float, float, 4, 1>", k) for k in names), names
 
 
 # Expanded (stride-0) dims are read once (a kept one computed once and

@@ -52,10 +52,18 @@ struct HostPolicy {
   // split along its rows to reach it. 2 against 4: [256,1024,256] over dim 1
   // 0.96x -> 1.03x, [8192,8192] over dim 0 0.97x -> 1.03x.
   static constexpr int64_t kColumnTargetWaves = 2;
+  // A split columns pass reads at least this many bytes of input per column
+  // and split for each accumulator it writes.
+  static constexpr int64_t kSplitBytesPerPartial = 8;
+  // Rows that no vector fits (their width, or their start) are read as a
+  // vector body per row when it holds at least this many vectors; shorter
+  // ones go to the dense tiles.
+  static constexpr int64_t kRaggedRowMinChunks = 16;
   // Dense tiles (engine/dense.cuh): at most this many blocks per SM in the
-  // grid (the rest loop), and planes larger than a tile only where there are
-  // at least as many planes as SMs (each takes one block).
+  // grid (the rest loop), and planes larger than a tile (a block each) only
+  // where there are at least kDenseMinPlanesPerSm planes per SM.
   static constexpr int64_t kDenseBlocksPerSm = 8;
+  static constexpr int64_t kDenseMinPlanesPerSm = 4;
 };
 
 }  // namespace cuda

@@ -84,21 +84,22 @@ inline bool stride2_rows_fit(const ReducePass& p, const at::Tensor& in, int64_t 
   return in.storage().nbytes() >= static_cast<size_t>(bytes_needed);
 }
 
-// `head`/`tail`: scalar elements before and after the vector body of a single
-// dense row (see RowsArgs); zero otherwise.
+// `ragged`: each output is one dense row of any width and alignment, read
+// as a vector body from its first 16-byte boundary and one element at a time
+// outside it (RowsArgs::ragged).
 // kStep = 2: the row has element stride 2 and is read as dense memory of
 // twice its length with full vector loads (the caller checked that this stays
 // inside the storage); every other element is dropped.
 template <class Op, typename in_t, typename out_t, int V, int kStep = 1>
-void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor& like,
-                 int64_t head = 0) {
+void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor& like, bool ragged = false) {
   using wide_t = typename Op::wide_op::acc_type;
   RowsArgs<wide_t> a{};
   a.outer = p.outer;
   a.n_out = p.n_out;
-  a.head = head;
-  a.tail = kStep == 1 ? static_cast<int>((p.row_len - head) % V) : 0;
-  a.chunks_per_row = (p.row_len - head) * kStep / V;
+  a.ragged = ragged;
+  a.row_len = p.row_len;
+  // A ragged row's body: the whole vectors after its head, whatever the head.
+  a.chunks_per_row = ragged ? (p.row_len - (V - 1)) / V : p.row_len * kStep / V;
   a.chunks = a.chunks_per_row * p.n_rows;
   a.row_div = FastDivmod(static_cast<uint64_t>(a.chunks_per_row));
   a.row_stride = p.row_stride;
@@ -112,15 +113,18 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
 
   // Long reductions with too few outputs to give every resident warp one: a
   // whole block per output, split across blocks until the GPU is full.
-  const bool ragged = a.head + a.tail > 0;
   const auto split_kernel = gpureduce_split_rows<Op, in_t, out_t, V, kStep>;
   const bool long_rows = a.chunks >= Policy::kThreads * Policy::kUnroll;
+  // A block per output only for rows that give each of its threads a vector:
+  // rows of 128 to 511 vectors took a block each and left most of it idle
+  // (random-shape cases: [3140, 919] float32 over dim 1 at 0.42x of torch.sum).
+  const bool fills_block = a.chunks >= Policy::kThreads;
   const bool few_outputs =
       p.n_out < resident_warps || (long_rows && p.n_out < resident_warps * HostPolicy::kSplitRowsOutFactor);
   // A single output (a full sum) always takes whole blocks: through the
   // inner rows kernel, one warp of one block summed 2^10 bfloat16 values in
   // 2.3 µs against 1.4 µs for 2^10 float32 here (H200).
-  if (ragged || p.n_out == 1 || (lanes_wanted > 32 && few_outputs && p.n_out <= 65535)) {
+  if (p.n_out == 1 || (lanes_wanted > 32 && few_outputs && fills_block && p.n_out <= 65535)) {
     // Small sums stay in one block; larger ones take up to one wave of
     // resident blocks, each thread at least one unrolled iteration. The wave
     // counts the blocks this kernel's registers let an SM hold (3 of 512
@@ -163,7 +167,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   // [2097152, 32] float32 over dim 1 read 3302 GB/s with two lanes of four
   // chunks each through the inner rows kernel (benchmarks/NOTES.md).
   if constexpr (kStep == 1) {
-    if (a.chunks <= 32) {
+    if (a.chunks <= 32 && !ragged) {
       constexpr bool spills_at_two = sizeof(in_t) == 2 && V == 8 && !std::is_same_v<in_t, c10::Half>;
       const int64_t per_lane = spills_at_two ? 1 : HostPolicy::kShortRowsPerLane;
       a.group = static_cast<int>(pow2_at_least(ceil_div(a.chunks, per_lane)));
@@ -210,10 +214,18 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
     int64_t by_wanted = 1;
   while (by_wanted * 2 * HostPolicy::kRowsPerColumnThread <= a.n_rows && by_wanted < HostPolicy::kMaxRowThreads)
     by_wanted *= 2;
-  const int64_t bx = std::min<int64_t>(
+  int64_t bx = std::min<int64_t>(
       {pow2_at_least(a.vec_cols), std::max(Policy::kThreads / by_wanted, pow2_at_least(HostPolicy::kColumnMinBx)),
        int64_t(Policy::kThreads)});
-  int64_t by = Policy::kThreads / bx;
+  const int64_t resident_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm;
+  const int64_t target_blocks = resident_blocks * HostPolicy::kColumnTargetWaves;
+  // Narrower tiles (down to kColumnMinBx vectors) before any split, and no
+  // more row threads than rows: short rows of many columns ran in a few wide
+  // tiles, split along their few rows into partials that cost more traffic
+  // than the input ([26, 256000] bool over dim 0: 192 blocks, 100 us against
+  // torch.sum's 40).
+  while (bx > HostPolicy::kColumnMinBx && ceil_div(a.vec_cols, bx) * a.n_outer < target_blocks) bx /= 2;
+  int64_t by = std::min<int64_t>(Policy::kThreads / bx, pow2_at_least(a.n_rows));
   a.x_tiles = ceil_div(a.vec_cols, bx);
   a.outer_group = 1;
   int64_t block_x = bx;
@@ -230,14 +242,16 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   const int64_t tiles = a.outer_group > 1 ? ceil_div(a.n_outer, a.outer_group) : a.x_tiles * a.n_outer;
   TORCH_CHECK(tiles < (int64_t(1) << 31), "gpureduce: too many output tiles");
 
-  const int64_t resident_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm;
-  const int64_t target_blocks = resident_blocks * HostPolicy::kColumnTargetWaves;
   int64_t split = 1;
   if (tiles < target_blocks) {
     const int64_t input_bytes = a.n_outer * a.n_cols * a.n_rows * int64_t(sizeof(in_t));
     const bool small = tiles * 4 <= resident_blocks && input_bytes <= HostPolicy::kSmallColumnInputBytes;
     const int64_t min_loops = small ? HostPolicy::kMinColumnLoopsSmall : HostPolicy::kMinColumnLoops;
-    const int64_t max_split = std::max<int64_t>(1, a.n_rows / (by * Policy::kUnroll * min_loops));
+    // A split writes an accumulator per column: at least kSplitBytesPerPartial
+    // input bytes per column and split keep that traffic an eighth of the read.
+    const int64_t max_split = std::max<int64_t>(
+        1, std::min(a.n_rows / (by * Policy::kUnroll * min_loops),
+                    a.n_rows * int64_t(sizeof(in_t)) / (HostPolicy::kSplitBytesPerPartial * int64_t(sizeof(acc_t)))));
     split = std::min({ceil_div(target_blocks, tiles), max_split, int64_t(65535)});
   }
   if constexpr (!std::is_same_v<typename Op::template walk_type<in_t>, acc_t>) {
@@ -293,13 +307,19 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
   const int64_t E = DensePolicy::kTileBytes / int64_t(sizeof(in_t));
   if (a.C * 2 > T || a.total <= 0) return false;
   if (a.plane <= E) {
-    a.planes_per_tile = std::min(E / a.plane, a.n_planes);
+    // As many planes as fit a tile, but no fewer tiles than two per SM where
+    // there are that many planes: a small input in a few full tiles left each
+    // thread a long serial walk through shared memory ([470, 76] float16 over
+    // dim 1: 4.7 us against torch.sum's 2.5).
+    a.planes_per_tile = std::min(E / a.plane, std::max<int64_t>(ceil_div(a.n_planes, 2 * int64_t(sm_count())), 1));
     a.rows_per_tile = a.R;
     a.n_units = ceil_div(a.n_planes, a.planes_per_tile);
     const int64_t outs = a.planes_per_tile * a.C;
     a.group = outs * 2 <= T ? static_cast<int>(T / outs) : 1;
   } else {
-    if (a.n_planes < sm_count()) return false;
+    // A block per plane: only with enough planes to fill the GPU (145 planes
+    // of [145, 35479, 13] over dim 1 ran at 0.33x of torch.sum).
+    if (a.n_planes < HostPolicy::kDenseMinPlanesPerSm * sm_count()) return false;
     a.planes_per_tile = 0;
     a.rows_per_tile = E / a.C;
     a.n_units = a.n_planes;
@@ -339,13 +359,13 @@ void run_pass_cuda(const ReducePass& p, const at::Tensor& in, const at::Tensor& 
         if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
           if (stride2_rows_fit(p, in, kVec)) return launch_rows<Op, in_t, out_t, kVec, 2>(p, x, y, in);
         }
-        // One dense row (a full sum) of any length or alignment: vector body,
-        // scalar head and tail.
-        const int64_t head = (16 - int64_t(reinterpret_cast<uintptr_t>(x) % 16)) % 16 / int64_t(sizeof(in_t));
-        const bool one_row = p.n_out == 1 && p.n_rows == 1 && p.elem_stride == 1;
-        if (one_row && reinterpret_cast<uintptr_t>(x) % sizeof(in_t) == 0 &&
-            p.row_len >= head + 4 * kVec * Policy::kThreads)
-          return launch_rows<Op, in_t, out_t, kVec>(p, x, y, in, head);
+        // Rows of one dense row per output whose width or alignment no
+        // vector fits: a vector body per row from its first 16-byte boundary,
+        // if it is long enough to pay for the elements read one by one around it.
+        const bool one_dense_row = p.n_rows == 1 && p.elem_stride == 1 &&
+                                   reinterpret_cast<uintptr_t>(x) % sizeof(in_t) == 0;
+        if (one_dense_row && (p.row_len - (kVec - 1)) / kVec >= HostPolicy::kRaggedRowMinChunks)
+          return launch_rows<Op, in_t, out_t, kVec>(p, x, y, in, /*ragged=*/true);
       }
       // Dense rows of a width (or alignment) that no vector fits.
       if (dense_ok && launch_dense<Op>(dense, x, y)) return;

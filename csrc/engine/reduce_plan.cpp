@@ -208,11 +208,18 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   }
   at::Tensor target = out_kd;
   for (int64_t d : broadcast_dims) target = target.narrow(d, 0, 1);
-  const bool staged = out_kd.scalar_type() != kout || !broadcast_dims.empty();
+  const bool staged = out_kd.scalar_type() != kout || !broadcast_dims.empty() || repeats > 1;
   at::Tensor result = staged ? at::empty(target.sizes(), target.options().dtype(kout)) : target;
   reduce_strided(in, mask, result, op, /*reads_partials=*/false, /*writes_partials=*/false);
-  if (repeats > 1 && result.numel() > 0) op.fold_repeats(result, repeats);
-  if (staged) out_kd.copy_(result.expand(out_kd.sizes()));
+  if (repeats > 1 && at::canCast(kout, out_kd.scalar_type())) {
+    op.fold_repeats(result, repeats, out_kd);  // folds, casts and broadcasts in one kernel
+  } else if (repeats > 1) {  // a cast that an out= argument refuses (int64 into bool)
+    at::Tensor folded = at::empty(result.sizes(), result.options());
+    op.fold_repeats(result, repeats, folded);
+    out_kd.copy_(folded.expand(out_kd.sizes()));
+  } else if (staged) {
+    out_kd.copy_(result.expand(out_kd.sizes()));
+  }
 }
 
 }  // namespace gpureduce

@@ -83,9 +83,10 @@ using PassRunner = std::function<void(const ReducePass&, const at::Tensor& in, c
 struct OpSpec {
   // Runs one pass of the op (a backend's kernels).
   PassRunner run;
-  // Folds `k` copies of every element of `partial` (the kernel-typed result
-  // without a reduced dim of stride 0 and size k) into it, in place.
-  std::function<void(const at::Tensor& partial, int64_t k)> fold_repeats;
+  // Writes to `dest` each element of `partial` (the kernel-typed result
+  // without the reduced dims of stride 0, k elements in all) folded with
+  // itself k times, cast to dest's dtype and broadcast to its shape.
+  std::function<void(const at::Tensor& partial, int64_t k, const at::Tensor& dest)> fold_repeats;
   // Writes the result of reducing no elements (sum: 0, prod: 1).
   std::function<void(const at::Tensor& target)> fill_empty;
   // Names the kernel in dtype errors, as ATen does ("sum_cpu", "prod_cuda").

@@ -21,8 +21,14 @@ namespace cuda {
 
 struct DensePolicy {
   static constexpr int kThreads = 256;
-  static constexpr int kTileBytes = 16384;
-  static constexpr int kUnroll = 4;  // 16-byte loads in flight per thread while a tile is copied
+  // A tile is at most this many bytes: with the partial vectors at its two
+  // ends it spans at most 1024 16-byte vectors, four per thread.
+  static constexpr int kTileBytes = 16384 - 32;
+  static constexpr int kVecPerThread = 4;
+  // At least this many blocks per SM (a register bound): with the next
+  // tile's loads in flight while a tile is reduced, four blocks keep about
+  // 64 KB of loads in flight per SM.
+  static constexpr int kMinBlocksPerSm = 4;
 };
 
 struct DenseArgs {
@@ -66,56 +72,98 @@ struct DenseTileLayout {
   __device__ static __forceinline__ int64_t padded(int64_t byte) { return byte + byte / 128 * kPad; }
 };
 
-// Copies elements [e0, e0 + ne) of the stream `in` into `tile`; returns the
-// byte offset of element e0 in the unpadded tile. Whole 16-byte vectors are
-// loaded where they lie inside the stream, the partial ones at its two ends
-// element by element.
+// One thread's share of a tile in flight: up to kVecPerThread 16-byte
+// vectors, loaded from global memory before they are stored to shared memory,
+// so that the loads of the next tile overlap the reduction of this one.
+// Whole vectors inside the stream are loaded as such; the partial ones at its
+// two ends element by element.
 template <typename in_t>
-__device__ __forceinline__ int64_t copy_tile(const in_t* __restrict__ in, int64_t total, int64_t e0, int64_t ne,
-                                             unsigned char* tile) {
-  using Layout = DenseTileLayout<in_t>;
-  constexpr int U = DensePolicy::kUnroll;
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(in);
-  const uintptr_t hi = reinterpret_cast<uintptr_t>(in + total);
-  const uintptr_t start = reinterpret_cast<uintptr_t>(in + e0);
-  const uintptr_t a0 = start & ~uintptr_t(15);
-  const uintptr_t a1 = (reinterpret_cast<uintptr_t>(in + e0 + ne) + 15) & ~uintptr_t(15);
-  const int64_t nvec = static_cast<int64_t>((a1 - a0) / 16);
-  for (int64_t v = threadIdx.x; v < nvec; v += int64_t(U) * blockDim.x) {
-    uint4 r[U];
+struct TileLoad {
+  uint4 r[DensePolicy::kVecPerThread];
+  int64_t nvec;
+  uintptr_t a0;
+
+  // Loads this thread's vectors of elements [e0, e0 + ne) of `in`; returns
+  // the byte offset of element e0 from the 16-byte boundary below it.
+  __device__ __forceinline__ int64_t load(const in_t* __restrict__ in, int64_t total, int64_t e0, int64_t ne) {
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(in);
+    const uintptr_t hi = reinterpret_cast<uintptr_t>(in + total);
+    const uintptr_t start = reinterpret_cast<uintptr_t>(in + e0);
+    a0 = start & ~uintptr_t(15);
+    nvec = static_cast<int64_t>(((reinterpret_cast<uintptr_t>(in + e0 + ne) + 15) & ~uintptr_t(15)) - a0) / 16;
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t idx = v + int64_t(u) * blockDim.x;
+    for (int u = 0; u < DensePolicy::kVecPerThread; ++u) {
+      const int64_t idx = threadIdx.x + int64_t(u) * blockDim.x;
       const uintptr_t addr = a0 + static_cast<uintptr_t>(idx) * 16;
-      if (idx < nvec && addr >= lo && addr + 16 <= hi) r[u] = *reinterpret_cast<const uint4*>(addr);
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      const int64_t idx = v + int64_t(u) * blockDim.x;
-      if (idx >= nvec) break;
-      const uintptr_t addr = a0 + static_cast<uintptr_t>(idx) * 16;
-      unsigned char* dst = tile + Layout::padded(idx * 16);
+      if (idx >= nvec) continue;
       if (addr >= lo && addr + 16 <= hi) {
-        unsigned* w = reinterpret_cast<unsigned*>(dst);  // 4-byte aligned only (padding)
-        w[0] = r[u].x, w[1] = r[u].y, w[2] = r[u].z, w[3] = r[u].w;
-      } else {
-        for (int b = 0; b < 16; b += static_cast<int>(sizeof(in_t))) {
-          if (addr + b >= lo && addr + b + sizeof(in_t) <= hi)
-            *reinterpret_cast<in_t*>(dst + b) = *reinterpret_cast<const in_t*>(addr + b);
+        r[u] = *reinterpret_cast<const uint4*>(addr);
+      } else {  // the stream's first or last vector only
+        uint4 part = make_uint4(0, 0, 0, 0);
+        for (int k = 0; k < int(16 / sizeof(in_t)); ++k) {
+          const uintptr_t ea = addr + k * sizeof(in_t);
+          if (ea >= lo && ea + sizeof(in_t) <= hi)
+            reinterpret_cast<in_t*>(&part)[k] = *reinterpret_cast<const in_t*>(ea);
         }
+        r[u] = part;
       }
     }
+    return static_cast<int64_t>(start - a0);
   }
-  return static_cast<int64_t>(start - a0);
-}
+
+  __device__ __forceinline__ void store(unsigned char* tile) const {
+    using Layout = DenseTileLayout<in_t>;
+#pragma unroll
+    for (int u = 0; u < DensePolicy::kVecPerThread; ++u) {
+      const int64_t idx = threadIdx.x + int64_t(u) * blockDim.x;
+      if (idx >= nvec) continue;
+      unsigned* w = reinterpret_cast<unsigned*>(tile + Layout::padded(idx * 16));  // 4-byte aligned (padding)
+      w[0] = r[u].x, w[1] = r[u].y, w[2] = r[u].z, w[3] = r[u].w;
+    }
+  }
+};
 
 template <typename in_t>
-__device__ __forceinline__ in_t tile_element(const unsigned char* tile, int64_t head, int64_t i) {
-  return *reinterpret_cast<const in_t*>(tile + DenseTileLayout<in_t>::padded(head + i * int64_t(sizeof(in_t))));
+__device__ __forceinline__ in_t tile_element(const unsigned char* tile, int head, int i) {
+  const int byte = head + i * static_cast<int>(sizeof(in_t));
+  return *reinterpret_cast<const in_t*>(tile + byte + byte / 128 * DenseTileLayout<in_t>::kPad);
 }
 
+// The tiles a block reads, in order: units blockIdx.x, blockIdx.x +
+// gridDim.x, ..., each one tile (whole planes) or its plane's row tiles.
+struct DenseTileCursor {
+  int64_t unit, r0;
+  __device__ __forceinline__ bool valid(const DenseArgs& a) const { return unit < a.n_units; }
+  __device__ __forceinline__ int64_t planes(const DenseArgs& a) const {
+    if (a.planes_per_tile < 1) return 1;
+    const int64_t left = a.n_planes - unit * a.planes_per_tile;
+    return a.planes_per_tile < left ? a.planes_per_tile : left;
+  }
+  __device__ __forceinline__ int64_t first_plane(const DenseArgs& a) const {
+    return a.planes_per_tile >= 1 ? unit * a.planes_per_tile : unit;
+  }
+  __device__ __forceinline__ int64_t rows(const DenseArgs& a) const {
+    return a.rows_per_tile < a.R - r0 ? a.rows_per_tile : a.R - r0;
+  }
+  __device__ __forceinline__ int64_t first_element(const DenseArgs& a) const {
+    return first_plane(a) * a.plane + r0 * a.C;
+  }
+  __device__ __forceinline__ int64_t elements(const DenseArgs& a) const {
+    return a.planes_per_tile >= 1 ? planes(a) * a.plane : rows(a) * a.C;
+  }
+  __device__ __forceinline__ bool last_of_unit(const DenseArgs& a) const { return r0 + a.rows_per_tile >= a.R; }
+  __device__ __forceinline__ void advance(const DenseArgs& a) {
+    if (last_of_unit(a)) {
+      unit += gridDim.x;
+      r0 = 0;
+    } else {
+      r0 += a.rows_per_tile;
+    }
+  }
+};
+
 template <class Op, typename in_t, typename out_t>
-__global__ void __launch_bounds__(DensePolicy::kThreads)
+__global__ void __launch_bounds__(DensePolicy::kThreads, DensePolicy::kMinBlocksPerSm)
     gpureduce_dense_tiles(DenseArgs a, const in_t* __restrict__ in, out_t* __restrict__ out) {
   using acc_t = typename Op::acc_type;
   using WideOp = typename Op::wide_op;
@@ -126,40 +174,43 @@ __global__ void __launch_bounds__(DensePolicy::kThreads)
 
   const int64_t C = a.C;
   const int g = a.group;
-  const bool whole_planes = a.planes_per_tile >= 1;
-  const bool looped = whole_planes && g == 1;
-  const int64_t P = whole_planes ? a.planes_per_tile : 1;
+  const bool looped = a.planes_per_tile >= 1 && g == 1;
   const int64_t t = threadIdx.x;
   const int64_t c_slot = t % C;
   const int64_t j_slot = (t / C) % g;
   const int64_t p_slot = t / (C * g);
 
-  for (int64_t unit = blockIdx.x; unit < a.n_units; unit += gridDim.x) {
-    const int64_t p0 = whole_planes ? unit * P : unit;
-    const int64_t np = whole_planes ? (P < a.n_planes - p0 ? P : a.n_planes - p0) : 1;
-    wide_t run = WideOp::identity();
-    for (int64_t r0 = 0; r0 < a.R; r0 += a.rows_per_tile) {
-      const int64_t nr = a.rows_per_tile < a.R - r0 ? a.rows_per_tile : a.R - r0;
-      const int64_t e0 = p0 * a.plane + r0 * C;
-      const int64_t ne = whole_planes ? np * a.plane : nr * C;
-      const int64_t head = copy_tile(in, a.total, e0, ne, tile);
-      __syncthreads();
-      if (looped) {
-        for (int64_t q = t; q < np * C; q += blockDim.x) {
-          const int64_t p = q / C, c = q - p * C;
-          acc_t acc = Op::identity();
-          for (int64_t r = 0; r < nr; ++r) acc = Op::reduce(acc, tile_element<in_t>(tile, head, p * a.plane + r * C + c));
-          out[dense_out_offset(a, p0 + p, c)] = Op::template project<out_t>(acc);
-        }
-      } else if (p_slot < np) {
+  DenseTileCursor cur{static_cast<int64_t>(blockIdx.x), 0};
+  if (!cur.valid(a)) return;
+  TileLoad<in_t> next;
+  int64_t next_head = next.load(in, a.total, cur.first_element(a), cur.elements(a));
+  wide_t run = WideOp::identity();
+  while (cur.valid(a)) {
+    next.store(tile);
+    const int head = static_cast<int>(next_head);
+    __syncthreads();
+    DenseTileCursor ahead = cur;
+    ahead.advance(a);
+    if (ahead.valid(a)) next_head = next.load(in, a.total, ahead.first_element(a), ahead.elements(a));
+    const int64_t p0 = cur.first_plane(a), np = cur.planes(a), nr = cur.rows(a);
+    // Indices inside a tile fit 32 bits (a tile holds at most 16 K elements).
+    const int c32 = static_cast<int>(C), nr32 = static_cast<int>(nr);
+    if (looped) {
+      const int plane32 = static_cast<int>(a.plane);
+      for (int q = static_cast<int>(t); q < static_cast<int>(np) * c32; q += blockDim.x) {
+        const int p = q / c32, c = q - p * c32;
         acc_t acc = Op::identity();
-        for (int64_t r = j_slot; r < nr; r += g)
-          acc = Op::reduce(acc, tile_element<in_t>(tile, head, p_slot * nr * C + r * C + c_slot));
-        run = WideOp::combine(run, static_cast<wide_t>(acc));
+        for (int r = 0; r < nr32; ++r) acc = Op::reduce(acc, tile_element<in_t>(tile, head, p * plane32 + r * c32 + c));
+        out[dense_out_offset(a, p0 + p, c)] = Op::template project<out_t>(acc);
       }
-      __syncthreads();  // the tile is free for the next copy
+    } else if (p_slot < np) {
+      acc_t acc = Op::identity();
+      const int base = static_cast<int>(p_slot) * nr32 * c32 + static_cast<int>(c_slot);
+      for (int r = static_cast<int>(j_slot); r < nr32; r += g)
+        acc = Op::reduce(acc, tile_element<in_t>(tile, head, base + r * c32));
+      run = WideOp::combine(run, static_cast<wide_t>(acc));
     }
-    if (!looped) {
+    if (!looped && cur.last_of_unit(a)) {
       // One column of one plane (C == 1) in groups of whole warps: a warp
       // folds its 32 partials by shuffles first, so that one thread then
       // combines g / 32 of them rather than g (256 for long rows).
@@ -173,8 +224,10 @@ __global__ void __launch_bounds__(DensePolicy::kThreads)
         for (int k = 0; k < g; k += step) acc = WideOp::combine(acc, partials[(p_slot * g + k) * C + c_slot]);
         out[dense_out_offset(a, p0 + p_slot, c_slot)] = WideOp::template project<out_t>(acc);
       }
-      __syncthreads();  // partials are free for the next unit
+      run = WideOp::identity();
     }
+    __syncthreads();  // the tile (and partials) are free for the next store
+    cur = ahead;
   }
 }
 

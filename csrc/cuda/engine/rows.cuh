@@ -31,11 +31,13 @@ struct RowsArgs {
   // kernel may be scheduled from the start (a grid of one wave), or only
   // once this grid's blocks finish (see gpureduce_split_rows).
   int early_trigger;
-  // A single dense row (a full sum) need not start or end on a 16-byte
-  // boundary: the vector body starts `head` elements in, and the `head`
-  // elements before it and the `tail` after it are read one by one.
-  int64_t head;
-  int tail;
+  // Ragged rows (one dense row per output, of any width and alignment): the
+  // vector body of each row starts at its first 16-byte boundary, `head`
+  // elements in (row_head), and is chunks_per_row vectors long; the
+  // row_len - chunks_per_row * V elements before and after it (at most
+  // 2V - 2) are read one by one (add_ragged_ends).
+  int ragged;
+  int64_t row_len;
   acc_t* partials;  // [n_out][split]
 };
 
@@ -44,6 +46,25 @@ __device__ __forceinline__ int64_t chunk_offset(const RowsArgs<acc_t>& a, int64_
   if (a.chunks == a.chunks_per_row) return c * V * a.elem_stride;  // one row per output
   const int64_t row = static_cast<int64_t>(a.row_div.div(static_cast<uint64_t>(c)));
   return row * a.row_stride + (c - row * a.chunks_per_row) * V * a.elem_stride;
+}
+
+// Elements of a ragged row before its first 16-byte boundary.
+template <typename in_t>
+__device__ __forceinline__ int64_t row_head(const in_t* row) {
+  return static_cast<int64_t>(((16 - (reinterpret_cast<uintptr_t>(row) & 15)) & 15) / sizeof(in_t));
+}
+
+// The elements of a ragged row outside its vector body, k = first, first +
+// step, ..., folded into acc: k < head before the body, the rest after it.
+template <class Op, int V, typename in_t, typename wide_t>
+__device__ __forceinline__ wide_t add_ragged_ends(wide_t acc, const RowsArgs<wide_t>& a, const in_t* row,
+                                                  int64_t head, int64_t first, int64_t step) {
+  const int64_t body = a.chunks_per_row * V;
+  for (int64_t k = first; k < a.row_len - body; k += step) {
+    const int64_t i = k < head ? k : k + body;
+    acc = Op::wide_op::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), row[i])));
+  }
+  return acc;
 }
 
 // The inputs of one chunk: V loaded elements, of which every kStep-th is
@@ -154,7 +175,10 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
     int64_t in_off = 0, out_off = 0;
     if (o < a.n_out) {
       a.outer.offsets(o, in_off, out_off);
-      acc = reduce_chunks<Op, in_t, V, kStep>(in + in_off, a, lane, a.chunks, group);
+      const in_t* row = in + in_off;
+      const int64_t head = a.ragged ? row_head(row) : 0;
+      acc = reduce_chunks<Op, in_t, V, kStep>(row + head, a, lane, a.chunks, group);
+      if (a.ragged) acc = add_ragged_ends<Op, V>(acc, a, row, head, lane, group);
     }
     acc = group_reduce<WideOp>(acc, group);
     if (o < a.n_out && lane == 0) out[out_off] = WideOp::template project<out_t>(acc);
@@ -247,17 +271,6 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
   }
 }
 
-// A single dense row's `head` elements before its vector body and `tail`
-// after it (RowsArgs), added one per thread into acc (one block calls this).
-template <class Op, int V, typename in_t, typename wide_t>
-__device__ __forceinline__ wide_t add_ragged_ends(wide_t acc, const RowsArgs<wide_t>& a, const in_t* row) {
-  if (threadIdx.x < a.head + a.tail) {
-    const int64_t i = threadIdx.x < a.head ? threadIdx.x : threadIdx.x + a.chunks * V;
-    acc = Op::wide_op::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), row[i])));
-  }
-  return acc;
-}
-
 // Few, long outputs (a full sum is one): blockIdx.y is the output, and the
 // `split` blocks along x each read a range of its chunks (or interleave over
 // them, a.block_chunks == 0). With split > 1 each block
@@ -291,8 +304,10 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
     end = begin + a.block_chunks < a.chunks ? begin + a.block_chunks : a.chunks;
     step = blockDim.x;
   }
-  wide_t acc = reduce_chunks<Op, in_t, V, kStep>(in + in_off + a.head, a, first, end, step);
-  if (blockIdx.x == 0) acc = add_ragged_ends<Op, V>(acc, a, in + in_off);
+  const in_t* row = in + in_off;
+  const int64_t head = a.ragged ? row_head(row) : 0;
+  wide_t acc = reduce_chunks<Op, in_t, V, kStep>(row + head, a, first, end, step);
+  if (a.ragged && blockIdx.x == 0) acc = add_ragged_ends<Op, V>(acc, a, row, head, threadIdx.x, blockDim.x);
   acc = block_reduce<WideOp>(acc);
   if (a.split == 1) {
     if (threadIdx.x == 0) out[out_off] = WideOp::template project<out_t>(acc);
