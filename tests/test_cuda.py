@@ -168,12 +168,13 @@ def test_split_rows_workload(args):
 
 # Rows of widths no 16-byte vector fits, too short for a vector body per row
 # (fewer than 16 vectors), and columns too narrow for a vector, go to the
-# dense-tiles kernel (whole planes per tile, or row tiles of large planes);
-# the flag says whether float32 takes it.
+# dense-tiles kernel (whole planes per tile, or row tiles of planes larger
+# than a tile where there are at least 4 planes per SM: 600 of them, not 500,
+# on the H200's 132 SMs); the flag says whether float32 takes it.
 DENSE_CASES = [
     ((100000, 5), 1, True), ((4099, 9), 1, True), ((3000, 12), 1, False), ((777, 24), 1, False),
-    ((333, 301), 1, False), ((2000, 1001), 1, False), ((500, 2000, 5), 1, True), ((300, 7, 3), 1, True),
-    ((200, 5000, 3), 1, True), ((64, 100, 130), 1, False), ((40, 40), 1, False), ((5, 3000, 7), 1, False),
+    ((333, 301), 1, False), ((2000, 1001), 1, False), ((500, 2000, 5), 1, False), ((600, 2000, 5), 1, True), ((300, 7, 3), 1, True),
+    ((200, 5000, 3), 1, False), ((64, 100, 130), 1, False), ((40, 40), 1, False), ((5, 3000, 7), 1, False),
     ((100003, 3), 0, False), ((1, 5), 1, True),
 ]
 
