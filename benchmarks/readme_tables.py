@@ -59,6 +59,24 @@ def main(path):
         t.append(f"{hit[0]['torch_gbps']:.0f}" if hit else "-")
     out.append("| torch.sum | " + " | ".join(t) + " |")
     out.append(f"| read roof | {m['roof_gbps']:.0f} | | |")
+    rnd = os.path.join(os.path.dirname(path), "random_" + os.path.basename(path))
+    if os.path.exists(rnd):
+        r = json.load(open(rnd))
+        rm = r["meta"]
+        out += ["", "### Random-shape cases (`benchmarks/random_bench.py`)", "",
+                f"Measured {rm['date']} on the same machine and versions, in the same device call as the table "
+                f"above: {rm['n']} cases from each of seeds {', '.join(str(s) for s in rm['seeds'])}, "
+                f"{rm['min_bytes']} B to {rm['max_bytes'] >> 20} MiB of input, every case checked against "
+                "torch.sum first; speedup = torch_us / gpureduce_us (medians of alternating CUDA-graph replays). "
+                "Plot: `benchmarks/results/random_nvidia_h200.png`.", "",
+                "| seeds | cases | all correct | min | 1st pct | 10th pct | median | geomean | below 0.97x |",
+                "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for name, v in list(r["seeds"].items()) + [("all", r["all"])]:
+            out.append(f"| {name} | {v['cases']} | {v['all_correct']} | {v['min']:.2f}x | {v['p1']:.2f}x | "
+                       f"{v['p10']:.2f}x | {v['median']:.2f}x | {v['geomean']:.2f}x | {v['below_0.97']} |")
+        out += ["", "The ten slowest cases:", "", "| speedup | gpureduce µs | torch µs | case |", "| ---: | ---: | ---: | --- |"]
+        for w in r["all"]["worst"][:10]:
+            out.append(f"| {w['speedup']:.2f}x | {w['gpureduce_us']:.2f} | {w['torch_us']:.2f} | {w['label']} |")
     acc = os.path.join(os.path.dirname(path), "accuracy_float32.md")
     if os.path.exists(acc):
         lines = open(acc).read().splitlines()

@@ -23,3 +23,14 @@ def test_bench_quick(tmp_path):
                   "torch_gbps", "speedup", "roof_fraction"):
             assert k in c
         assert c["gpureduce_us"] > 0 and c["speedup"] > 0
+
+
+def test_random_bench_quick(tmp_path):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "random_bench.py"), "--quick",
+                        "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.load(open(tmp_path / "random_cpu.json"))
+    assert data["all"]["cases"] == 20 and data["all"]["all_correct"]
+    assert os.path.exists(tmp_path / "random_cpu.png") and os.path.exists(tmp_path / "random_cpu_seed0.json")
+    seed = json.load(open(tmp_path / "random_cpu_seed0.json"))
+    assert all(c["correct"] and c["speedup"] > 0 for c in seed["cases"])
