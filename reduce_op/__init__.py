@@ -54,6 +54,7 @@ def library_path() -> str:
 _check_torch_version()
 torch.ops.load_library(library_path())
 
+from . import _args  # noqa: E402
 from ._dropin import patch, replace_torch_sum, unpatch  # noqa: E402
 
 DimArg = Optional[Union[int, Sequence[int]]]
@@ -77,10 +78,13 @@ def sum(  # noqa: A001 - mirrors torch.sum on purpose
 
     Args:
         input: the tensor to sum.
-        dim: a dim or dims to reduce; ``None`` or ``[]`` reduce all of them.
+        dim: a dim or dims to reduce (ints, numpy ints or 0-d integer
+            tensors, alone or in a list or tuple); ``None`` or ``[]`` reduce
+            all of them.
         keepdim: keep reduced dims with size 1.
-        dtype: the result (and accumulation input) dtype; by default int and
-            bool promote to int64 and other dtypes keep their own.
+        dtype: the result (and accumulation input) dtype, a torch dtype or a
+            Python type (``float`` is float64); by default int and bool
+            promote to int64 and other dtypes keep their own.
         out: optional output tensor, resized as torch.sum resizes it.
         kernel: one of :func:`kernels` to run a classic teaching kernel instead
             of the production engine. It sums every element (``dim``,
@@ -95,8 +99,9 @@ def sum(  # noqa: A001 - mirrors torch.sum on purpose
         if kernel == "cpu" and input.device.type != "cpu":
             return torch.ops.gpureduce.classic_sum(input.cpu(), kernel).to(input.device)
         return torch.ops.gpureduce.classic_sum(input, kernel)
-    if isinstance(dim, int):
-        dim = [dim]
+    dim, keepdim, dtype = _args.normalize(input, dim, keepdim, dtype)
+    if input.is_nested:
+        raise NotImplementedError("gpureduce.sum does not take nested tensors")
     if out is not None:
         torch.ops.gpureduce.sum.IntList_out(input, dim, keepdim, dtype=dtype, out=out)
         return out

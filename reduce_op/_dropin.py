@@ -8,37 +8,55 @@ from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 import torch
 from torch.overrides import TorchFunctionMode
 
+from . import _args, _build_info
+
 __all__ = ["replace_torch_sum", "patch", "unpatch"]
 
 _SUM_FUNCS = (torch.sum, torch.Tensor.sum)
+# Devices with gpureduce kernels (CUDA only in a build with its CUDA sources).
+_DEVICES = ("cpu", "meta") + (("cuda",) if _build_info.WITH_CUDA else ())
 
 
 def _bind(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    """torch.sum's arguments as a dict, or None where gpureduce does not take
-    them (named dims, unknown keywords), so the caller falls back to torch."""
+    """torch.sum's arguments in the operator's forms, or None where the call
+    is torch's to make: argument forms torch rejects (so that torch raises
+    its own error), named dims, unknown keywords, and tensors gpureduce has
+    no kernel for (sparse, nested, quantized, other devices)."""
     kwargs = dict(kwargs)
-    if not args and "input" not in kwargs and "self" not in kwargs:
-        return None
     rest = list(args)
-    x = rest.pop(0) if rest else kwargs.pop("input", kwargs.pop("self", None))
-    names = ["dim", "keepdim"]
+    if rest:
+        x = rest.pop(0)
+    elif "input" in kwargs or "self" in kwargs:
+        x = kwargs.pop("input", kwargs.pop("self", None))
+    else:
+        return None
     bound: Dict[str, Any] = {"input": x, "dim": None, "keepdim": False, "dtype": None, "out": None}
     if rest and isinstance(rest[0], torch.dtype):  # Tensor.sum(dtype) / torch.sum(x, dtype)
         bound["dtype"] = rest.pop(0)
-    for name, value in zip(names, rest):
-        bound[name] = value
-    if len(rest) > len(names):
+    if len(rest) > 2:
         return None
+    for name, value in zip(("dim", "keepdim"), rest):
+        bound[name] = value
+    if "axis" in kwargs:  # numpy's name, which torch takes too
+        if "dim" in kwargs or len(rest) > 0:
+            return None
+        kwargs["dim"] = kwargs.pop("axis")
     for k, v in kwargs.items():
         if k not in bound:
             return None
         bound[k] = v
-    if not isinstance(x, torch.Tensor):
+    if not isinstance(x, torch.Tensor) or (bound["out"] is not None and not isinstance(bound["out"], torch.Tensor)):
+        return None
+    if x.is_sparse or x.layout != torch.strided or x.is_quantized or x.is_nested:
+        return None
+    if x.device.type not in _DEVICES:
         return None
     d = bound["dim"]
     if isinstance(d, str) or (isinstance(d, (list, tuple)) and any(isinstance(i, str) for i in d)):
         return None
-    if x.is_sparse or x.layout != torch.strided or x.is_quantized:
+    try:
+        bound["dim"], bound["keepdim"], bound["dtype"] = _args.normalize(x, d, bound["keepdim"], bound["dtype"])
+    except _args.ArgumentError:
         return None
     return bound
 

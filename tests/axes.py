@@ -129,3 +129,80 @@ def assert_matches_torch(ours: torch.Tensor, x: torch.Tensor, dim, keepdim: bool
     nan_ok = torch.isnan(ref64) & torch.isnan(ours.cpu().to(wide))
     bad = (err > allowed) & ~nan_ok
     assert not bad.any(), f"max error {err.max().item():.3e}, allowed {allowed.min().item():.3e}"
+
+
+# ------------------------------------------------------------ op table ----
+# Every gpureduce op beside the torch function it must match, the inputs that
+# suit it, and how close a floating result must be (relative to the result's
+# scale, which the op gives: sum(|x|) for sum, |prod(x)| for prod).
+
+def near_one(shape: Sequence[int], dtype: torch.dtype, layout: str, device: str,
+             gen: torch.Generator) -> torch.Tensor:
+    """Factors near 1 (floats in [0.5, 1.5), ints in [-2, 2], bools mostly
+    True), so that products neither overflow nor vanish before ints wrap."""
+    x = make_layout(shape, torch.float64, layout, device, gen)
+    if dtype.is_floating_point or dtype.is_complex:
+        return (x.remainder(1.0) + 0.5).to(dtype)
+    if dtype == torch.bool:
+        return x > -1.5
+    return x.mul(2).round().clamp(-2, 2).to(dtype)
+
+
+class OpCase:
+    """One op: `ours_all(x)` / `ours_dim(x, d, keepdim)` against
+    `ref_all(x)` / `ref_dim(x, d, keepdim)`, over `dtypes`, with inputs
+    from `data(shape, dtype, layout, device, gen)`, and `scale(x, d, keepdim)`
+    the magnitude a rounding error is measured against (float64)."""
+
+    def __init__(self, name, ours_all, ours_dim, ref_all, ref_dim, dtypes, data, scale):
+        self.name, self.ours_all, self.ours_dim = name, ours_all, ours_dim
+        self.ref_all, self.ref_dim, self.dtypes, self.data, self.scale = ref_all, ref_dim, dtypes, data, scale
+
+
+def _abs_reduce(fn, per_factor: bool = False):
+    """The op's scale: fn over |x| in float64, times the number of elements
+    reduced where every one of them rounds the result once more (prod)."""
+    def scale(x, d=None, keepdim=False):
+        a = x.cpu().to(torch.complex128 if x.dtype.is_complex else torch.float64).abs()
+        out = fn(a) if d is None else fn(a, d, keepdim)
+        if per_factor:
+            out = out * (x.numel() if d is None or x.dim() == 0 else x.shape[d])
+        return out
+    return scale
+
+
+OPS = {
+    "sum": OpCase("sum", lambda x: torch.ops.gpureduce.sum(x),
+                  lambda x, d, k: torch.ops.gpureduce.sum.dim_IntList(x, [d], k),
+                  torch.sum, lambda x, d, k: torch.sum(x, d, k), DTYPES, make_layout, _abs_reduce(torch.sum)),
+    "prod": OpCase("prod", lambda x: torch.ops.gpureduce.prod(x),
+                   lambda x, d, k: torch.ops.gpureduce.prod.dim_int(x, d, k),
+                   torch.prod, lambda x, d, k: torch.prod(x, d, k), DTYPES, near_one,
+                   _abs_reduce(torch.prod, per_factor=True)),
+}
+
+# Allowed |ours - ref| per unit of the op's scale: a few dozen roundings of
+# the result dtype (16-bit floats accumulate in float32 and round once).
+OP_RTOL = {torch.float16: 4e-3, torch.bfloat16: 3e-2, torch.float32: 64 * torch.finfo(torch.float32).eps,
+           torch.float64: 64 * torch.finfo(torch.float64).eps, torch.complex64: 64 * torch.finfo(torch.float32).eps}
+
+
+def assert_op_matches(op: OpCase, ours: torch.Tensor, ref: torch.Tensor, scale: torch.Tensor) -> None:
+    """dtype and shape equal to torch's; integers exactly; floats within
+    OP_RTOL of the op's scale (NaN where torch has NaN)."""
+    assert ours.dtype == ref.dtype, (op.name, ours.dtype, ref.dtype)
+    assert ours.shape == ref.shape, (op.name, ours.shape, ref.shape)
+    assert ours.device == ref.device
+    if not (ref.dtype.is_floating_point or ref.dtype.is_complex):
+        assert torch.equal(ours.cpu(), ref.cpu()), (op.name, ours, ref)
+        return
+    wide = torch.complex128 if ref.dtype.is_complex else torch.float64
+    err = (ours.cpu().to(wide) - ref.cpu().to(wide)).abs()
+    real = ref.real.dtype if ref.dtype.is_complex else ref.dtype
+    step_at_zero = torch.finfo(real).eps * torch.finfo(real).tiny  # the smallest subnormal
+    allowed = OP_RTOL[ref.dtype] * scale.reshape(ref.shape).real + step_at_zero
+    o, r = ours.cpu().to(wide), ref.cpu().to(wide)
+    same = (o == r) | (torch.isnan(o) & torch.isnan(r))  # equal infinities too
+    bad = (err > allowed) & ~same
+    assert not bad.any(), (f"{op.name} {ref.dtype}: ours {o[bad][:3].tolist()}, torch {r[bad][:3].tolist()}, "
+                           f"allowed {allowed[bad][:3].tolist()}")

@@ -33,6 +33,11 @@ ENGINE_CASES = [
 ]
 
 
+# Every dtype the kernels read directly (and complex128, read as 16-byte vectors of one).
+EVERY_KERNEL_DTYPE = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int8, torch.uint8,
+                      torch.bool, torch.int16, torch.int32, torch.int64, torch.complex64, torch.complex128]
+
+
 def _gen():
     return torch.Generator().manual_seed(7)
 
@@ -138,9 +143,7 @@ SHORT_ROW_CASES = [
 
 
 @pytest.mark.parametrize("case", range(len(SHORT_ROW_CASES)))
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int8,
-                                   torch.uint8, torch.bool, torch.int16, torch.int32, torch.int64,
-                                   torch.complex64, torch.complex128], ids=str)
+@pytest.mark.parametrize("dtype", EVERY_KERNEL_DTYPE, ids=str)
 def test_short_rows(case, dtype):
     shape, dim, short_f32 = SHORT_ROW_CASES[case]
     x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
@@ -180,9 +183,7 @@ DENSE_CASES = [
 
 
 @pytest.mark.parametrize("case", range(len(DENSE_CASES)))
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int8,
-                                   torch.uint8, torch.bool, torch.int16, torch.int32, torch.int64,
-                                   torch.complex64, torch.complex128], ids=str)
+@pytest.mark.parametrize("dtype", EVERY_KERNEL_DTYPE, ids=str)
 def test_dense_tiles(case, dtype):
     shape, dim, dense_f32 = DENSE_CASES[case]
     x = random_tensor(shape, dtype, "cpu", _gen()).cuda()

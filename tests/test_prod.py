@@ -1,26 +1,12 @@
-"""gpureduce::prod, the engine's second op, against torch.prod: every dtype,
-layout and single dim (prod.dim_int) or none, on CPU and CUDA, including
-empty inputs (the op's identity, 1) and expanded dims (k copies fold as x^k)."""
+"""gpureduce::prod beyond the op table (tests/test_ops.py runs its matrix
+of dtypes, shapes, layouts and dims, empty and expanded inputs included):
+dtype= arguments and errors, against torch.prod."""
 import pytest
 import torch
 
 import reduce_op  # noqa: F401  (loads the operator library)
 
-from axes import DEVICES, LAYOUTS, SHAPES, make_layout
-
-DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.int32, torch.int64,
-          torch.uint8, torch.bool, torch.complex64]
-
-
-def _near_one(shape, dtype, layout, device, gen):
-    """Factors near 1 (floats in [0.5, 1.5), ints in [-2, 2]), so that
-    products neither overflow nor vanish before integers wrap."""
-    x = make_layout(shape, torch.float64, layout, device, gen)
-    if dtype.is_floating_point or dtype.is_complex:
-        return (x.remainder(1.0) + 0.5).to(dtype)
-    if dtype == torch.bool:
-        return x > -1.5
-    return x.mul(2).round().clamp(-2, 2).to(dtype)
+from axes import DEVICES, near_one
 
 
 def _assert_close(ours, ref):
@@ -33,20 +19,8 @@ def _assert_close(ours, ref):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("layout", LAYOUTS)
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_prod_matches_torch(dtype, shape, layout, device, gen):
-    x = _near_one(shape, dtype, layout, device, gen)
-    _assert_close(torch.ops.gpureduce.prod(x), torch.prod(x))
-    for d in range(-x.dim(), max(x.dim(), 1)):
-        for keepdim in (False, True):
-            _assert_close(torch.ops.gpureduce.prod.dim_int(x, d, keepdim), torch.prod(x, d, keepdim))
-
-
-@pytest.mark.parametrize("device", DEVICES)
 def test_prod_dtype_argument_and_errors(device, gen):
-    x = _near_one((33, 65), torch.float16, "contiguous", device, gen)
+    x = near_one((33, 65), torch.float16, "contiguous", device, gen)
     _assert_close(torch.ops.gpureduce.prod(x, dtype=torch.float64), torch.prod(x, dtype=torch.float64))
     _assert_close(torch.ops.gpureduce.prod.dim_int(x, 1, dtype=torch.float32), torch.prod(x, 1, dtype=torch.float32))
     with pytest.raises(IndexError):

@@ -55,8 +55,14 @@ class SumFunction : public torch::autograd::Function<SumFunction> {
 
 at::Tensor sum_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                             std::optional<at::ScalarType> dtype) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!input.is_nested(), "gpureduce::sum does not take nested tensors");
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
-  check_dtype_supported(result_dtype(input.scalar_type(), dtype), input.is_cuda() ? "sum_cuda" : "sum_cpu");
+  const at::ScalarType out_dtype = result_dtype(input.scalar_type(), dtype);
+  check_dtype_supported(out_dtype, input.is_cuda() ? "sum_cuda" : "sum_cpu");
+  // As torch: a result that cannot carry a gradient, from an input that needs one.
+  TORCH_CHECK(!(at::GradMode::is_enabled() && input.requires_grad()) || at::isFloatingType(out_dtype) ||
+                  at::isComplexType(out_dtype),
+              "Autograd not support dtype: ", c10::toString(out_dtype));
   std::vector<int64_t> reduced;
   for (int64_t d = 0; d < input.dim(); ++d)
     if (mask[d]) reduced.push_back(d);

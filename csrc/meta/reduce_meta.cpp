@@ -40,6 +40,10 @@ at::Tensor prod_dim_meta(const at::Tensor& input, int64_t dim, bool keepdim,
 
 void sum_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                   std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  // A meta input with a real out=, or the reverse, reaches this kernel: say
+  // so as torch does, rather than leave out untouched.
+  TORCH_CHECK(out.device() == input.device(), "Attempting to copy from device ", input.device(), " to device ",
+              out.device(), ", but cross-device copies are not allowed!");
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
   check_dtype_supported(out_compute_dtype(dtype, out), "sum");
   at::native::resize_output_symint(out, reduced_sym_shape(input.sym_sizes(), mask, keepdim));

@@ -1,0 +1,66 @@
+"""torch.sum's argument forms, normalised to what the operator takes, with
+torch's error types for the forms torch rejects.
+
+torch's Python binding takes a dim as an int, a numpy integer or a 0-d
+integer tensor (anything with ``__index__`` but a bool), or a list or tuple
+of those; ``axis=`` for ``dim=``; a Python type for a dtype (``float`` is
+float64); and a bool keepdim. The operator's schema takes ``int[]?``, so
+these are converted here once, for :func:`reduce_op.sum` and the drop-in
+mode alike.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, List, Optional, Tuple
+
+import torch
+
+_PY_DTYPES = {float: torch.float64, int: torch.int64, bool: torch.bool, complex: torch.complex128}
+
+
+class ArgumentError(TypeError):
+    """A form torch.sum rejects with a TypeError."""
+
+
+def _type_name(v: Any) -> str:
+    return type(v).__name__
+
+
+def _invalid(input: Any, *rest: Any) -> ArgumentError:
+    got = ", ".join(["Tensor"] + [_type_name(r) for r in rest])
+    return ArgumentError(f"sum() received an invalid combination of arguments - got ({got})")
+
+
+def _one_dim(d: Any, input: Any, dim: Any) -> int:
+    if isinstance(d, bool) or (isinstance(d, torch.Tensor) and (d.dim() != 0 or d.is_floating_point()
+                                                              or d.dtype == torch.bool)):
+        raise _invalid(input, dim)
+    try:
+        return operator.index(d)
+    except TypeError:
+        raise _invalid(input, dim) from None
+
+
+def normalize(input: Any, dim: Any, keepdim: Any, dtype: Any) -> Tuple[Optional[List[int]], bool, Optional[torch.dtype]]:
+    """(dims, keepdim, dtype) in the operator's forms; raises ArgumentError
+    (a TypeError, as torch raises) for a form torch rejects."""
+    if not isinstance(input, torch.Tensor):
+        raise ArgumentError(f"sum(): argument 'input' (position 1) must be Tensor, not {_type_name(input)}")
+    if dim is None:
+        dims = None
+    elif isinstance(dim, (list, tuple)):
+        dims = [_one_dim(d, input, dim) for d in dim]
+    else:
+        dims = [_one_dim(dim, input, dim)]
+    if not isinstance(keepdim, bool):
+        if type(keepdim).__name__ == "bool_":  # numpy's bool
+            keepdim = bool(keepdim)
+        else:
+            raise ArgumentError(f"sum(): argument 'keepdim' must be bool, not {_type_name(keepdim)}")
+    if dtype is not None and not isinstance(dtype, torch.dtype):
+        if dtype in _PY_DTYPES:
+            dtype = _PY_DTYPES[dtype]
+        else:
+            raise ArgumentError("sum() received an invalid combination of arguments - got "
+                                f"(Tensor, dtype={_type_name(dtype)})")
+    return dims, keepdim, dtype
