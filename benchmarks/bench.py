@@ -457,8 +457,10 @@ def geomean(v: List[float]) -> float:
 def markdown(meta, rows) -> str:
     lines = [f"# gpureduce vs torch.sum on {meta['gpu']}", "",
              f"{meta['date']}; torch {meta['torch']}, CUDA {meta['cuda']}, driver {meta.get('driver')}; "
-             f"read roof {meta['roof_gbps']:.0f} GB/s ({meta['roof_method']}). GPU times are medians of "
-             "CUDA-graph replays; speedup = torch_us / gpureduce_us.", "",
+             + (f"read roof {meta['roof_gbps']:.0f} GB/s ({meta['roof_method']}). GPU times are medians of "
+              "CUDA-graph replays" if meta["device"] == "cuda" else
+              "CPU run: times are medians of wall-clock calls; no read roof")
+             + "; speedup = torch_us / gpureduce_us.", "",
              "| case | dtype | gpureduce µs | torch µs | gpureduce GB/s | torch GB/s | speedup | roof | ok |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for r in rows:

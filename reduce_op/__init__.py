@@ -61,8 +61,12 @@ DimArg = Optional[Union[int, Sequence[int]]]
 
 
 def kernels() -> List[str]:
-    """Names of the classic kernels that :func:`sum` takes as ``kernel=``."""
-    return list(torch.ops.gpureduce.classic_kernels())
+    """Names of the classic kernels that :func:`sum` takes as ``kernel=``
+    (only ``cpu`` in a build without the CUDA sources)."""
+    from . import _build_info
+
+    names = list(torch.ops.gpureduce.classic_kernels())
+    return names if _build_info.WITH_CUDA else [k for k in names if k == "cpu"]
 
 
 def sum(  # noqa: A001 - mirrors torch.sum on purpose

@@ -21,6 +21,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   "$PY" -m pip install -q "${missing[@]}"
 fi
 echo "setup: building gpureduce against torch $("$PY" -c 'import torch; print(torch.__version__)')"
-TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-$(nproc)} \
+# TORCH_CUDA_ARCH_LIST, if set, is passed on; unset, the build targets the
+# visible GPU, or sm_90 (the H200) where none is visible (setup.py).
+MAX_JOBS=${MAX_JOBS:-$(nproc)} \
   "$PY" -m pip install -q --no-build-isolation -e . 2>&1 | grep -v "Running pip as the 'root' user" || true
 "$PY" -c "import reduce_op; print('setup: reduce_op loaded from', reduce_op.library_path())"
