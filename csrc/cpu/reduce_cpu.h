@@ -44,20 +44,44 @@ acc_t fold(acc_t acc, in_t x) {
   }
 }
 
+// kLanes independent accumulators over a dense leaf, folded at the end by a
+// fixed tree written out over constant indices, so that the array is never
+// addressed and stays in registers.
+constexpr int kLanes = 16;
+
+template <class Op, int N, typename acc_t>
+acc_t tree_fold(const acc_t (&a)[N]) {
+  acc_t t[N];
+#pragma GCC unroll 16
+  for (int i = 0; i < N; ++i) t[i] = a[i];
+#pragma GCC unroll 16
+  for (int w = 1; w < N; w *= 2) {
+#pragma GCC unroll 16
+    for (int i = 0; i + w < N; i += 2 * w) t[i] = Op::combine(t[i], t[i + w]);
+  }
+  return t[0];
+}
+
 template <class Op, bool kPartials, typename in_t, typename acc_t>
 acc_t leaf_reduce(const in_t* p, int64_t n, int64_t stride) {
-  acc_t acc[8];
-  for (auto& a : acc) a = Op::identity();
+  acc_t acc[kLanes];
+#pragma GCC unroll 16
+  for (int j = 0; j < kLanes; ++j) acc[j] = Op::identity();
   int64_t i = 0;
   if (stride == 1) {
-    for (; i + 8 <= n; i += 8)
-      for (int j = 0; j < 8; ++j) acc[j] = fold<Op, kPartials>(acc[j], p[i + j]);
+    for (; i + kLanes <= n; i += kLanes) {
+#pragma GCC unroll 16
+      for (int j = 0; j < kLanes; ++j) acc[j] = fold<Op, kPartials>(acc[j], p[i + j]);
+    }
   } else {
-    for (; i + 8 <= n; i += 8)
-      for (int j = 0; j < 8; ++j) acc[j] = fold<Op, kPartials>(acc[j], p[(i + j) * stride]);
+    for (; i + kLanes <= n; i += kLanes) {
+#pragma GCC unroll 16
+      for (int j = 0; j < kLanes; ++j) acc[j] = fold<Op, kPartials>(acc[j], p[(i + j) * stride]);
+    }
   }
-  for (; i < n; ++i) acc[0] = fold<Op, kPartials>(acc[0], p[i * stride]);
-  return pairwise_combine<Op>(acc, 8);
+  acc_t rest = Op::identity();
+  for (; i < n; ++i) rest = fold<Op, kPartials>(rest, p[i * stride]);
+  return Op::combine(tree_fold<Op>(acc), rest);
 }
 
 // The value an output gets: the accumulator itself where the pass writes
@@ -80,8 +104,11 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
   const int64_t n_leaves = p.n_rows * leaves_per_row;
   const int64_t tasks_per_out = (n_leaves + kLeavesPerTask - 1) / kLeavesPerTask;
 
+  // At most kLeavesPerTask leaves at a time, on the stack: a heap buffer per
+  // output cost about 0.1 us per row ([9766, 279] float32 over dim 1 ran
+  // 5.9x torch.sum's time, nearly all of it in allocations).
   auto sum_leaves = [&](const in_t* base, int64_t first, int64_t count) {
-    std::vector<acc_t> leaf(static_cast<size_t>(count));
+    acc_t leaf[kLeavesPerTask];
     for (int64_t l = 0; l < count; ++l) {
       const int64_t row = (first + l) / leaves_per_row;
       const int64_t start = ((first + l) % leaves_per_row) * kLeaf;
@@ -89,7 +116,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
       leaf[l] = leaf_reduce<Op, kPartials, in_t, acc_t>(base + row * p.row_stride + start * p.elem_stride, len,
                                       p.elem_stride);
     }
-    return pairwise_combine<Op>(leaf.data(), count);
+    return pairwise_combine<Op>(leaf, count);
   };
 
   if (tasks_per_out == 1) {

@@ -1,0 +1,122 @@
+"""CPU benchmark: gpureduce.sum against torch.sum on the CPU, in one process,
+with the same thread count for both (2 by default, as on the project's
+machines), over the random-shape cases of random_cases.py (CPU sizes) and a
+few fixed ones. Every case is checked against torch.sum before it is timed.
+
+Times come from torch.utils.benchmark (blocked_autorange, the median), ours
+and torch's measured one after the other on the same input. The ratio
+reported is ours / torch's time: under 1 is faster than torch.
+
+    python benchmarks/cpu_bench.py                 # 150 random cases + the fixed ones
+    python benchmarks/cpu_bench.py --n 40 --max-elements 1000000
+
+Writes cpu_<host>.json (every case, the distribution of the ratio) and
+cpu_<host>.png (the ratios, sorted) under --out-dir.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import sys
+import time
+
+import torch
+import torch.utils.benchmark as tbench
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import reduce_op  # noqa: E402
+from bench import geomean, progress, slug  # noqa: E402
+from random_cases import Case, build, sample_cases, sum_args  # noqa: E402
+from random_bench import check, percentile  # noqa: E402
+
+FIXED = [
+    Case("fixed", "float32", (1000,)), Case("fixed", "float32", (10_000_000,)),
+    Case("fixed", "bfloat16", (100_000,)), Case("fixed", "bfloat16", (10_000_000,)),
+    Case("fixed", "int32", (10_000_000,)), Case("fixed", "uint8", (10_000_000,)),
+    Case("fixed", "float32", (1_000_000, 16), dim=(1,)), Case("fixed", "float32", (4096, 4096), dim=(0,)),
+    Case("fixed", "float32", (4096, 4096), dim=(1,)),
+    Case("fixed", "float32", (4096, 4096), view=[("transpose", 0, 1)], dim=(1,)),
+]
+
+
+def time_us(fn, x, min_run_time: float) -> float:
+    t = tbench.Timer(stmt="fn(x)", globals={"fn": fn, "x": x}, num_threads=torch.get_num_threads())
+    return t.blocked_autorange(min_run_time=min_run_time).median * 1e6
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--n", type=int, default=150, help="random cases")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--max-elements", type=int, default=10_000_000)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--min-run-time", type=float, default=0.05, help="seconds per timing")
+    p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    args = p.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    cases = FIXED + sample_cases(args.n, args.seed, 1 << 6, args.max_elements * 2)
+    gen = torch.Generator().manual_seed(args.seed)
+    rows = []
+    t0 = time.time()
+    for case in progress(cases, len(cases), "cpu"):
+        x = build(case, "cpu", gen)
+        if x.numel() > args.max_elements:
+            continue
+        kw = sum_args(case)
+
+        def ours(t, kw=kw):
+            return reduce_op.sum(t, **kw)
+
+        def theirs(t, kw=kw):
+            return torch.sum(t, **kw)
+
+        ok = check(ours(x), theirs(x), x, kw)
+        ours_us, torch_us = time_us(ours, x, args.min_run_time), time_us(theirs, x, args.min_run_time)
+        rows.append({"label": case.label(), "numel": x.numel(), "correct": ok, "gpureduce_us": ours_us,
+                     "torch_us": torch_us, "ratio": ours_us / torch_us})
+    ratios = [r["ratio"] for r in rows]
+    summary = {"cases": len(rows), "all_correct": all(r["correct"] for r in rows), "max": max(ratios),
+               "p99": percentile(ratios, 99), "p90": percentile(ratios, 90), "median": percentile(ratios, 50),
+               "geomean": geomean(ratios), "over_1.05": sum(1 for v in ratios if v > 1.05)}
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "torch": torch.__version__,
+            "threads": args.threads, "cpu": platform.processor() or platform.machine(), "host": platform.node(),
+            "seed": args.seed, "max_elements": args.max_elements, "seconds": time.time() - t0}
+    os.makedirs(args.out_dir, exist_ok=True)
+    base = os.path.join(args.out_dir, "cpu_" + slug(platform.machine()))
+    with open(base + ".json", "w") as f:
+        json.dump({"meta": meta, "summary": summary, "cases": rows}, f, indent=1)
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(8, 3.4))
+        sr = sorted(ratios)
+        ax.plot(range(len(sr)), sr, ".")
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.axhline(1.05, color="red", lw=0.8, ls=":")
+        ax.set_yscale("log")
+        ax.set_xlabel("cases, sorted")
+        ax.set_ylabel("gpureduce time / torch.sum time")
+        ax.set_title(f"CPU, {args.threads} threads, torch {torch.__version__}, {meta['date']}", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(base + ".png", dpi=110)
+        plt.close(fig)
+    except ImportError:
+        pass
+    print(f"{summary['cases']} cases, all correct {summary['all_correct']}; ours/torch time: geomean "
+          f"{summary['geomean']:.2f}, median {summary['median']:.2f}, p90 {summary['p90']:.2f}, "
+          f"max {summary['max']:.2f}; over 1.05: {summary['over_1.05']}")
+    for r in sorted(rows, key=lambda r: -r["ratio"])[:12]:
+        print(f"  {r['ratio']:6.2f}  {r['gpureduce_us']:9.1f} vs {r['torch_us']:9.1f} us  {r['label']}")
+    return 0 if summary["all_correct"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
