@@ -34,10 +34,14 @@ def extension():
     write_build_info(with_cuda)
     # Every source under csrc/, so that a new folder cannot be left out.
     sources = sorted(glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True))
+    # Headers too, so that changing one rebuilds (setuptools otherwise
+    # compares the sources' times only; ninja then picks what to recompile).
+    depends = sorted(glob.glob(os.path.join("csrc", "**", "*.h"), recursive=True)
+                     + glob.glob(os.path.join("csrc", "**", "*.cuh"), recursive=True))
     cxx_flags = ["-O3", "-std=c++20"]
     if not with_cuda:
         return cpp_extension.CppExtension(
-            "reduce_op._C", sources, extra_compile_args={"cxx": cxx_flags}
+            "reduce_op._C", sources, depends=depends, extra_compile_args={"cxx": cxx_flags}
         )
     if not os.environ.get("TORCH_CUDA_ARCH_LIST"):
         # No GPU visible at build time: build for the H200 (sm_90).
@@ -48,6 +52,7 @@ def extension():
     return cpp_extension.CUDAExtension(
         "reduce_op._C",
         sources + cuda_sources,
+        depends=depends,
         extra_compile_args={"cxx": cxx_flags + ["-DGPUREDUCE_WITH_CUDA"], "nvcc": nvcc_flags},
     )
 

@@ -10,8 +10,9 @@ if ! command -v "$NVCC" >/dev/null 2>&1; then
   echo "compile_cuda_objects: nvcc not found; skipping the CUDA compile check" >&2
   exit 0
 fi
-inc=$(python3 -c "from torch.utils.cpp_extension import include_paths; print(' '.join('-I'+p for p in include_paths()))")
-pyinc=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")
+. tools/python_env.sh
+inc=$("$PY" -c "from torch.utils.cpp_extension import include_paths; print(' '.join('-I'+p for p in include_paths()))")
+pyinc=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['include'])")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 pids=()

@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup_env.sh
-if "${PYTHON:-python3}" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then
-  exec "${PYTHON:-python3}" benchmarks/bench.py "$@"
+. tools/python_env.sh
+if "$PY" -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then
+  exec "$PY" benchmarks/bench.py "$@"
 else
-  exec "${PYTHON:-python3}" benchmarks/bench.py --quick --out-dir "${TMPDIR:-/tmp}/gpureduce_bench_quick" "$@"
+  exec "$PY" benchmarks/bench.py --quick --out-dir "${TMPDIR:-/tmp}/gpureduce_bench_quick" "$@"
 fi

@@ -4,4 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup_env.sh
-exec "${PYTHON:-python3}" -m pytest -q -p no:cacheprovider tests "$@"
+. tools/python_env.sh
+exec "$PY" -m pytest -q -p no:cacheprovider tests "$@"

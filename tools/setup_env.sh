@@ -1,28 +1,46 @@
 #!/usr/bin/env bash
 # Prepares a machine to build and test gpureduce, then builds it in place.
 # Works on a fresh CPU machine (installs torch 2.13.0's CPU build and the test
-# tools from the package index) and on a GPU machine whose torch is already
-# installed and which cannot download anything (then nothing is installed:
-# only what is missing is asked for).
+# tools from the package index into the project's .venv) and on a GPU machine
+# whose torch is already installed and which cannot download anything (then
+# nothing is installed: only what is missing is asked for). See
+# tools/python_env.sh for which Python it uses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
+. tools/python_env.sh
+echo "setup: using $("$PY" -c 'import sys; print(sys.prefix)')"
 
 if ! "$PY" -c "import torch" 2>/dev/null; then
   echo "setup: installing torch==2.13.0"
   "$PY" -m pip install -q torch==2.13.0
 fi
-missing=()
-for mod in pytest ninja numpy matplotlib tqdm; do
-  "$PY" -c "import $mod" 2>/dev/null || missing+=("$mod")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  "$PY" -m pip install -q "${missing[@]}"
+missing=$("$PY" - <<'CHECK'
+import importlib.util
+print(" ".join(m for m in ("pytest", "ninja", "numpy", "matplotlib", "tqdm") if importlib.util.find_spec(m) is None))
+CHECK
+)
+if [ -n "$missing" ]; then
+  echo "setup: installing $missing"
+  "$PY" -m pip install -q $missing
 fi
-echo "setup: building gpureduce against torch $("$PY" -c 'import torch; print(torch.__version__)')"
+echo "setup: building gpureduce"
 # TORCH_CUDA_ARCH_LIST, if set, is passed on; unset, the build targets the
 # visible GPU, or sm_90 (the H200) where none is visible (setup.py).
-MAX_JOBS=${MAX_JOBS:-$(nproc)} \
-  "$PY" -m pip install -q --no-build-isolation -e . 2>&1 | grep -v "Running pip as the 'root' user" || true
+# Built in place, with its objects kept in build/: ninja recompiles only what
+# changed, so a rebuild with nothing changed takes seconds. A .pth file makes
+# the checkout importable from anywhere in this environment.
+mkdir -p build
+if ! MAX_JOBS=${MAX_JOBS:-$(nproc)} "$PY" setup.py build_ext --inplace > build/setup.log 2>&1; then
+  tail -40 build/setup.log
+  echo "setup: the build failed (full log: build/setup.log)" >&2
+  exit 1
+fi
+"$PY" - <<'PTH'
+import os, sysconfig
+path = os.path.join(sysconfig.get_paths()["purelib"], "gpureduce_checkout.pth")
+root = os.getcwd()
+if not os.path.exists(path) or open(path).read().strip() != root:
+    with open(path, "w") as f:
+        f.write(root + "\n")
+PTH
 "$PY" -c "import reduce_op; print('setup: reduce_op loaded from', reduce_op.library_path())"
