@@ -108,16 +108,15 @@ def sum(  # noqa: A001 - mirrors torch.sum on purpose
         if kernel == "cpu" and input.device.type != "cpu":
             return torch.ops.gpureduce.classic_sum(input.cpu(), kernel).to(input.device)
         return torch.ops.gpureduce.classic_sum(input, kernel)
-    # The common forms go straight to the operator; the rest are normalised
-    # (and rejected as torch rejects them) first.
-    if type(dim) is int and type(keepdim) is bool:
-        dim = [dim]
-    elif not (dim is None and type(keepdim) is bool):
+    # The common forms (a tensor, an int or no dim, a bool keepdim, a torch
+    # dtype or none) go straight to the operator; every other form is
+    # normalised, or rejected as torch rejects it, first.
+    plain = (isinstance(input, torch.Tensor) and type(keepdim) is bool and (dim is None or type(dim) is int)
+             and (dtype is None or isinstance(dtype, torch.dtype)))
+    if plain:
+        dim = None if dim is None else [dim]
+    else:
         dim, keepdim, dtype = _args.normalize(input, dim, keepdim, dtype)
-    if dtype is not None and not isinstance(dtype, torch.dtype):
-        dim, keepdim, dtype = _args.normalize(input, dim, keepdim, dtype)
-    if not isinstance(input, torch.Tensor):
-        _args.normalize(input, dim, keepdim, dtype)  # raises torch's TypeError
     if input.is_nested:
         raise NotImplementedError("gpureduce.sum does not take nested tensors")
     if out is not None:

@@ -5,7 +5,7 @@
 //
 // Every variant finishes the classic way: the host launches it again over the
 // per-block partials until one value remains (a launch is the grid barrier).
-// The production engine lives in ../reduce_engine.cuh; nothing here is shared
+// The production engine lives in ../engine/ and ../reduce_cuda.cuh; nothing here is shared
 // with it on purpose, so that each step reads on its own.
 #include <ATen/core/Tensor.h>
 #include <c10/cuda/CUDAStream.h>
