@@ -89,7 +89,8 @@ def sum(  # noqa: A001 - mirrors torch.sum on purpose
         input: the tensor to sum.
         dim: a dim or dims to reduce (ints, numpy ints or 0-d integer
             tensors, alone or in a list or tuple); ``None`` or ``[]`` reduce
-            all of them.
+            all of them. Dims named by str (named tensors) are left to
+            ``torch.sum``.
         keepdim: keep reduced dims with size 1.
         dtype: the result (and accumulation input) dtype, a torch dtype or a
             Python type (``float`` is float64); by default int and bool
@@ -115,6 +116,12 @@ def sum(  # noqa: A001 - mirrors torch.sum on purpose
              and (dtype is None or isinstance(dtype, torch.dtype)))
     if plain:
         dim = None if dim is None else [dim]
+    elif _args.names_dims(dim):
+        # Dims by name belong to torch's named tensors, which the operator
+        # does not take: torch.sum gives the result or the error, whichever
+        # this torch version gives (2.11 raises RuntimeError for an unknown
+        # name, later versions TypeError).
+        return torch.sum(input, dim, keepdim, dtype=dtype, out=out)
     else:
         dim, keepdim, dtype = _args.normalize(input, dim, keepdim, dtype)
     if input.is_nested:

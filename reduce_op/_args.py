@@ -41,6 +41,14 @@ def _one_dim(d: Any, input: Any, dim: Any) -> int:
         raise _invalid(input, dim) from None
 
 
+def names_dims(dim: Any) -> bool:
+    """Whether dim names dims (a str, or a list or tuple holding one): torch's
+    named-tensor overloads, which the operator does not have."""
+    if isinstance(dim, str):
+        return True
+    return isinstance(dim, (list, tuple)) and any(isinstance(d, str) for d in dim)
+
+
 def normalize(input: Any, dim: Any, keepdim: Any, dtype: Any) -> Tuple[Optional[List[int]], bool, Optional[torch.dtype]]:
     """(dims, keepdim, dtype) in the operator's forms; raises ArgumentError
     (a TypeError, as torch raises) for a form torch rejects."""

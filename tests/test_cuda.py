@@ -223,6 +223,34 @@ def test_ragged_rows(case, offset, dtype):
         assert any(re.search(r"gpureduce_(inner|split)_rows<.*, float, float, 4, 1>", k) for k in names), names
 
 
+# Columns passes split along their rows: splits of 2 to 8 blocks are
+# finished inside a thread-block cluster (sm_90), larger ones through a
+# ticket; columns of a vector and narrower ones, one and several outer
+# indices. The small shapes are also latency bound: rows whose lanes get
+# fewer chunks than the unroll (the predicated tail), ragged rows of a few
+# outputs (a block per output), and channels_last feature maps.
+SPLIT_COLUMN_CASES = [((1, 1049, 14), 1), ((1, 3642, 3), 1), ((64, 16, 384), 1), ((3, 1024, 4, 4), (2, 3)),
+                      ((263, 111), 0), ((10, 41, 4), 1), ((8787, 2), 0), ((2, 1390, 3), 1), ((4, 36776, 7), 1),
+                      ((3, 100001), 0)]
+SMALL_ROW_CASES = [((12951, 372), 1), ((6, 122), 1), ((3, 1000), 1), ((124, 200), 1), ((277, 216), 1),
+                   ((3, 1447), 1), ((40, 40), 1), ((264, 600), 1), ((265, 600), 1)]
+
+
+@pytest.mark.parametrize("case", range(len(SPLIT_COLUMN_CASES) + len(SMALL_ROW_CASES)))
+@pytest.mark.parametrize("dtype", EVERY_KERNEL_DTYPE, ids=str)
+def test_split_columns_and_small_rows(case, dtype):
+    shape, dim = (SPLIT_COLUMN_CASES + SMALL_ROW_CASES)[case]
+    x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+    if len(shape) == 4:
+        x = x.contiguous(memory_format=torch.channels_last)
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+    assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
+    if dtype == torch.float32 and case in (0, 2, 3) and torch.cuda.get_device_capability()[0] >= 9:
+        # splits of 8, 2 and 2 blocks: finished in a cluster, with no ticket to zero
+        names = _kernels_run(lambda: reduce_op.sum(x, dim))
+        assert any("gpureduce_columns" in n for n in names) and not any("Memset" in n for n in names), names
+
+
 # Expanded (stride-0) dims are read once (a kept one computed once and
 # broadcast, a reduced one folded in by the op); results match torch.
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bfloat16, torch.uint8], ids=str)

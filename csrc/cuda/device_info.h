@@ -1,4 +1,5 @@
-// Multiprocessor count of the current device, read once per device. (From
+// Facts about the current device, each read once per device: its
+// multiprocessor count, its compute capability. (From
 // the CUDA runtime rather than ATen/cuda/CUDAContext.h, which pulls in the
 // cuSPARSE and cuBLAS headers that a compile-only CUDA toolkit may lack.)
 #pragma once
@@ -12,15 +13,39 @@
 
 namespace gpureduce {
 
-inline int sm_count() {
-  static std::array<std::atomic<int>, 64> cache{};
-  const int device = c10::cuda::current_device();
-  int n = device < 64 ? cache[device].load(std::memory_order_relaxed) : 0;
-  if (n == 0) {
-    C10_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-    if (device < 64) cache[device].store(n, std::memory_order_relaxed);
+// A value about the current device, computed once per device (for up to 64
+// devices; beyond that, at every call). `compute` returns a positive int.
+class PerDevice {
+ public:
+  template <typename F>
+  int get(F&& compute) {
+    const int device = c10::cuda::current_device();
+    int v = device < 64 ? cache_[device].load(std::memory_order_relaxed) : 0;
+    if (v == 0) {
+      v = compute(device);
+      if (device < 64) cache_[device].store(v, std::memory_order_relaxed);
+    }
+    return v;
   }
-  return n;
+
+ private:
+  std::array<std::atomic<int>, 64> cache_{};
+};
+
+inline int device_attribute(int device, cudaDeviceAttr attr) {
+  int v = 0;
+  C10_CUDA_CHECK(cudaDeviceGetAttribute(&v, attr, device));
+  return v;
+}
+
+inline int sm_count() {
+  static PerDevice cache;
+  return cache.get([](int d) { return device_attribute(d, cudaDevAttrMultiProcessorCount); });
+}
+
+inline int device_major() {
+  static PerDevice cache;
+  return cache.get([](int d) { return device_attribute(d, cudaDevAttrComputeCapabilityMajor); });
 }
 
 }  // namespace gpureduce

@@ -44,5 +44,36 @@ void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// Launches `kernel` on `stream` with its blocks grouped into thread-block
+// clusters of `cluster` blocks (sm_90 and later).
+template <typename... Params, typename... Args>
+void launch_kernel_clustered(void (*kernel)(Params...), dim3 grid, dim3 block, dim3 cluster, cudaStream_t stream,
+                             Args&&... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = cluster.x;
+  attribute[0].val.clusterDim.y = cluster.y;
+  attribute[0].val.clusterDim.z = cluster.z;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  C10_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Whether the code of `kernel` that this device runs was compiled for
+// sm_90 or later (so that its cluster code is there: a build for older
+// architectures alone leaves it out).
+template <typename Kernel>
+bool runs_sm90_code(Kernel kernel) {
+  cudaFuncAttributes attributes{};
+  C10_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  return attributes.binaryVersion >= 90 || attributes.ptxVersion >= 90;
+}
+
 }  // namespace cuda
 }  // namespace gpureduce

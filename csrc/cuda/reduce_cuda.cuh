@@ -108,7 +108,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
 
   const int64_t resident_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm;
   const int64_t resident_warps = resident_blocks * (Policy::kThreads / 32);
-    const int64_t lanes_wanted = pow2_at_least(ceil_div(a.chunks, HostPolicy::kRowChunksPerLane));
+  const int64_t lanes_wanted = pow2_at_least(ceil_div(a.chunks, HostPolicy::kRowChunksPerLane));
   auto stream = c10::cuda::getCurrentCUDAStream();
 
   // Long reductions with too few outputs to give every resident warp one: a
@@ -121,10 +121,15 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   const bool fills_block = a.chunks >= Policy::kThreads;
   const bool few_outputs =
       p.n_out < resident_warps || (long_rows && p.n_out < resident_warps * HostPolicy::kSplitRowsOutFactor);
+  // Or outputs that fit one wave of blocks: a block per output then puts all
+  // of a small input's loads in flight at once, where a warp per output reads
+  // them in rounds one after another ([3, 1000] float32 over dim 1: 3.1 us
+  // against torch.sum's 2.1).
+  const bool one_wave = p.n_out <= resident_blocks;
   // A single output (a full sum) always takes whole blocks: through the
   // inner rows kernel, one warp of one block summed 2^10 bfloat16 values in
   // 2.3 µs against 1.4 µs for 2^10 float32 here (H200).
-  if (p.n_out == 1 || (lanes_wanted > 32 && few_outputs && fills_block && p.n_out <= 65535)) {
+  if (p.n_out == 1 || (lanes_wanted > 32 && few_outputs && (fills_block || one_wave) && p.n_out <= 65535)) {
     // Small sums stay in one block; larger ones take up to one wave of
     // resident blocks, each thread at least one unrolled iteration. The wave
     // counts the blocks this kernel's registers let an SM hold (3 of 512
@@ -211,7 +216,7 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   // Threads along the rows (by) only as many as give each one about
   // rows_per_column_thread rows; at least column_min_bx (32 or more) along
   // the columns where there are that many, for long row segments per warp.
-    int64_t by_wanted = 1;
+  int64_t by_wanted = 1;
   while (by_wanted * 2 * HostPolicy::kRowsPerColumnThread <= a.n_rows && by_wanted < HostPolicy::kMaxRowThreads)
     by_wanted *= 2;
   int64_t bx = std::min<int64_t>(
@@ -236,12 +241,27 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
     // permutation over dim 0: 0.004x of torch.sum).
     by = by_wanted;
     a.outer_group = std::min<int64_t>(std::max<int64_t>(Policy::kThreads / (by * a.vec_cols), 1), a.n_outer);
+    if (ceil_div(a.n_outer, a.outer_group) < resident_blocks) {
+      // Packed into less than one wave of blocks, the pass is bound by
+      // latency, not bandwidth: enough row threads that each walks at most
+      // one unrolled loop of rows, and fewer outer indices per block to make
+      // room ([8, 16, 1024] bool over dim 1 ran in one block whose threads
+      // walked 16 rows each: 13.5 us against torch.sum's 6.1).
+      const int64_t by_fits = Policy::kThreads / pow2_at_least(a.vec_cols);
+      by = std::min({std::max(by, pow2_at_least(ceil_div(a.n_rows, Policy::kUnroll))), HostPolicy::kMaxRowThreads,
+                     by_fits});
+      a.outer_group = std::min<int64_t>(std::max<int64_t>(Policy::kThreads / (by * a.vec_cols), 1), a.n_outer);
+    }
     block_x = a.outer_group * a.vec_cols;
     a.x_tiles = 1;
   }
   const int64_t tiles = a.outer_group > 1 ? ceil_div(a.n_outer, a.outer_group) : a.x_tiles * a.n_outer;
   TORCH_CHECK(tiles < (int64_t(1) << 31), "gpureduce: too many output tiles");
 
+  const auto kernel = gpureduce_columns<Op, in_t, out_t, V>;
+  static PerDevice clusters;  // 1: no, 2: yes
+  const bool has_clusters =
+      clusters.get([&](int) { return device_major() >= 9 && runs_sm90_code(kernel) ? 2 : 1; }) == 2;
   int64_t split = 1;
   if (tiles < target_blocks) {
     const int64_t input_bytes = a.n_outer * a.n_cols * a.n_rows * int64_t(sizeof(in_t));
@@ -253,6 +273,10 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
         1, std::min(a.n_rows / (by * Policy::kUnroll * min_loops),
                     a.n_rows * int64_t(sizeof(in_t)) / (HostPolicy::kSplitBytesPerPartial * int64_t(sizeof(acc_t)))));
     split = std::min({ceil_div(target_blocks, tiles), max_split, int64_t(65535)});
+    // A small pass's split of up to twice the cluster size is cut to it:
+    // one more loop of rows per thread costs it less than the ticket's
+    // memset and the partials' round trips through L2.
+    if (small && has_clusters && split > kMaxClusterSplit && split <= 2 * kMaxClusterSplit) split = kMaxClusterSplit;
   }
   if constexpr (!std::is_same_v<typename Op::template walk_type<in_t>, acc_t>) {
     // int32 running sums: no thread may walk more than kMaxNarrowColumnRows rows.
@@ -262,14 +286,23 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   a.rows_per_split = ceil_div(a.n_rows, split);
   split = ceil_div(a.n_rows, a.rows_per_split);
   a.split = static_cast<int>(split);
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(split));
+  const dim3 block(static_cast<unsigned>(block_x), static_cast<unsigned>(by));
+  const auto stream = c10::cuda::getCurrentCUDAStream();
+  // Splits of a few blocks are finished inside a cluster: the ticket's
+  // memset and the round trips of partials through L2 cost small inputs
+  // more than their reads ([1, 1049, 14] float32 over dim 1: a 0.8 us memset
+  // and a 4.5 us kernel against torch.sum's 2.9 us, H200).
+  if (split > 1 && split <= kMaxClusterSplit && block_x <= column_scratch_slots<V, acc_t>() && has_clusters) {
+    a.cluster_finish = 1;
+    launch_kernel_clustered(kernel, grid, block, dim3(1, static_cast<unsigned>(split), 1), stream, a, x, y);
+    return;
+  }
   at::Tensor workspace;
   if (split > 1) {
     std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(like, workspace, tiles, split * a.n_outer * a.n_cols);
   }
-  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(split));
-  const dim3 block(static_cast<unsigned>(block_x), static_cast<unsigned>(by));
-  gpureduce_columns<Op, in_t, out_t, V>
-      <<<grid, block, 0, c10::cuda::getCurrentCUDAStream()>>>(a, x, y);
+  kernel<<<grid, block, 0, stream>>>(a, x, y);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 

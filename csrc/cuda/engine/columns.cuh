@@ -1,8 +1,13 @@
 // Columns kernel of the CUDA engine: outputs are adjacent in memory; each
 // thread owns a vector of adjacent outputs and walks the reduced rows. A
-// columns pass split along its rows is finished by the last block of each
-// tile to arrive (an atomic ticket), in a fixed order.
+// columns pass split along its rows is finished either inside a thread-block
+// cluster (splits of up to kMaxClusterSplit blocks: the tile's blocks are one
+// cluster, and its first block combines the others' partials from their
+// shared memory) or by the last block of each tile to arrive (an atomic
+// ticket on a zeroed counter). Both combine in a fixed order.
 #pragma once
+
+#include <cooperative_groups.h>
 
 #include "common.cuh"
 
@@ -28,9 +33,26 @@ struct ColumnsArgs {
   int64_t outer_group;
   int64_t rows_per_split;
   int split;
+  // The split blocks of a tile are one cluster (blockIdx.y is the rank),
+  // finished through distributed shared memory; else through partials and
+  // counters.
+  int cluster_finish;
   acc_t* partials;     // [split][n_outer * n_cols]
   unsigned* counters;  // [n_outer * x_tiles]
 };
+
+// The largest split finished inside a cluster: the portable cluster size.
+constexpr int kMaxClusterSplit = 8;
+
+// Shared memory of a columns block, in slots of V accumulators: the halving
+// tree takes kColumnSlots; the cluster finish one per thread along x, so
+// blocks up to column_scratch_slots wide can take it (as wide as a block
+// where that stays within 32 KB: all but byte inputs).
+constexpr int kColumnSlots = EnginePolicy::kThreads / 2;
+template <int V, typename acc_t>
+constexpr int column_scratch_slots() {
+  return EnginePolicy::kThreads * V * sizeof(acc_t) <= 32768 ? EnginePolicy::kThreads : kColumnSlots;
+}
 
 template <typename acc_t>
 __device__ __forceinline__ int64_t column_row_offset(const ColumnsArgs<acc_t>& a, int64_t r) {
@@ -44,10 +66,8 @@ __device__ __forceinline__ int64_t column_row_offset(const ColumnsArgs<acc_t>& a
 // threadIdx.y == 0. Each level moves all V columns of a thread at once, so a
 // block pays two barriers per level rather than per column and level.
 template <class Op, int V, typename acc_t>
-__device__ __forceinline__ void combine_over_y(acc_t (&acc)[V]) {
-  constexpr int kSlots = EnginePolicy::kThreads / 2;
-  __shared__ __align__(16) unsigned char raw[kSlots * V * sizeof(acc_t)];
-  acc_t* sm = reinterpret_cast<acc_t*>(raw);  // [V][slot]: neighbouring threads, neighbouring words
+__device__ __forceinline__ void combine_over_y(acc_t (&acc)[V], acc_t* sm) {
+  constexpr int kSlots = kColumnSlots;  // sm: [V][slot], neighbouring threads in neighbouring words
   for (int h = blockDim.y / 2; h > 0; h /= 2) {
     if (threadIdx.y >= h && threadIdx.y < 2 * h) {
       const int slot = (threadIdx.y - h) * blockDim.x + threadIdx.x;
@@ -122,7 +142,9 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   acc_t acc[V];
 #pragma unroll
   for (int j = 0; j < V; ++j) acc[j] = static_cast<acc_t>(walk[j]);
-  if (blockDim.y > 1) combine_over_y<Op, V>(acc);
+  __shared__ __align__(16) unsigned char scratch_raw[column_scratch_slots<V, acc_t>() * V * sizeof(acc_t)];
+  acc_t* scratch = reinterpret_cast<acc_t*>(scratch_raw);
+  if (blockDim.y > 1) combine_over_y<Op, V>(acc, scratch);
 
   const bool writer = threadIdx.y == 0 && valid;
   if (a.split == 1) {
@@ -133,6 +155,38 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
     }
     return;
   }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (a.cluster_finish) {
+    // No workspace and no ticket (whose zeroing is a memset of its own
+    // before the kernel): each block leaves its partials in its shared
+    // memory, and the first block of the cluster reads them all, in rank
+    // order, once the cluster has synchronised.
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    if (writer) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) scratch[j * blockDim.x + threadIdx.x] = acc[j];
+    }
+    cluster.sync();
+    if (cluster.block_rank() == 0 && writer) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) acc[j] = Op::identity();
+#pragma unroll
+      for (int k = 0; k < kMaxClusterSplit; ++k) {
+        if (k < a.split) {
+          const acc_t* theirs = cluster.map_shared_rank(scratch, k);
+#pragma unroll
+          for (int j = 0; j < V; ++j) acc[j] = Op::combine(acc[j], theirs[j * blockDim.x + threadIdx.x]);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        out[out_off + (cv * V + j) * a.out_col_stride] = Op::template project<out_t>(acc[j]);
+    }
+    cluster.sync();  // every block's shared memory stays until the first block has read it
+    return;
+  }
+#endif
   const int64_t n_total = a.n_outer * a.n_cols;
   const int64_t col0 = oi * a.n_cols + cv * V;
   if (writer) {
@@ -153,13 +207,30 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
 #pragma unroll
   for (int j = 0; j < V; ++j) acc[j] = Op::identity();
   if (valid) {
-    for (int k = threadIdx.y; k < a.split; k += blockDim.y) {
+    // F splits' loads in flight before they are combined, in the same order
+    // as one at a time: a split of hundreds left the last block a long chain
+    // of L2 round trips ([4, 36776, 7] over dim 1, a split of 526).
+    constexpr int F = V >= 8 ? 1 : 8 / V;
+    const int by = blockDim.y;
+    int k = threadIdx.y;
+    for (; k + (F - 1) * by < a.split; k += F * by) {
+      acc_t part[F][V];
+#pragma unroll
+      for (int f = 0; f < F; ++f)
+#pragma unroll
+        for (int j = 0; j < V; ++j) part[f][j] = load_coherent(a.partials + (k + f * by) * n_total + col0 + j);
+#pragma unroll
+      for (int f = 0; f < F; ++f)
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[j] = Op::combine(acc[j], part[f][j]);
+    }
+    for (; k < a.split; k += by) {
 #pragma unroll
       for (int j = 0; j < V; ++j)
         acc[j] = Op::combine(acc[j], load_coherent(a.partials + k * n_total + col0 + j));
     }
   }
-  if (blockDim.y > 1) combine_over_y<Op, V>(acc);
+  if (blockDim.y > 1) combine_over_y<Op, V>(acc, scratch);
   if (writer) {
 #pragma unroll
     for (int j = 0; j < V; ++j)

@@ -40,6 +40,17 @@ struct EnginePolicy {
   static constexpr int columns_blocks_per_sm() {
     return V == 4 ? 3 : 2;
   }
+  // Whether the inner rows kernel loads a lane's last chunks (fewer than
+  // kUnroll) together rather than one after another (rows.cuh,
+  // reduce_chunks). Not for 16-bit vectors of eight: bfloat16 and int16
+  // spilled at 64 registers with it, and rows of 16-bit floats ran 10-15%
+  // slower on the H200 ([2993, 244] bfloat16 over dim 1 0.94x -> 0.80x of
+  // torch.sum, [4, 4096, 768] float16 over dim 2 0.74x -> 0.69x) while
+  // float32 rows gained ([12951, 372] over dim 1 0.64x -> 0.77x).
+  template <typename in_t, int V, int kStep>
+  static constexpr bool tail_together() {
+    return !(sizeof(in_t) == 2 && V == 8);
+  }
 };
 
 template <typename T, int V>

@@ -35,7 +35,7 @@ struct RowsArgs {
   // vector body of each row starts at its first 16-byte boundary, `head`
   // elements in (row_head), and is chunks_per_row vectors long; the
   // row_len - chunks_per_row * V elements before and after it (at most
-  // 2V - 2) are read one by one (add_ragged_ends).
+  // 2V - 2) are read one by one (RaggedEnds).
   int ragged;
   int64_t row_len;
   acc_t* partials;  // [n_out][split]
@@ -54,18 +54,33 @@ __device__ __forceinline__ int64_t row_head(const in_t* row) {
   return static_cast<int64_t>(((16 - (reinterpret_cast<uintptr_t>(row) & 15)) & 15) / sizeof(in_t));
 }
 
-// The elements of a ragged row outside its vector body, k = first, first +
-// step, ..., folded into acc: k < head before the body, the rest after it.
+// The elements of a ragged row outside its vector body (at most 2V - 2)
+// that one thread adds: k = first, first + step, ..., k < head before the
+// body, the rest after it. The first is loaded before the body (load), so
+// that its load is in flight with the body's rather than a memory round of
+// its own after them; any further ones (step < 2V - 2) are added one by one.
 template <class Op, int V, typename in_t, typename wide_t>
-__device__ __forceinline__ wide_t add_ragged_ends(wide_t acc, const RowsArgs<wide_t>& a, const in_t* row,
-                                                  int64_t head, int64_t first, int64_t step) {
-  const int64_t body = a.chunks_per_row * V;
-  for (int64_t k = first; k < a.row_len - body; k += step) {
-    const int64_t i = k < head ? k : k + body;
-    acc = Op::wide_op::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), row[i])));
+struct RaggedEnds {
+  const in_t* row;
+  int64_t head, first, step, n_ends, body;
+  in_t first_value;
+
+  __device__ __forceinline__ RaggedEnds(const RowsArgs<wide_t>& a, const in_t* row_, int64_t head_,
+                                        int64_t first_, int64_t step_)
+      : row(row_), head(head_), first(first_), step(step_), first_value() {
+    body = a.chunks_per_row * V;
+    n_ends = a.row_len - body;
+    if (first < n_ends) first_value = row[index(first)];
   }
-  return acc;
-}
+  __device__ __forceinline__ int64_t index(int64_t k) const { return k < head ? k : k + body; }
+  __device__ __forceinline__ wide_t add_to(wide_t acc) const {
+    for (int64_t k = first; k < n_ends; k += step) {
+      const in_t x = k == first ? first_value : row[index(k)];
+      acc = Op::wide_op::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), x)));
+    }
+    return acc;
+  }
+};
 
 // The inputs of one chunk: V loaded elements, of which every kStep-th is
 // the tensor's (kStep = 2 reads a row of stride 2 with full vector loads and
@@ -98,14 +113,21 @@ struct Chunk {
   }
 };
 
-// in flight, each into its own partial. Partials are of the op's wide type
+// The chunks c, c + step, ... below end of one thread, kUnroll loads in
+// flight, each into its own partial. Partials are of the op's wide type
 // (SumOp::wide_op): a vector's elements are added in acc_t, the rest wide.
-// The last chunks (fewer than kUnroll) load one after another. A version
-// that loaded them together (predicated) needed 46-50 registers instead of
-// 38-40, and made [8192,8192] int32 over dim 1 1.3x and its bfloat16 twin
-// 1.2x slower on the H200 (NOTES.md); full sums avoid the remainder instead
-// (block ranges in multiples of kThreads * kUnroll chunks).
-template <class Op, typename in_t, int V, int kStep, typename wide_t>
+//
+// The last chunks (fewer than kUnroll): with kTailTogether they are loaded
+// together (predicated) before any is added, so that a thread waits on one
+// memory round for them rather than one per chunk. Rows of 93 float32
+// vectors over 32 lanes leave every lane 2 or 3 chunks, all in the tail:
+// loaded one after another, [12951, 372] over dim 1 took 10.7 us against
+// torch.sum's 6.0 (H200). The inner rows kernel takes it where it does not
+// spill (EnginePolicy::tail_together). The split rows kernel keeps them one
+// after another: held to 40 registers, the predicated tail needed 46-50 and made
+// [8192,8192] int32 over dim 1 1.3x slower (NOTES.md); its full sums avoid
+// the tail instead (block ranges in multiples of kThreads * kUnroll chunks).
+template <class Op, typename in_t, int V, int kStep, bool kTailTogether, typename wide_t>
 __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, const RowsArgs<wide_t>& a,
                                              int64_t c, int64_t end, int64_t step) {
   using WideOp = typename Op::wide_op;
@@ -124,9 +146,19 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
       for (int u = 0; u < U; ++u)
         acc[u] = WideOp::combine(acc[u], Op::template reduce_packed_bytes<in_t>(w[u]));
     }
-    for (; c < end; c += step)
-      acc[0] = WideOp::combine(acc[0], Op::template reduce_packed_bytes<in_t>(
-                                           *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c))));
+    if constexpr (kTailTogether) {
+      uint4 w[U - 1];
+#pragma unroll
+      for (int u = 0; u < U - 1; ++u)
+        if (c + u * step < end) w[u] = *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c + u * step));
+#pragma unroll
+      for (int u = 0; u < U - 1; ++u)
+        if (c + u * step < end) acc[u] = WideOp::combine(acc[u], Op::template reduce_packed_bytes<in_t>(w[u]));
+    } else {
+      for (; c < end; c += step)
+        acc[0] = WideOp::combine(acc[0], Op::template reduce_packed_bytes<in_t>(
+                                             *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c))));
+    }
   } else {
     for (; c + (U - 1) * step < end; c += U * step) {
       alignas(16) in_t v[U][V];
@@ -139,12 +171,27 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
         acc[u] = WideOp::combine(acc[u], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
       }
     }
-    for (; c < end; c += step) {
-      alignas(16) in_t v[V];
-      load_vec<V>(base + chunk_offset<V>(a, c), v);
-      in_t picked[P];
-      pick_every<V, kStep>(v, picked);
-      acc[0] = WideOp::combine(acc[0], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+    if constexpr (kTailTogether) {
+      alignas(16) in_t v[U - 1][V];
+#pragma unroll
+      for (int u = 0; u < U - 1; ++u)
+        if (c + u * step < end) load_vec<V>(base + chunk_offset<V>(a, c + u * step), v[u]);
+#pragma unroll
+      for (int u = 0; u < U - 1; ++u) {
+        if (c + u * step < end) {
+          in_t picked[P];
+          pick_every<V, kStep>(v[u], picked);
+          acc[u] = WideOp::combine(acc[u], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+        }
+      }
+    } else {
+      for (; c < end; c += step) {
+        alignas(16) in_t v[V];
+        load_vec<V>(base + chunk_offset<V>(a, c), v);
+        in_t picked[P];
+        pick_every<V, kStep>(v, picked);
+        acc[0] = WideOp::combine(acc[0], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+      }
     }
   }
 #pragma unroll
@@ -162,6 +209,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
                              out_t* __restrict__ out) {
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
+  constexpr bool kTail = EnginePolicy::template tail_together<in_t, V, kStep>();
   const int group = a.group;
   const int lane = threadIdx.x % group;
   const int groups_per_block = blockDim.x / group;
@@ -176,9 +224,13 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
     if (o < a.n_out) {
       a.outer.offsets(o, in_off, out_off);
       const in_t* row = in + in_off;
-      const int64_t head = a.ragged ? row_head(row) : 0;
-      acc = reduce_chunks<Op, in_t, V, kStep>(row + head, a, lane, a.chunks, group);
-      if (a.ragged) acc = add_ragged_ends<Op, V>(acc, a, row, head, lane, group);
+      if (a.ragged) {
+        const int64_t head = row_head(row);
+        const RaggedEnds<Op, V, in_t, wide_t> ends(a, row, head, lane, group);
+        acc = ends.add_to(reduce_chunks<Op, in_t, V, kStep, kTail>(row + head, a, lane, a.chunks, group));
+      } else {
+        acc = reduce_chunks<Op, in_t, V, kStep, kTail>(row, a, lane, a.chunks, group);
+      }
     }
     acc = group_reduce<WideOp>(acc, group);
     if (o < a.n_out && lane == 0) out[out_off] = WideOp::template project<out_t>(acc);
@@ -305,9 +357,15 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
     step = blockDim.x;
   }
   const in_t* row = in + in_off;
-  const int64_t head = a.ragged ? row_head(row) : 0;
-  wide_t acc = reduce_chunks<Op, in_t, V, kStep>(row + head, a, first, end, step);
-  if (a.ragged && blockIdx.x == 0) acc = add_ragged_ends<Op, V>(acc, a, row, head, threadIdx.x, blockDim.x);
+  wide_t acc;
+  if (a.ragged) {
+    // The ends belong to the output's first block.
+    const int64_t head = row_head(row);
+    const RaggedEnds<Op, V, in_t, wide_t> ends(a, row, head, blockIdx.x == 0 ? threadIdx.x : a.row_len, blockDim.x);
+    acc = ends.add_to(reduce_chunks<Op, in_t, V, kStep, false>(row + head, a, first, end, step));
+  } else {
+    acc = reduce_chunks<Op, in_t, V, kStep, false>(row, a, first, end, step);
+  }
   acc = block_reduce<WideOp>(acc);
   if (a.split == 1) {
     if (threadIdx.x == 0) out[out_off] = WideOp::template project<out_t>(acc);
