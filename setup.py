@@ -6,6 +6,7 @@ Install with `pip install --no-build-isolation -e .` so that the extension is
 built against the torch that will load it.
 """
 import glob
+import sys
 import os
 
 import torch
@@ -39,9 +40,18 @@ def extension():
     depends = sorted(glob.glob(os.path.join("csrc", "**", "*.h"), recursive=True)
                      + glob.glob(os.path.join("csrc", "**", "*.cuh"), recursive=True))
     cxx_flags = ["-O3", "-std=c++20"]
+    link_flags = []
+    if sys.platform.startswith("linux"):
+        # at::parallel_for is inline OpenMP code in torch's Linux builds: without
+        # -fopenmp it compiles to a serial loop, and the CPU kernels ran on one
+        # thread whatever torch.get_num_threads() said. Linking it names
+        # libgomp.so.1, the runtime torch has already loaded.
+        cxx_flags.append("-fopenmp")
+        link_flags.append("-fopenmp")
     if not with_cuda:
         return cpp_extension.CppExtension(
-            "reduce_op._C", sources, depends=depends, extra_compile_args={"cxx": cxx_flags}
+            "reduce_op._C", sources, depends=depends, extra_compile_args={"cxx": cxx_flags},
+            extra_link_args=link_flags,
         )
     if not os.environ.get("TORCH_CUDA_ARCH_LIST"):
         # No GPU visible at build time: build for the H200 (sm_90).
@@ -54,6 +64,7 @@ def extension():
         sources + cuda_sources,
         depends=depends,
         extra_compile_args={"cxx": cxx_flags + ["-DGPUREDUCE_WITH_CUDA"], "nvcc": nvcc_flags},
+        extra_link_args=link_flags,
     )
 
 

@@ -1,17 +1,45 @@
 // The ops on the CPU key: each is the CPU engine (reduce_cpu.h) instantiated
-// for its family, behind the shared entry points.
+// for its family, behind the shared entry points; the build for AVX2
+// (ops_cpu_avx2.cpp) runs where the CPU has it.
 #include <torch/library.h>
+
+#include <cstdlib>
+#include <cstring>
 
 #include "../engine/reduce_entry.h"
 #include "../engine/reduce_family.h"
+#include "isa.h"
 #include "reduce_cpu.h"
 
 namespace gpureduce {
+
+bool cpu_runs_avx2() {
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+  static const bool runs = [] {
+    const char* baseline = std::getenv("GPUREDUCE_CPU_BASELINE");
+    if (baseline != nullptr && std::strcmp(baseline, "1") == 0) return false;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  }();
+  return runs;
+#else
+  return false;
+#endif
+}
+
 namespace {
 
 template <class Family>
+void run_pass_best_isa(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+  if (cpu_runs_avx2()) return cpu_avx2::run_pass<Family>(pass, in, out);
+#endif
+  cpu::run_pass_cpu<Family>(pass, in, out);
+}
+
+template <class Family>
 const OpSpec& cpu_spec(const char* kernel_name) {
-  static const OpSpec spec = op_spec<Family>(&cpu::run_pass_cpu<Family>, kernel_name);
+  static const OpSpec spec = op_spec<Family>(&run_pass_best_isa<Family>, kernel_name);
   return spec;
 }
 const OpSpec& sum_spec() { return cpu_spec<SumFamily>("sum_cpu"); }

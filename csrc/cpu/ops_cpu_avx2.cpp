@@ -1,0 +1,48 @@
+// The CPU engine (reduce_cpu.h) compiled for AVX2, FMA and F16C: 8-wide
+// float vectors and hardware float16 conversion, which the baseline x86-64
+// build cannot use. Only the engine's own code is compiled for them: every
+// header it includes is included first, for the baseline, so that no inline
+// function shared with the other files is emitted here with instructions an
+// older CPU lacks (the engine's templates live in a namespace of their own).
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "../engine/reduce_dtypes.h"
+#include "../engine/reduce_family.h"
+#include "../engine/reduce_ops.h"
+#include "../engine/reduce_plan.h"
+#include "isa.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#define GPUREDUCE_CPU_AVX2 1
+#define GPUREDUCE_CPU_NS cpu_avx2_kernels
+#include "reduce_cpu.h"
+#pragma GCC pop_options
+
+namespace gpureduce {
+namespace cpu_avx2 {
+
+template <class Family>
+void run_pass(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
+  cpu_avx2_kernels::run_pass_cpu<Family>(pass, in, out);
+}
+
+template void run_pass<SumFamily>(const ReducePass&, const at::Tensor&, const at::Tensor&);
+template void run_pass<ProdFamily>(const ReducePass&, const at::Tensor&, const at::Tensor&);
+
+}  // namespace cpu_avx2
+}  // namespace gpureduce
+
+#endif
