@@ -109,21 +109,31 @@ def sum(  # noqa: A001 - mirrors torch.sum on purpose
         if kernel == "cpu" and input.device.type != "cpu":
             return torch.ops.gpureduce.classic_sum(input.cpu(), kernel).to(input.device)
         return torch.ops.gpureduce.classic_sum(input, kernel)
-    # The common forms (a tensor, an int or no dim, a bool keepdim, a torch
-    # dtype or none) go straight to the operator; every other form is
-    # normalised, or rejected as torch rejects it, first.
-    plain = (isinstance(input, torch.Tensor) and type(keepdim) is bool and (dim is None or type(dim) is int)
-             and (dtype is None or isinstance(dtype, torch.dtype)))
-    if plain:
-        dim = None if dim is None else [dim]
-    elif _args.names_dims(dim):
+    # The common forms (a tensor; no dim, an int, or a list or tuple of ints;
+    # a bool keepdim; no dtype or out) go straight to the operator, checked
+    # with as few attribute reads as can tell them apart: every Python step
+    # here adds to each call (NOTES.md, per-call cost).
+    if dtype is None and out is None and type(keepdim) is bool and isinstance(input, torch.Tensor) \
+            and not input.is_nested:
+        if dim is None:
+            return _SUM_DIMS(input, None, True) if keepdim else _SUM_ALL(input)
+        kind = type(dim)
+        if kind is int:
+            return _SUM_DIMS(input, [dim], keepdim)
+        if (kind is list or kind is tuple) and _args.all_ints(dim):
+            return _SUM_DIMS(input, dim, keepdim)
+    if type(dtype) is torch.dtype and out is None and type(keepdim) is bool and isinstance(input, torch.Tensor) \
+            and not input.is_nested and (dim is None or type(dim) is int):
+        if dim is None and not keepdim:
+            return _SUM_ALL(input, dtype=dtype)
+        return _SUM_DIMS(input, None if dim is None else [dim], keepdim, dtype=dtype)
+    if _args.names_dims(dim):
         # Dims by name belong to torch's named tensors, which the operator
         # does not take: torch.sum gives the result or the error, whichever
         # this torch version gives (2.11 raises RuntimeError for an unknown
         # name, later versions TypeError).
         return torch.sum(input, dim, keepdim, dtype=dtype, out=out)
-    else:
-        dim, keepdim, dtype = _args.normalize(input, dim, keepdim, dtype)
+    dim, keepdim, dtype = _args.normalize(input, dim, keepdim, dtype)
     if input.is_nested:
         raise NotImplementedError("gpureduce.sum does not take nested tensors")
     if out is not None:

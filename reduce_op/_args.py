@@ -41,6 +41,14 @@ def _one_dim(d: Any, input: Any, dim: Any) -> int:
         raise _invalid(input, dim) from None
 
 
+def all_ints(dims: Any) -> bool:
+    """Whether every element of a list or tuple is a plain int."""
+    for d in dims:
+        if type(d) is not int:
+            return False
+    return True
+
+
 def names_dims(dim: Any) -> bool:
     """Whether dim names dims (a str, or a list or tuple holding one): torch's
     named-tensor overloads, which the operator does not have."""

@@ -13,8 +13,15 @@ from . import _args, _build_info
 __all__ = ["replace_torch_sum", "patch", "unpatch"]
 
 _SUM_FUNCS = (torch.sum, torch.Tensor.sum)
-# Devices with gpureduce kernels (CUDA only in a build with its CUDA sources).
-_DEVICES = ("cpu", "meta") + (("cuda",) if _build_info.WITH_CUDA else ())
+
+
+def _ours(x: torch.Tensor) -> bool:
+    """Whether gpureduce has kernels for x: a dense strided tensor, not
+    quantized or nested, on a device with gpureduce kernels. (x.is_cpu and
+    friends, since x.device builds an object: 400 ns a call.)"""
+    if x.layout is not torch.strided or x.is_quantized or x.is_nested:
+        return False
+    return x.is_cpu or x.is_meta or (x.is_cuda and _build_info.WITH_CUDA)
 
 
 def _bind(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Dict[str, Any]]:
@@ -22,6 +29,14 @@ def _bind(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Dict[str, A
     is torch's to make: argument forms torch rejects (so that torch raises
     its own error), named dims, unknown keywords, and tensors gpureduce has
     no kernel for (sparse, nested, quantized, other devices)."""
+    if not kwargs and 0 < len(args) <= 3:
+        # x.sum(), x.sum(d), x.sum(d, keepdim) with an int or no dim: the
+        # forms models use, bound without the general path below.
+        x = args[0]
+        d = args[1] if len(args) > 1 else None
+        k = args[2] if len(args) > 2 else False
+        if type(x) is torch.Tensor and (d is None or type(d) is int) and type(k) is bool and _ours(x):
+            return {"input": x, "dim": None if d is None else [d], "keepdim": k, "dtype": None, "out": None}
     kwargs = dict(kwargs)
     rest = list(args)
     if rest:
@@ -47,9 +62,7 @@ def _bind(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Dict[str, A
         bound[k] = v
     if not isinstance(x, torch.Tensor) or (bound["out"] is not None and not isinstance(bound["out"], torch.Tensor)):
         return None
-    if x.is_sparse or x.layout != torch.strided or x.is_quantized or x.is_nested:
-        return None
-    if x.device.type not in _DEVICES:
+    if not _ours(x):
         return None
     d = bound["dim"]
     if isinstance(d, str) or (isinstance(d, (list, tuple)) and any(isinstance(i, str) for i in d)):
@@ -61,10 +74,20 @@ def _bind(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Dict[str, A
     return bound
 
 
-def _gpureduce_sum(b: Dict[str, Any]) -> torch.Tensor:
-    from . import sum as gr_sum
+_SUM_ALL = torch.ops.gpureduce.sum.default
+_SUM_DIMS = torch.ops.gpureduce.sum.dim_IntList
+_SUM_OUT = torch.ops.gpureduce.sum.IntList_out
 
-    return gr_sum(b["input"], b["dim"], b["keepdim"], dtype=b["dtype"], out=b["out"])
+
+def _gpureduce_sum(b: Dict[str, Any]) -> torch.Tensor:
+    """The operator on arguments _bind has put in its forms."""
+    x, dim, keepdim, dtype, out = b["input"], b["dim"], b["keepdim"], b["dtype"], b["out"]
+    if out is not None:
+        _SUM_OUT(x, dim, keepdim, dtype=dtype, out=out)
+        return out
+    if dtype is None:
+        return _SUM_ALL(x) if dim is None and not keepdim else _SUM_DIMS(x, dim, keepdim)
+    return _SUM_ALL(x, dtype=dtype) if dim is None and not keepdim else _SUM_DIMS(x, dim, keepdim, dtype=dtype)
 
 
 class _ReplaceTorchSum(TorchFunctionMode):
