@@ -29,12 +29,20 @@ def _bind(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Dict[str, A
     is torch's to make: argument forms torch rejects (so that torch raises
     its own error), named dims, unknown keywords, and tensors gpureduce has
     no kernel for (sparse, nested, quantized, other devices)."""
-    if not kwargs and 0 < len(args) <= 3:
-        # x.sum(), x.sum(d), x.sum(d, keepdim) with an int or no dim: the
-        # forms models use, bound without the general path below.
+    if 0 < len(args) <= 3 and len(kwargs) <= 2:
+        # x.sum(), x.sum(d), x.sum(d, keepdim), keepdim= and dim= by name,
+        # with an int or no dim: the forms models use, bound without the
+        # general path below.
         x = args[0]
         d = args[1] if len(args) > 1 else None
         k = args[2] if len(args) > 2 else False
+        if kwargs:
+            if len(args) == 1 and "dim" in kwargs:
+                d = kwargs["dim"]
+            if len(args) < 3 and "keepdim" in kwargs:
+                k = kwargs["keepdim"]
+            if len(kwargs) != ("dim" in kwargs and len(args) == 1) + ("keepdim" in kwargs and len(args) < 3):
+                d = "general"  # another keyword, or one given twice: the general path decides
         if type(x) is torch.Tensor and (d is None or type(d) is int) and type(k) is bool and _ours(x):
             return {"input": x, "dim": None if d is None else [d], "keepdim": k, "dtype": None, "out": None}
     kwargs = dict(kwargs)
@@ -56,6 +64,10 @@ def _bind(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Dict[str, A
         if "dim" in kwargs or len(rest) > 0:
             return None
         kwargs["dim"] = kwargs.pop("axis")
+    if "keepdims" in kwargs:  # numpy's name again
+        if "keepdim" in kwargs or len(rest) > 1:
+            return None
+        kwargs["keepdim"] = kwargs.pop("keepdims")
     for k, v in kwargs.items():
         if k not in bound:
             return None

@@ -22,6 +22,11 @@ CALLS = [
     ("x.sum(dim=-1, keepdim=True)", lambda x: x.sum(dim=-1, keepdim=True), -1, True, None),
     ("torch.sum(x, dtype=float64)", lambda x: torch.sum(x, dtype=torch.float64), None, False, torch.float64),
     ("x.sum(0, dtype=float64)", lambda x: x.sum(0, dtype=torch.float64), 0, False, torch.float64),
+    ("x.sum(dim=1)", lambda x: x.sum(dim=1), 1, False, None),
+    ("x.sum(2, keepdim=True)", lambda x: x.sum(2, keepdim=True), 2, True, None),
+    ("torch.sum(x, dim=0, keepdim=False)", lambda x: torch.sum(x, dim=0, keepdim=False), 0, False, None),
+    ("x.sum(1, keepdims=True)", lambda x: x.sum(1, keepdims=True), 1, True, None),
+    ("torch.sum(x, axis=2, keepdims=True)", lambda x: torch.sum(x, axis=2, keepdims=True), 2, True, None),
 ]
 
 
@@ -52,6 +57,18 @@ def test_replace_torch_sum_routes(label, fn, dim, keepdim, dtype, device, spy):
     assert_matches_torch(out, x, dim, keepdim, dtype)
     fn(x)  # outside the block: torch's own
     assert len(spy) == 1
+
+
+@pytest.mark.parametrize("call", [lambda x: x.sum(1, dim=1), lambda x: x.sum(1, True, keepdim=True),
+                                  lambda x: x.sum(1, True, keepdims=True), lambda x: torch.sum(x, 1, foo=2)])
+def test_drop_in_leaves_bad_keywords_to_torch(call):
+    x = torch.randn(3, 4)
+    with pytest.raises(TypeError) as theirs:
+        call(x)
+    with reduce_op.replace_torch_sum():
+        with pytest.raises(TypeError) as ours:
+            call(x)
+    assert type(ours.value) is type(theirs.value)
 
 
 @pytest.mark.parametrize("device", _devices())
