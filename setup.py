@@ -34,7 +34,8 @@ def extension():
     with_cuda = want_cuda()
     write_build_info(with_cuda)
     # Every source under csrc/, so that a new folder cannot be left out.
-    sources = sorted(glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True))
+    sources = sorted(p for p in glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True)
+                     if not p.startswith(FAST_CALLS_DIR))
     # Headers too, so that changing one rebuilds (setuptools otherwise
     # compares the sources' times only; ninja then picks what to recompile).
     depends = sorted(glob.glob(os.path.join("csrc", "**", "*.h"), recursive=True)
@@ -68,13 +69,26 @@ def extension():
     )
 
 
+FAST_CALLS_DIR = os.path.join("csrc", "python")
+
+
+def fast_calls_extension():
+    # reduce_op._fast: pybind11 bindings of the operator's overloads (the
+    # per-call fast path of reduce_op.sum). Kept out of _C, which LibTorch
+    # programs load without Python.
+    return cpp_extension.CppExtension(
+        "reduce_op._fast", sorted(glob.glob(os.path.join(FAST_CALLS_DIR, "*.cpp"))),
+        extra_compile_args={"cxx": ["-O2", "-std=c++20"]},
+    )
+
+
 setup(
     name="gpureduce",
     version="0.1.0",
     description="A fast, deterministic drop-in replacement for torch.sum, with the classic "
     "parallel-reduction kernels",
     packages=["reduce_op"],
-    ext_modules=[extension()],
+    ext_modules=[extension(), fast_calls_extension()],
     cmdclass={"build_ext": cpp_extension.BuildExtension.with_options(use_ninja=True)},
     python_requires=">=3.9",
 )

@@ -54,7 +54,7 @@ def library_path() -> str:
 _check_torch_version()
 torch.ops.load_library(library_path())
 
-from . import _args  # noqa: E402
+from . import _args, _fast  # noqa: E402
 from ._dropin import patch, replace_torch_sum, unpatch  # noqa: E402
 
 DimArg = Optional[Union[int, Sequence[int]]]
@@ -63,6 +63,8 @@ DimArg = Optional[Union[int, Sequence[int]]]
 _SUM_ALL = torch.ops.gpureduce.sum.default
 _SUM_DIMS = torch.ops.gpureduce.sum.dim_IntList
 _SUM_OUT = torch.ops.gpureduce.sum.IntList_out
+_has_torch_function = torch._C._has_torch_function_unary
+_is_compiling = torch.compiler.is_compiling
 
 
 def kernels() -> List[str]:
@@ -110,23 +112,23 @@ def sum(  # noqa: A001 - mirrors torch.sum on purpose
             return torch.ops.gpureduce.classic_sum(input.cpu(), kernel).to(input.device)
         return torch.ops.gpureduce.classic_sum(input, kernel)
     # The common forms (a tensor; no dim, an int, or a list or tuple of ints;
-    # a bool keepdim; no dtype or out) go straight to the operator, checked
-    # with as few attribute reads as can tell them apart: every Python step
-    # here adds to each call (NOTES.md, per-call cost).
-    if dtype is None and out is None and type(keepdim) is bool and isinstance(input, torch.Tensor) \
-            and not input.is_nested:
-        if dim is None:
-            return _SUM_DIMS(input, None, True) if keepdim else _SUM_ALL(input)
+    # a bool keepdim; a torch dtype or none; no out) go straight to the
+    # operator, checked with as few attribute reads as can tell them apart:
+    # every Python step here adds to each call (NOTES.md, per-call cost).
+    # They take the typed bindings of _fast unless torch.ops has something to
+    # add: a __torch_function__ override or mode, or torch.compile tracing.
+    if out is None and type(keepdim) is bool and isinstance(input, torch.Tensor) and not input.is_nested \
+            and (dtype is None or type(dtype) is torch.dtype):
         kind = type(dim)
-        if kind is int:
-            return _SUM_DIMS(input, [dim], keepdim)
-        if (kind is list or kind is tuple) and _args.all_ints(dim):
-            return _SUM_DIMS(input, dim, keepdim)
-    if type(dtype) is torch.dtype and out is None and type(keepdim) is bool and isinstance(input, torch.Tensor) \
-            and not input.is_nested and (dim is None or type(dim) is int):
-        if dim is None and not keepdim:
-            return _SUM_ALL(input, dtype=dtype)
-        return _SUM_DIMS(input, None if dim is None else [dim], keepdim, dtype=dtype)
+        if dim is None or kind is int or ((kind is list or kind is tuple) and _args.all_ints(dim)):
+            dims = None if dim is None else ([dim] if kind is int else dim)
+            if not _has_torch_function(input) and not _is_compiling():
+                if dims is None and not keepdim:
+                    return _fast.sum_all(input, dtype)
+                return _fast.sum_dims(input, dims, keepdim, dtype)
+            if dims is None and not keepdim:
+                return _SUM_ALL(input, dtype=dtype) if dtype is not None else _SUM_ALL(input)
+            return _SUM_DIMS(input, dims, keepdim, dtype=dtype) if dtype is not None else _SUM_DIMS(input, dims, keepdim)
     if _args.names_dims(dim):
         # Dims by name belong to torch's named tensors, which the operator
         # does not take: torch.sum gives the result or the error, whichever

@@ -1,0 +1,71 @@
+"""reduce_op.sum's typed bindings (reduce_op._fast) keep what torch.ops
+gives: the profiler records the operator, autograd records its node,
+__torch_function__ modes and subclasses still see the call, and results
+are the operator's."""
+import torch
+from torch.overrides import TorchFunctionMode
+
+import reduce_op
+from axes import assert_matches_torch
+
+
+def test_profiler_records_the_operator():
+    x = torch.randn(4, 5)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        reduce_op.sum(x)
+        reduce_op.sum(x, 1, keepdim=True)
+    names = [e.name for e in prof.events()]
+    assert names.count("gpureduce::sum") >= 2, names
+
+
+def test_autograd_through_the_bindings():
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    y = reduce_op.sum(x, [0], dtype=torch.float64)
+    assert y.grad_fn is not None
+    y.sum().backward()
+    torch.testing.assert_close(x.grad, torch.ones_like(x))
+
+
+class _Seen(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.funcs = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.funcs.append(func)
+        return func(*args, **(kwargs or {}))
+
+
+def test_torch_function_mode_sees_the_call():
+    x = torch.randn(4, 5)
+    with _Seen() as mode:
+        out = reduce_op.sum(x, 0)
+    assert any("gpureduce" in str(f) for f in mode.funcs), mode.funcs
+    assert_matches_torch(out, x, 0, False)
+
+
+class _Sub(torch.Tensor):
+    calls = 0
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls += 1
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def test_torch_function_subclass_sees_the_call():
+    x = torch.randn(4, 5).as_subclass(_Sub)
+    _Sub.calls = 0
+    reduce_op.sum(x, 1)
+    assert _Sub.calls >= 1
+
+
+def test_bindings_match_torch_on_every_plain_form():
+    x = torch.randn(3, 4, 5)
+    for dim, keepdim in [(None, False), (None, True), (1, False), ([0, 2], True), ((2,), False), ([], False)]:
+        for dtype in (None, torch.float64):
+            ours = reduce_op.sum(x, dim, keepdim, dtype=dtype)
+            ref = torch.sum(x, dim, keepdim, dtype=dtype) if dim is not None else (
+                torch.sum(x, dtype=dtype) if not keepdim else torch.sum(x, list(range(3)), True, dtype=dtype))
+            assert ours.shape == ref.shape and ours.dtype == ref.dtype, (dim, keepdim, dtype)
+            torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-5)
