@@ -1,10 +1,17 @@
 // Autograd for gpureduce::sum. The backward broadcasts the gradient back to
 // the input's shape (unsqueeze the reduced dims when keepdim=False, expand)
 // and casts back from any dtype= argument. It is built from ATen ops, so it is
-// itself differentiable and double backward works.
+// itself differentiable and double backward works. Errors in the arguments
+// are raised by the kernel below before any node is made.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
 #include <torch/library.h>
+
+#include <memory>
+#include <type_traits>
+#include <utility>
 
 #include "../engine/reduce_shape.h"
 
@@ -20,61 +27,72 @@ at::Tensor call_sum_dim(const at::Tensor& input, at::OptionalIntArrayRef dim, bo
   return op.call(input, dim, keepdim, dtype);
 }
 
-class SumFunction : public torch::autograd::Function<SumFunction> {
- public:
-  // `reduced` is the validated, ascending list of reduced dims: arguments are
-  // checked before apply(), so no error is raised from inside the autograd
-  // node's construction.
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input,
-                            std::optional<std::vector<int64_t>> dim, std::vector<int64_t> reduced,
-                            bool keepdim, std::optional<at::ScalarType> dtype) {
-    ctx->saved_data["reduced"] = reduced;
-    ctx->saved_data["keepdim"] = keepdim;
-    ctx->saved_data["input_dtype"] = input.scalar_type();
-    ctx->saved_data["input_sizes"] = c10::IValue(input.sym_sizes());
-    at::AutoDispatchBelowADInplaceOrView guard;
-    const at::OptionalIntArrayRef dim_ref =
-        dim.has_value() ? at::OptionalIntArrayRef(*dim) : at::OptionalIntArrayRef(std::nullopt);
-    return call_sum_dim(input, dim_ref, keepdim, dtype);
-  }
+// The backward node, written as ATen's generated nodes are (a Node with
+// plain members) rather than as a torch::autograd::Function: the Function's
+// context map of IValues and its bookkeeping cost about 2 us a call on a
+// 10-element CPU tensor (benchmarks/NOTES.md, per-call cost).
+struct GpureduceSumBackward : public torch::autograd::Node {
+  std::vector<int64_t> reduced;  // ascending
+  bool keepdim = false;
+  at::ScalarType input_dtype = at::kFloat;
+  std::vector<c10::SymInt> input_sizes;
 
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grads) {
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
     at::Tensor g = grads[0];
-    const auto reduced = ctx->saved_data["reduced"].toIntVector();
-    if (!ctx->saved_data["keepdim"].toBool()) {
-      for (int64_t d : reduced) g = g.unsqueeze(d);  // ascending order
+    if (!g.defined()) return {at::Tensor()};
+    if (!keepdim) {
+      for (int64_t d : reduced) g = g.unsqueeze(d);
     }
-    const std::vector<c10::SymInt> sizes = ctx->saved_data["input_sizes"].toSymIntVector();
-    g = g.expand_symint(sizes);
-    const auto input_dtype = ctx->saved_data["input_dtype"].toScalarType();
+    g = g.expand_symint(input_sizes);
     if (g.scalar_type() != input_dtype) g = g.to(input_dtype);
-    return {g, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {g};
   }
+  std::string name() const override { return "GpureduceSumBackward"; }
 };
+
+// torch's autograd graph holds nodes by std::shared_ptr up to 2.12 and by
+// c10::intrusive_ptr from 2.13 on; this builds one either way.
+using NodePtr = std::remove_cv_t<std::remove_reference_t<decltype(std::declval<torch::autograd::Edge>().function)>>;
+
+template <class T>
+NodePtr make_node() {
+  if constexpr (std::is_same_v<NodePtr, std::shared_ptr<torch::autograd::Node>>) {
+    return std::shared_ptr<T>(new T());
+  } else {
+    return c10::make_intrusive<T>();
+  }
+}
 
 at::Tensor sum_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                             std::optional<at::ScalarType> dtype) {
   TORCH_CHECK_NOT_IMPLEMENTED(!input.is_nested(), "gpureduce::sum does not take nested tensors");
+  const bool record = at::GradMode::is_enabled() && input.requires_grad();
+  if (!record) {
+    // No graph to record: straight to the kernel below.
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return call_sum_dim(input, dim, keepdim, dtype);
+  }
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
   const at::ScalarType out_dtype = result_dtype(input.scalar_type(), dtype);
   check_dtype_supported(out_dtype, input.is_cuda() ? "sum_cuda" : "sum_cpu");
   // As torch: a result that cannot carry a gradient, from an input that needs one.
-  TORCH_CHECK(!(at::GradMode::is_enabled() && input.requires_grad()) || at::isFloatingType(out_dtype) ||
-                  at::isComplexType(out_dtype),
+  TORCH_CHECK(at::isFloatingType(out_dtype) || at::isComplexType(out_dtype),
               "Autograd not support dtype: ", c10::toString(out_dtype));
-  if (!(at::GradMode::is_enabled() && input.requires_grad())) {
-    // No graph to record: skip the autograd node and its saved state (about
-    // 1 us a call on a 10-element CPU tensor).
+  at::Tensor result;
+  {
     at::AutoDispatchBelowADInplaceOrView guard;
-    return call_sum_dim(input, dim, keepdim, dtype);
+    result = call_sum_dim(input, dim, keepdim, dtype);
   }
-  std::vector<int64_t> reduced;
+  NodePtr node = make_node<GpureduceSumBackward>();
+  auto* sum_node = static_cast<GpureduceSumBackward*>(node.get());
   for (int64_t d = 0; d < input.dim(); ++d)
-    if (mask[d]) reduced.push_back(d);
-  std::optional<std::vector<int64_t>> dim_vec;
-  if (dim.has_value()) dim_vec = dim->vec();
-  return SumFunction::apply(input, dim_vec, reduced, keepdim, dtype);
+    if (mask[d]) sum_node->reduced.push_back(d);
+  sum_node->keepdim = keepdim;
+  sum_node->input_dtype = input.scalar_type();
+  sum_node->input_sizes = input.sym_sizes().vec();
+  node->set_next_edges(torch::autograd::collect_next_edges(input));
+  torch::autograd::set_history(result, node);
+  return result;
 }
 
 at::Tensor sum_autograd(const at::Tensor& input, std::optional<at::ScalarType> dtype) {

@@ -1,0 +1,130 @@
+"""Per-call cost of gpureduce.sum against torch.sum on small tensors: full and
+dim sums, keepdim, dtype=, requires_grad, and the drop-in mode (patch() and
+replace_torch_sum()), on the CPU and, where there is one, the GPU. Each form
+is timed as a loop of calls in one process, ours and torch's alternately
+(minimum of repeats, in µs per call; on CUDA the loop is synchronised at its
+end, so the figure is the host-side cost of enqueueing plus the GPU time
+when that is longer). The ratio is ours / torch's: 1.0 is as cheap as torch.
+
+    python benchmarks/overhead_bench.py                # cpu, and cuda if present
+    python benchmarks/overhead_bench.py --devices cpu --numel 10 1000
+
+Writes overhead_<device-name>.json under --out-dir.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from typing import Callable, Dict, List
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import reduce_op  # noqa: E402
+from bench import geomean  # noqa: E402
+
+
+def per_call_us(fn: Callable[[], object], device: str, calls: int, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        if device == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
+    return best
+
+
+def forms(x: torch.Tensor, xg: torch.Tensor):
+    """(label, ours, torch's) for each call form."""
+    f64 = torch.float64
+    return [
+        ("sum(x)", lambda: reduce_op.sum(x), lambda: torch.sum(x)),
+        ("sum(x, 0)", lambda: reduce_op.sum(x, 0), lambda: torch.sum(x, 0)),
+        ("sum(x, [0, 1])", lambda: reduce_op.sum(x, [0, 1]), lambda: torch.sum(x, [0, 1])),
+        ("sum(x, 1, keepdim=True)", lambda: reduce_op.sum(x, 1, keepdim=True), lambda: torch.sum(x, 1, keepdim=True)),
+        ("sum(x, dtype=float64)", lambda: reduce_op.sum(x, dtype=f64), lambda: torch.sum(x, dtype=f64)),
+        ("sum(xg) requires_grad", lambda: reduce_op.sum(xg), lambda: torch.sum(xg)),
+        ("sum(xg, 0) requires_grad", lambda: reduce_op.sum(xg, 0), lambda: torch.sum(xg, 0)),
+    ]
+
+
+def dropin_forms(x: torch.Tensor):
+    return [("x.sum()", lambda: x.sum()), ("x.sum(0)", lambda: x.sum(0)),
+            ("torch.sum(x, 1, keepdim=True)", lambda: torch.sum(x, 1, keepdim=True))]
+
+
+def run_device(device: str, numels: List[int], calls: int, repeats: int) -> List[Dict[str, object]]:
+    rows = []
+    for numel in numels:
+        cols = 10 if numel % 10 == 0 else 1
+        x = torch.randn(numel // cols, cols, device=device)
+        xg = x.clone().requires_grad_()
+        for label, ours, theirs in forms(x, xg):
+            ours(), theirs()
+            a = per_call_us(ours, device, calls, repeats)
+            b = per_call_us(theirs, device, calls, repeats)
+            rows.append({"device": device, "numel": numel, "form": label, "gpureduce_us": a, "torch_us": b,
+                         "ratio": a / b})
+        for mode in ("patch", "replace_torch_sum"):
+            for label, call in dropin_forms(x):
+                b = per_call_us(call, device, calls, repeats)  # torch's own, outside the drop-in
+                if mode == "patch":
+                    reduce_op.patch()
+                    try:
+                        call()
+                        a = per_call_us(call, device, calls, repeats)
+                    finally:
+                        reduce_op.unpatch()
+                else:
+                    with reduce_op.replace_torch_sum():
+                        call()
+                        a = per_call_us(call, device, calls, repeats)
+                rows.append({"device": device, "numel": numel, "form": f"{mode}: {label}", "gpureduce_us": a,
+                             "torch_us": b, "ratio": a / b})
+    return rows
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--devices", nargs="+", default=["cpu"] + (["cuda"] if torch.cuda.is_available() else []))
+    p.add_argument("--numel", nargs="+", type=int, default=[10, 1000])
+    p.add_argument("--calls", type=int, default=5000)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--threads", type=int, default=1, help="CPU threads (torch.set_num_threads)")
+    p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    args = p.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    os.makedirs(args.out_dir, exist_ok=True)
+    for device in args.devices:
+        rows = run_device(device, args.numel, args.calls, args.repeats)
+        name = torch.cuda.get_device_name().replace(" ", "_").lower() if device == "cuda" else f"cpu_{platform.machine()}"
+        meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "torch": torch.__version__,
+                "device": device, "name": name, "threads": args.threads, "calls": args.calls,
+                "repeats": args.repeats, "python": platform.python_version()}
+        direct = [r["ratio"] for r in rows if ":" not in r["form"]]
+        summary = {"geomean_ratio": geomean([r["ratio"] for r in rows]), "max_ratio": max(r["ratio"] for r in rows),
+                   "geomean_ratio_direct_calls": geomean(direct), "max_ratio_direct_calls": max(direct)}
+        path = os.path.join(args.out_dir, f"overhead_{name}.json")
+        with open(path, "w") as f:
+            json.dump({"meta": meta, "summary": summary, "rows": rows}, f, indent=1)
+        print(f"{device} ({name}), torch {torch.__version__}, {args.threads} thread(s): ours/torch per call, "
+              f"geomean {summary['geomean_ratio']:.2f}, max {summary['max_ratio']:.2f}; reduce_op.sum calls alone: "
+              f"geomean {summary['geomean_ratio_direct_calls']:.2f}, max {summary['max_ratio_direct_calls']:.2f}")
+        for r in rows:
+            print(f"  {r['numel']:>6}  {r['form']:44s} {r['gpureduce_us']:7.2f} vs {r['torch_us']:7.2f} us  {r['ratio']:.2f}x")
+        print(f"  -> {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
