@@ -18,6 +18,21 @@ int64_t max_resident_blocks(Kernel kernel, int threads) {
   return n;
 }
 
+// Launches `kernel` on `stream` with one launch attribute.
+template <typename... Params, typename... Args>
+void launch_with_attribute(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream,
+                           cudaLaunchAttribute attribute, Args&&... args) {
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  C10_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 // Launches `kernel` on `stream`; with `pdl`, as a programmatic dependent of
 // the work before it: it may be scheduled while that work still runs, and
 // waits for it itself (wait_for_prior_grid in engine/common.cuh) before it
@@ -30,18 +45,10 @@ void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return;
   }
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  C10_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  launch_with_attribute(kernel, grid, block, stream, attribute, std::forward<Args>(args)...);
 }
 
 // Launches `kernel` on `stream` with its blocks grouped into thread-block
@@ -49,20 +56,12 @@ void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_
 template <typename... Params, typename... Args>
 void launch_kernel_clustered(void (*kernel)(Params...), dim3 grid, dim3 block, dim3 cluster, cudaStream_t stream,
                              Args&&... args) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = cluster.x;
-  attribute[0].val.clusterDim.y = cluster.y;
-  attribute[0].val.clusterDim.z = cluster.z;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  C10_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = cluster.x;
+  attribute.val.clusterDim.y = cluster.y;
+  attribute.val.clusterDim.z = cluster.z;
+  launch_with_attribute(kernel, grid, block, stream, attribute, std::forward<Args>(args)...);
 }
 
 // Whether the code of `kernel` that this device runs was compiled for
