@@ -185,6 +185,19 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
     return pairwise_combine<Op>(leaf, count);
   };
 
+  if (n_leaves == 1 && p.outer.ndim == 1) {
+    // One leaf per output, outputs at one stride (rows of up to kLeaf
+    // elements, the usual short rows): the leaf straight into the output,
+    // without the leaf buffer, the pairwise call or the general indexer.
+    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, p.row_len));
+    const int64_t in_step = p.outer.in_strides[0], out_step = p.outer.out_strides[0];
+    at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o)
+        out[o * out_step] = finish<Op, kWritesPartials, out_t>(
+            leaf_reduce<Op, kPartials, in_t, acc_t>(in + o * in_step, p.row_len, p.elem_stride));
+    });
+    return;
+  }
   if (tasks_per_out == 1) {
     const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, p.n_rows * p.row_len));
     at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
