@@ -54,17 +54,10 @@ def library_path() -> str:
 _check_torch_version()
 torch.ops.load_library(library_path())
 
-from . import _args, _fast  # noqa: E402
+from . import _args, _calls  # noqa: E402
 from ._dropin import patch, replace_torch_sum, unpatch  # noqa: E402
 
 DimArg = Optional[Union[int, Sequence[int]]]
-
-# The operator's overloads, looked up once (each lookup costs a call).
-_SUM_ALL = torch.ops.gpureduce.sum.default
-_SUM_DIMS = torch.ops.gpureduce.sum.dim_IntList
-_SUM_OUT = torch.ops.gpureduce.sum.IntList_out
-_has_torch_function = torch._C._has_torch_function_unary
-_is_compiling = torch.compiler.is_compiling
 
 
 def kernels() -> List[str]:
@@ -115,20 +108,12 @@ def sum(  # noqa: A001 - mirrors torch.sum on purpose
     # a bool keepdim; a torch dtype or none; no out) go straight to the
     # operator, checked with as few attribute reads as can tell them apart:
     # every Python step here adds to each call (NOTES.md, per-call cost).
-    # They take the typed bindings of _fast unless torch.ops has something to
-    # add: a __torch_function__ override or mode, or torch.compile tracing.
+    # (_calls picks the typed bindings or torch.ops.)
     if out is None and type(keepdim) is bool and isinstance(input, torch.Tensor) and not input.is_nested \
             and (dtype is None or type(dtype) is torch.dtype):
         kind = type(dim)
         if dim is None or kind is int or ((kind is list or kind is tuple) and _args.all_ints(dim)):
-            dims = None if dim is None else ([dim] if kind is int else dim)
-            if not _has_torch_function(input) and not _is_compiling():
-                if dims is None and not keepdim:
-                    return _fast.sum_all(input, dtype)
-                return _fast.sum_dims(input, dims, keepdim, dtype)
-            if dims is None and not keepdim:
-                return _SUM_ALL(input, dtype=dtype) if dtype is not None else _SUM_ALL(input)
-            return _SUM_DIMS(input, dims, keepdim, dtype=dtype) if dtype is not None else _SUM_DIMS(input, dims, keepdim)
+            return _calls.call_sum(input, None if dim is None else ([dim] if kind is int else dim), keepdim, dtype)
     if _args.names_dims(dim):
         # Dims by name belong to torch's named tensors, which the operator
         # does not take: torch.sum gives the result or the error, whichever
@@ -138,9 +123,4 @@ def sum(  # noqa: A001 - mirrors torch.sum on purpose
     dim, keepdim, dtype = _args.normalize(input, dim, keepdim, dtype)
     if input.is_nested:
         raise NotImplementedError("gpureduce.sum does not take nested tensors")
-    if out is not None:
-        _SUM_OUT(input, dim, keepdim, dtype=dtype, out=out)
-        return out
-    if dim is None and not keepdim:
-        return _SUM_ALL(input, dtype=dtype) if dtype is not None else _SUM_ALL(input)
-    return _SUM_DIMS(input, dim, keepdim, dtype=dtype) if dtype is not None else _SUM_DIMS(input, dim, keepdim)
+    return _calls.call_sum(input, dim, keepdim, dtype, out)

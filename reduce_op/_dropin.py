@@ -8,7 +8,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import _args, _build_info, _fast
+from . import _args, _build_info, _calls
 
 __all__ = ["replace_torch_sum", "patch", "unpatch"]
 
@@ -86,28 +86,9 @@ def _bind(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Dict[str, A
     return bound
 
 
-_SUM_ALL = torch.ops.gpureduce.sum.default
-_SUM_DIMS = torch.ops.gpureduce.sum.dim_IntList
-_SUM_OUT = torch.ops.gpureduce.sum.IntList_out
-
-
-_has_torch_function = torch._C._has_torch_function_unary
-_is_compiling = torch.compiler.is_compiling
-
-
 def _gpureduce_sum(b: Dict[str, Any]) -> torch.Tensor:
-    """The operator on arguments _bind has put in its forms: through the
-    typed bindings of _fast (as reduce_op.sum), or torch.ops where that has
-    something to add (a __torch_function__ override or mode, compile tracing)."""
-    x, dim, keepdim, dtype, out = b["input"], b["dim"], b["keepdim"], b["dtype"], b["out"]
-    if out is not None:
-        _SUM_OUT(x, dim, keepdim, dtype=dtype, out=out)
-        return out
-    if not _has_torch_function(x) and not _is_compiling():
-        return _fast.sum_all(x, dtype) if dim is None and not keepdim else _fast.sum_dims(x, dim, keepdim, dtype)
-    if dtype is None:
-        return _SUM_ALL(x) if dim is None and not keepdim else _SUM_DIMS(x, dim, keepdim)
-    return _SUM_ALL(x, dtype=dtype) if dim is None and not keepdim else _SUM_DIMS(x, dim, keepdim, dtype=dtype)
+    """The operator on arguments _bind has put in its forms."""
+    return _calls.call_sum(b["input"], b["dim"], b["keepdim"], b["dtype"], b["out"])
 
 
 class _ReplaceTorchSum(TorchFunctionMode):

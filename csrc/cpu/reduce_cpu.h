@@ -73,26 +73,41 @@ constexpr int kLanes = 16;
 template <typename T>
 constexpr bool kWidensToFloat = std::is_same_v<T, c10::BFloat16> || std::is_same_v<T, c10::Half>;
 
-inline void widen_block(const c10::BFloat16* p, int64_t n, int64_t stride, float* out) {
-  const uint16_t* u = reinterpret_cast<const uint16_t*>(p);
-  for (int64_t i = 0; i < n; ++i) {
-    const uint32_t w = static_cast<uint32_t>(u[i * stride]) << 16;
-    std::memcpy(out + i, &w, sizeof(float));
+// One element widened to what the op folds: 16-bit floats to float, the
+// rest as they are.
+template <typename in_t>
+inline auto widen_one(in_t x) {
+  if constexpr (std::is_same_v<in_t, c10::BFloat16>) {
+    const uint32_t w = static_cast<uint32_t>(x.x) << 16;
+    float f;
+    std::memcpy(&f, &w, sizeof(float));
+    return f;
+  } else if constexpr (std::is_same_v<in_t, c10::Half>) {
+#if defined(GPUREDUCE_CPU_AVX2)
+    return _cvtsh_ss(x.x);
+#else
+    return static_cast<float>(x);
+#endif
+  } else {
+    return x;
   }
 }
 
-inline void widen_block(const c10::Half* p, int64_t n, int64_t stride, float* out) {
-  const uint16_t* u = reinterpret_cast<const uint16_t*>(p);
+// n elements at `stride` widened into out[0, n): float16 as 8-wide F16C
+// vectors where the build has them and the elements are dense.
+template <typename in_t>
+inline void widen_block(const in_t* p, int64_t n, int64_t stride, float* out) {
+  static_assert(kWidensToFloat<in_t>, "16-bit floats only");
   int64_t i = 0;
 #if defined(GPUREDUCE_CPU_AVX2)
-  if (stride == 1) {
-    for (; i + 8 <= n; i += 8)
-      _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(u + i))));
+  if constexpr (std::is_same_v<in_t, c10::Half>) {
+    if (stride == 1) {
+      for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
+    }
   }
-  for (; i < n; ++i) out[i] = _cvtsh_ss(u[i * stride]);
-#else
-  for (; i < n; ++i) out[i] = static_cast<float>(p[i * stride]);
 #endif
+  for (; i < n; ++i) out[i] = widen_one(p[i * stride]);
 }
 
 // The fold adds the upper half of the lanes to the lower half, then again,
@@ -224,26 +239,6 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
     p.outer.offsets(o, in_off, out_off);
     out[out_off] = finish<Op, kWritesPartials, out_t>(
         pairwise_combine<Op>(partial.data() + o * tasks_per_out, tasks_per_out));
-  }
-}
-
-// One element widened to what the op folds: 16-bit floats to float, the
-// rest as they are.
-template <typename in_t>
-inline auto widen_one(in_t x) {
-  if constexpr (std::is_same_v<in_t, c10::BFloat16>) {
-    const uint32_t w = static_cast<uint32_t>(x.x) << 16;
-    float f;
-    std::memcpy(&f, &w, sizeof(float));
-    return f;
-  } else if constexpr (std::is_same_v<in_t, c10::Half>) {
-#if defined(GPUREDUCE_CPU_AVX2)
-    return _cvtsh_ss(x.x);
-#else
-    return static_cast<float>(x);
-#endif
-  } else {
-    return x;
   }
 }
 

@@ -260,8 +260,12 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
 
   const auto kernel = gpureduce_columns<Op, in_t, out_t, V>;
   static PerDevice clusters;  // 1: no, 2: yes
-  const bool has_clusters =
-      clusters.get([&](int) { return device_major() >= 9 && runs_sm90_code(kernel) ? 2 : 1; }) == 2;
+  // Whether a split of this pass could finish inside a cluster: the device
+  // and the loaded code have clusters, and the block's partials fit its
+  // shared memory.
+  const bool cluster_fits =
+      clusters.get([&](int) { return device_major() >= 9 && runs_sm90_code(kernel) ? 2 : 1; }) == 2 &&
+      block_x <= column_scratch_slots<V, acc_t>();
   int64_t split = 1;
   if (tiles < target_blocks) {
     const int64_t input_bytes = a.n_outer * a.n_cols * a.n_rows * int64_t(sizeof(in_t));
@@ -276,7 +280,7 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
     // A small pass's split of up to twice the cluster size is cut to it:
     // one more loop of rows per thread costs it less than the ticket's
     // memset and the partials' round trips through L2.
-    if (small && has_clusters && split > kMaxClusterSplit && split <= 2 * kMaxClusterSplit) split = kMaxClusterSplit;
+    if (small && cluster_fits && split > kMaxClusterSplit && split <= 2 * kMaxClusterSplit) split = kMaxClusterSplit;
   }
   if constexpr (!std::is_same_v<typename Op::template walk_type<in_t>, acc_t>) {
     // int32 running sums: no thread may walk more than kMaxNarrowColumnRows rows.
@@ -293,7 +297,7 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   // memset and the round trips of partials through L2 cost small inputs
   // more than their reads ([1, 1049, 14] float32 over dim 1: a 0.8 us memset
   // and a 4.5 us kernel against torch.sum's 2.9 us, H200).
-  if (split > 1 && split <= kMaxClusterSplit && block_x <= column_scratch_slots<V, acc_t>() && has_clusters) {
+  if (split > 1 && split <= kMaxClusterSplit && cluster_fits) {
     a.cluster_finish = 1;
     launch_kernel_clustered(kernel, grid, block, dim3(1, static_cast<unsigned>(split), 1), stream, a, x, y);
     return;

@@ -1,0 +1,33 @@
+"""The sum operator's overloads, called the cheapest way that keeps what
+torch.ops gives: through the typed bindings of reduce_op._fast (about
+torch.sum's own cost per call), or through torch.ops where it has something
+to add: a __torch_function__ override or mode, or torch.compile tracing.
+reduce_op.sum and the drop-in mode both call here."""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Union
+
+import torch
+
+from . import _fast
+
+# The overloads, looked up once (each lookup costs a call).
+_SUM_ALL = torch.ops.gpureduce.sum.default
+_SUM_DIMS = torch.ops.gpureduce.sum.dim_IntList
+_SUM_OUT = torch.ops.gpureduce.sum.IntList_out
+_has_torch_function = torch._C._has_torch_function_unary
+_is_compiling = torch.compiler.is_compiling
+
+
+def call_sum(x: torch.Tensor, dims: Optional[Union[List[int], Sequence[int]]], keepdim: bool,
+             dtype: Optional[torch.dtype], out: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """The operator on arguments already in its forms (dims: None or ints)."""
+    if out is not None:
+        _SUM_OUT(x, dims, keepdim, dtype=dtype, out=out)
+        return out
+    whole = dims is None and not keepdim
+    if not _has_torch_function(x) and not _is_compiling():
+        return _fast.sum_all(x, dtype) if whole else _fast.sum_dims(x, dims, keepdim, dtype)
+    if dtype is None:
+        return _SUM_ALL(x) if whole else _SUM_DIMS(x, dims, keepdim)
+    return _SUM_ALL(x, dtype=dtype) if whole else _SUM_DIMS(x, dims, keepdim, dtype=dtype)
