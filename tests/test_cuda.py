@@ -129,32 +129,38 @@ def _kernels_run(fn):
 
 
 # Outputs of at most 32 16-byte vectors run the short rows kernel, a lane
-# per vector (rows no vector fits go to the dense-tiles kernel instead). The
-# cases sit on both sides of each lane-group size and of the 32-chunk limit;
-# the flag says whether float32 takes the short rows kernel.
+# per vector, where the pass has at least a block of 512 threads for every
+# SM; smaller passes are latency bound and run the inner rows kernel with a
+# lane per vector and smaller blocks; rows no vector fits go to the
+# dense-tiles kernel. The cases sit on both sides of each lane-group size, of
+# the 32-chunk limit and (for the H200's and H100's 132 SMs) of the one-block-
+# per-SM line; the third item is the kernel float32 takes.
 SHORT_ROW_CASES = [
-    ((1000, 4), 1, True), ((1001, 8), 1, True), ((999, 12), 1, True), ((4099, 16), 1, True),
-    ((333, 24), 1, True), ((2048, 32), 1, True), ((517, 64), 1, True), ((100, 124), 1, True),
-    ((100, 128), 1, True), ((100, 132), 1, False), ((3000, 3), 1, False), ((257, 31), 1, False),
-    ((257, 33), 1, False), ((3, 16), 1, True), ((100003, 2), 1, False),
-    ((9, 5, 16), 2, True),       # two outer dims after slicing (below)
-    ((7, 3, 16), (1, 2), True),  # three rows of 8 per output (sliced below)
+    ((1000, 4), 1, "inner"), ((1001, 8), 1, "inner"), ((999, 12), 1, "inner"), ((4099, 16), 1, "inner"),
+    ((333, 24), 1, "inner"), ((2048, 32), 1, "inner"), ((517, 64), 1, "inner"), ((100, 124), 1, "inner"),
+    ((100, 128), 1, "inner"), ((100, 132), 1, "inner"), ((3000, 3), 1, "dense"), ((257, 31), 1, "dense"),
+    ((257, 33), 1, "dense"), ((3, 16), 1, "inner"), ((100003, 2), 1, "dense"),
+    ((67072, 4), 1, "inner"), ((67073, 4), 1, "short"), ((40000, 8), 1, "short"), ((20000, 16), 1, "short"),
+    ((9000, 64), 1, "short"), ((4300, 124), 1, "short"), ((4300, 128), 1, "short"), ((2096, 128), 1, "inner"), ((2097, 128), 1, "short"),
+    ((9, 5, 16), 2, "inner"),       # two outer dims after slicing (below)
+    ((7, 3, 16), (1, 2), "inner"),  # three rows of 8 per output (sliced below)
 ]
 
 
 @pytest.mark.parametrize("case", range(len(SHORT_ROW_CASES)))
 @pytest.mark.parametrize("dtype", EVERY_KERNEL_DTYPE, ids=str)
 def test_short_rows(case, dtype):
-    shape, dim, short_f32 = SHORT_ROW_CASES[case]
+    shape, dim, kernel_f32 = SHORT_ROW_CASES[case]
     x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
     if shape == (9, 5, 16):
         x = x[:, :4, :]       # outer dims (9, 4) that do not merge
     elif shape == (7, 3, 16):
         x = x[:, :, :8]       # rows of 8 with a row stride of 16
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
-    if dtype == torch.float32:
+    if dtype == torch.float32 and torch.cuda.get_device_properties(0).multi_processor_count == 132:
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
-        assert any("gpureduce_short_rows" in n for n in names) == short_f32, names
+        ran = [k for k in ("short", "inner", "dense") if any(f"gpureduce_{k}_" in n for n in names)]
+        assert ran == [kernel_f32], names
 
 
 # Full sums and few long rows through the split rows pass (split kernel and
@@ -249,6 +255,22 @@ def test_split_columns_and_small_rows(case, dtype):
         # splits of 8, 2 and 2 blocks: finished in a cluster, with no ticket to zero
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
         assert any("gpureduce_columns" in n for n in names) and not any("Memset" in n for n in names), names
+
+
+# Columns of two reduced dims with a kept dim between them (a row's offset
+# splits into the inner and the outer reduced dim), with row threads fewer
+# and more than the inner dim's rows, and vectors of one to sixteen elements.
+TWO_REDUCED_DIM_CASES = [(31, 61, 5, 17, 2), (3, 50, 7, 10), (40, 3, 33, 5), (257, 2, 3, 3), (5, 9, 1000, 3)]
+
+
+@pytest.mark.parametrize("shape", TWO_REDUCED_DIM_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64, torch.bfloat16, torch.int8],
+                         ids=str)
+def test_columns_two_reduced_dims(shape, dtype):
+    x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+    for xs in (x, x[..., :-1] if shape[-1] > 1 else x):
+        assert_matches_torch(reduce_op.sum(xs, (0, 2)), xs, (0, 2), False)
+        assert torch.equal(reduce_op.sum(xs, (0, 2)), reduce_op.sum(xs, (0, 2)))
 
 
 # Expanded (stride-0) dims are read once (a kept one computed once and

@@ -168,6 +168,26 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     }
     return;
   }
+  // A pass that would not give every SM a block is bound by latency, not
+  // bandwidth: a block's time is its longest thread's chain of loads, adds and
+  // shuffles. There each output takes a lane per chunk (up to a warp), so a
+  // thread reads one output's few chunks in one round, and blocks shrink
+  // (down to kMinLatencyThreads) until every SM has one. The short rows
+  // kernel had each thread sum four outputs one after another in blocks of
+  // 512: [124, 200] bfloat16 over dim 1 took 3.96 us against torch.sum's 2.31
+  // (H200; 3.44 with blocks of 128 alone, 1.97 with this).
+  const int64_t lane_per_chunk = std::min<int64_t>(pow2_at_least(a.chunks), 32);
+  const int64_t sms = sm_count();
+  if (ceil_div(p.n_out, Policy::kThreads / lane_per_chunk) < sms) {
+    a.group = static_cast<int>(lane_per_chunk);
+    int64_t threads = Policy::kThreads;
+    while (threads > HostPolicy::kMinLatencyThreads && ceil_div(p.n_out, threads / a.group) < sms) threads /= 2;
+    gpureduce_inner_rows<Op, in_t, out_t, V, kStep>
+        <<<static_cast<unsigned>(ceil_div(p.n_out, threads / a.group)), static_cast<unsigned>(threads), 0, stream>>>(
+            a, x, y);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
   // Outputs of at most 32 chunks: a lane per chunk (gpureduce_sum_short_rows).
   // [2097152, 32] float32 over dim 1 read 3302 GB/s with two lanes of four
   // chunks each through the inner rows kernel (benchmarks/NOTES.md).
@@ -277,10 +297,14 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
         1, std::min(a.n_rows / (by * Policy::kUnroll * min_loops),
                     a.n_rows * int64_t(sizeof(in_t)) / (HostPolicy::kSplitBytesPerPartial * int64_t(sizeof(acc_t)))));
     split = std::min({ceil_div(target_blocks, tiles), max_split, int64_t(65535)});
-    // A small pass's split of up to twice the cluster size is cut to it:
-    // one more loop of rows per thread costs it less than the ticket's
-    // memset and the partials' round trips through L2.
-    if (small && cluster_fits && split > kMaxClusterSplit && split <= 2 * kMaxClusterSplit) split = kMaxClusterSplit;
+    // A small pass's split is cut to the cluster size where that at most
+    // doubles each thread's rows, or leaves it at most kSmallSplitRows: a
+    // few more loads per thread cost less than the ticket's memset and the
+    // partials' round trips through L2 ([2, 1390, 3] over dim 1, a stride-6
+    // view, split 21 ways: 6.1 us against torch.sum's 2.9; cut to 8, 3.8).
+    if (small && cluster_fits && split > kMaxClusterSplit &&
+        (split <= 2 * kMaxClusterSplit || ceil_div(a.n_rows, by * kMaxClusterSplit) <= HostPolicy::kSmallSplitRows))
+      split = kMaxClusterSplit;
   }
   if constexpr (!std::is_same_v<typename Op::template walk_type<in_t>, acc_t>) {
     // int32 running sums: no thread may walk more than kMaxNarrowColumnRows rows.
@@ -351,8 +375,12 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
     a.planes_per_tile = std::min(E / a.plane, std::max<int64_t>(ceil_div(a.n_planes, 2 * int64_t(sm_count())), 1));
     a.rows_per_tile = a.R;
     a.n_units = ceil_div(a.n_planes, a.planes_per_tile);
+    // Threads per output: as many as the block has for it, but no more than
+    // the rows round up to, since the group's partials are combined one after
+    // another ([23, 7, 3] float32 over dim 1 gave 85 threads to each output
+    // of 7 rows: 2.89 us against torch.sum's 2.00).
     const int64_t outs = a.planes_per_tile * a.C;
-    a.group = outs * 2 <= T ? static_cast<int>(T / outs) : 1;
+    a.group = outs * 2 <= T ? static_cast<int>(std::min(T / outs, pow2_at_least(a.R))) : 1;
   } else {
     // A block per plane: only with enough planes to fill the GPU (145 planes
     // of [145, 35479, 13] over dim 1 ran at 0.33x of torch.sum).
