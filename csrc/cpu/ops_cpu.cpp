@@ -1,6 +1,6 @@
 // The ops on the CPU key: each is the CPU engine (reduce_cpu.h) instantiated
-// for its family, behind the shared entry points; the build for AVX2
-// (ops_cpu_avx2.cpp) runs where the CPU has it.
+// for its family (<op>_cpu.cpp, and <op>_cpu_avx2.cpp for AVX2, which runs
+// where the CPU has it), behind the shared entry points.
 #include <torch/library.h>
 
 #include <cstdlib>
@@ -9,7 +9,6 @@
 #include "../engine/reduce_entry.h"
 #include "../engine/reduce_family.h"
 #include "isa.h"
-#include "reduce_cpu.h"
 
 namespace gpureduce {
 

@@ -4,9 +4,10 @@
 // combined pairwise, so rounding error grows like log n. Chunking depends
 // only on the shape, never on the thread count or the instruction set, so
 // results are bitwise reproducible. run_pass_cpu<Family> is instantiated
-// once per op and instruction set: in namespace GPUREDUCE_CPU_NS, `cpu` for
-// the baseline build and `cpu_avx2` for the one compiled for AVX2, FMA and
-// F16C (cpu/isa.h picks one at run time).
+// once per op and instruction set, each in a file of its own (<op>_cpu.cpp
+// and <op>_cpu_avx2.cpp), in namespace GPUREDUCE_CPU_NS: `cpu` for the
+// baseline build and `cpu_avx2_kernels` for the one compiled for AVX2, FMA
+// and F16C (cpu/isa.h picks one at run time).
 #pragma once
 
 #include <ATen/Parallel.h>
@@ -393,18 +394,25 @@ void run_pass_cpu(const ReducePass& pass, const at::Tensor& in, const at::Tensor
     constexpr bool in_acc = std::is_same_v<in_t, typename Op::acc_type>;
     constexpr bool out_acc = std::is_same_v<out_t, typename Op::acc_type>;
     TORCH_INTERNAL_ASSERT((!pass.reads_partials || in_acc) && (!pass.writes_partials || out_acc));
-    if constexpr (in_acc) {
-      if (pass.reads_partials) {
-        if constexpr (out_acc) {
-          if (pass.writes_partials) return run_pass_typed<Op, true, true>(pass, x, y);
+    if constexpr (Op::kPartialsFoldAsInputs) {
+      // Folding a partial is then folding an input, and writing one is the
+      // projection to the accumulator type: one kernel serves all four roles
+      // (fewer instantiations, and a shorter build of these files).
+      run_pass_typed<Op, false, false>(pass, x, y);
+    } else {
+      if constexpr (in_acc) {
+        if (pass.reads_partials) {
+          if constexpr (out_acc) {
+            if (pass.writes_partials) return run_pass_typed<Op, true, true>(pass, x, y);
+          }
+          return run_pass_typed<Op, true, false>(pass, x, y);
         }
-        return run_pass_typed<Op, true, false>(pass, x, y);
       }
+      if constexpr (out_acc) {
+        if (pass.writes_partials) return run_pass_typed<Op, false, true>(pass, x, y);
+      }
+      run_pass_typed<Op, false, false>(pass, x, y);
     }
-    if constexpr (out_acc) {
-      if (pass.writes_partials) return run_pass_typed<Op, false, true>(pass, x, y);
-    }
-    run_pass_typed<Op, false, false>(pass, x, y);
   });
 }
 

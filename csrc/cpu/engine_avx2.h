@@ -1,10 +1,15 @@
 // The CPU engine (reduce_cpu.h) compiled for AVX2, FMA and F16C: 8-wide
 // float vectors and hardware float16 conversion, which the baseline x86-64
-// build cannot use. Only the engine's own code is compiled for them: every
-// header it includes is included first, for the baseline, so that no inline
-// function shared with the other files is emitted here with instructions an
-// older CPU lacks (the engine's templates live in a namespace of their own).
+// build cannot use. Included first, and only, by each op's <op>_cpu_avx2.cpp,
+// which instantiates cpu_avx2::run_pass for its family. Only the engine's
+// own code is compiled for AVX2: every header it includes is included before
+// the target switch, for the baseline, so that no inline function shared
+// with the other files is emitted with instructions an older CPU lacks (the
+// engine's templates live in a namespace of their own).
+#pragma once
+
 #if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+#define GPUREDUCE_HAS_AVX2_BUILD 1
 
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
@@ -38,9 +43,6 @@ template <class Family>
 void run_pass(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
   cpu_avx2_kernels::run_pass_cpu<Family>(pass, in, out);
 }
-
-template void run_pass<SumFamily>(const ReducePass&, const at::Tensor&, const at::Tensor&);
-template void run_pass<ProdFamily>(const ReducePass&, const at::Tensor&, const at::Tensor&);
 
 }  // namespace cpu_avx2
 }  // namespace gpureduce
