@@ -24,6 +24,12 @@ if [ -n "$missing" ]; then
   echo "setup: installing $missing"
   "$PY" -m pip install -q $missing
 fi
+# expecttest lets the tests import torch's own sample inputs (OpInfo); those
+# tests skip without it, so a machine that cannot download goes on.
+if ! "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('expecttest') is None)" 2>/dev/null; then
+  echo "setup: installing expecttest"
+  "$PY" -m pip install -q expecttest || echo "setup: expecttest not installed; the torch sample-input tests will skip"
+fi
 echo "setup: building gpureduce"
 # TORCH_CUDA_ARCH_LIST, if set, is passed on; unset, the build targets the
 # visible GPU, or sm_90 (the H200) where none is visible (setup.py).
