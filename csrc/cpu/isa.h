@@ -1,8 +1,9 @@
 // The CPU kernels come in two builds of reduce_cpu.h: the baseline one
 // (<op>_cpu.cpp) and one compiled for AVX2, FMA and F16C (<op>_cpu_avx2.cpp,
 // through engine_avx2.h), used where the CPU has them. Both sum in the same
-// order, so they give the same bits. GPUREDUCE_CPU_BASELINE=1 in the environment keeps the baseline
-// build (read once), so that tests can compare the two.
+// order, so they give the same bits. GPUREDUCE_CPU_BASELINE=1 in the
+// environment keeps the baseline build (read once), so that tests can
+// compare the two.
 #pragma once
 
 #include <ATen/core/Tensor.h>
