@@ -21,10 +21,11 @@ for dtype in (torch.float32, torch.float16, torch.int8, torch.uint8, torch.compl
 for dtype, n in ((torch.uint8, (1 << 24) + 7), (torch.int32, (1 << 22) + 5), (torch.int16, (1 << 20) + 3)):
     x = torch.randint(0 if dtype == torch.uint8 else -99, 100, (n + 1,)).to(dtype).cuda()[1:]
     assert reduce_op.sum(x).item() == x.cpu().long().sum().item(), dtype
-# Dense tiles: rows no vector fits, narrow columns of middle dims, whole
-# planes and row tiles, aligned and one element off; and prod on the engine.
+# Dense tiles (passes of 2^18 elements or more): rows no vector fits,
+# narrow columns of middle dims, whole planes and row tiles, aligned and one
+# element off; and prod on the engine.
 for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64):
-    for shape, dim in [((3000, 5), 1), ((300, 301), 1), ((200, 2000, 5), 1), ((40, 7, 3), 1), ((150, 9000, 3), 1)]:
+    for shape, dim in [((60000, 5), 1), ((300, 301), 1), ((200, 2000, 5), 1), ((13000, 7, 3), 1), ((150, 9000, 3), 1)]:
         n = 1
         for s in shape:
             n *= s

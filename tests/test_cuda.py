@@ -132,14 +132,15 @@ def _kernels_run(fn):
 # per vector, where the pass has at least a block of 512 threads for every
 # SM; smaller passes are latency bound and run the inner rows kernel with a
 # lane per vector and smaller blocks; rows no vector fits go to the
-# dense-tiles kernel. The cases sit on both sides of each lane-group size, of
+# dense-tiles kernel where the pass is not small (1 MB or 2^18 elements),
+# else to these kernels, an element per lane. The cases sit on both sides of each lane-group size, of
 # the 32-chunk limit and (for the H200's and H100's 132 SMs) of the one-block-
 # per-SM line; the third item is the kernel float32 takes.
 SHORT_ROW_CASES = [
     ((1000, 4), 1, "inner"), ((1001, 8), 1, "inner"), ((999, 12), 1, "inner"), ((4099, 16), 1, "inner"),
     ((333, 24), 1, "inner"), ((2048, 32), 1, "inner"), ((517, 64), 1, "inner"), ((100, 124), 1, "inner"),
-    ((100, 128), 1, "inner"), ((100, 132), 1, "inner"), ((3000, 3), 1, "dense"), ((257, 31), 1, "dense"),
-    ((257, 33), 1, "dense"), ((3, 16), 1, "inner"), ((100003, 2), 1, "dense"),
+    ((100, 128), 1, "inner"), ((100, 132), 1, "inner"), ((3000, 3), 1, "inner"), ((257, 31), 1, "inner"),
+    ((257, 33), 1, "inner"), ((3, 16), 1, "inner"), ((100003, 2), 1, "short"), ((100003, 3), 1, "dense"),
     ((67072, 4), 1, "inner"), ((67073, 4), 1, "short"), ((40000, 8), 1, "short"), ((20000, 16), 1, "short"),
     ((9000, 64), 1, "short"), ((4300, 124), 1, "short"), ((4300, 128), 1, "short"), ((2096, 128), 1, "inner"), ((2097, 128), 1, "short"),
     ((9, 5, 16), 2, "inner"),       # two outer dims after slicing (below)
@@ -179,12 +180,16 @@ def test_split_rows_workload(args):
 # (fewer than 16 vectors), and columns too narrow for a vector, go to the
 # dense-tiles kernel (whole planes per tile, or row tiles of planes larger
 # than a tile where there are at least 4 planes per SM: 600 of them, not 500,
-# on the H200's 132 SMs); the flag says whether float32 takes it.
+# on the H200's 132 SMs). Small passes (under 1 MB and 2^18 elements: 87381
+# rows of 3 float32, not 87382) are bound by latency and take the rows
+# kernels, or the columns kernel where planes have at most 64 rows (64, not
+# 65). The flag says whether float32 takes the tiles.
 DENSE_CASES = [
-    ((100000, 5), 1, True), ((4099, 9), 1, True), ((3000, 12), 1, False), ((777, 24), 1, False),
-    ((333, 301), 1, False), ((2000, 1001), 1, False), ((500, 2000, 5), 1, False), ((600, 2000, 5), 1, True), ((300, 7, 3), 1, True),
+    ((100000, 5), 1, True), ((4099, 9), 1, False), ((3000, 12), 1, False), ((777, 24), 1, False),
+    ((333, 301), 1, False), ((2000, 1001), 1, False), ((500, 2000, 5), 1, False), ((600, 2000, 5), 1, True), ((300, 7, 3), 1, False),
     ((200, 5000, 3), 1, False), ((64, 100, 130), 1, False), ((40, 40), 1, False), ((5, 3000, 7), 1, False),
-    ((100003, 3), 0, False), ((1, 5), 1, True),
+    ((100003, 3), 0, False), ((1, 5), 1, False), ((13000, 7, 3), 1, True), ((87382, 3), 1, True), ((87381, 3), 1, False),
+    ((200, 65, 3), 1, True), ((200, 64, 3), 1, False),
 ]
 
 
@@ -252,7 +257,7 @@ def test_split_columns_and_small_rows(case, dtype):
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
     if dtype == torch.float32 and case in (0, 2, 3) and torch.cuda.get_device_capability()[0] >= 9:
-        # splits of 8, 2 and 2 blocks: finished in a cluster, with no ticket to zero
+        # split passes finished in a cluster, or small ones not split: no ticket to zero
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
         assert any("gpureduce_columns" in n for n in names) and not any("Memset" in n for n in names), names
 

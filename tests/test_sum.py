@@ -30,13 +30,19 @@ def test_matrix(dtype, shape, layout, device, gen):
     assert_matches_torch(OPS.sum(x), x, None, False)
 
 
+# Expanded inputs too: where every reduced dim of more than one element has
+# stride 0, the result is the op's fold of the input in one kernel, which
+# must compute in the dtype the reduction would have (dtype= included).
 @device_param()
-@pytest.mark.parametrize("in_dtype,dtype", DTYPE_ARGS, ids=str)
+@pytest.mark.parametrize("in_dtype,dtype", DTYPE_ARGS + [(torch.bfloat16, None), (torch.float16, torch.float64),
+                                                         (torch.uint8, None), (torch.bool, None)], ids=str)
 @pytest.mark.parametrize("shape", [(), (7,), (33, 65), (2, 3, 4, 5)], ids=str)
-def test_dtype_argument(in_dtype, dtype, shape, device, gen):
-    x = make_layout(shape, in_dtype, "contiguous", device, gen)
+@pytest.mark.parametrize("layout", ["contiguous", "expanded"])
+def test_dtype_argument(in_dtype, dtype, shape, layout, device, gen):
+    x = make_layout(shape, in_dtype, layout, device, gen)
     for dim in dim_patterns(len(shape)):
-        assert_matches_torch(reduce_op.sum(x, dim, False, dtype=dtype), x, dim, False, dtype)
+        for keepdim in (False, True):
+            assert_matches_torch(reduce_op.sum(x, dim, keepdim, dtype=dtype), x, dim, keepdim, dtype)
     assert_matches_torch(OPS.sum(x, dtype=dtype), x, None, False, dtype)
 
 

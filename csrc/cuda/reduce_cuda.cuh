@@ -178,7 +178,21 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   // (H200; 3.44 with blocks of 128 alone, 1.97 with this).
   const int64_t lane_per_chunk = std::min<int64_t>(pow2_at_least(a.chunks), 32);
   const int64_t sms = sm_count();
-  if (ceil_div(p.n_out, Policy::kThreads / lane_per_chunk) < sms) {
+  const int64_t latency_blocks = ceil_div(p.n_out, Policy::kThreads / lane_per_chunk);
+  // So is an inner rows pass of fewer blocks than SMs whose lanes would load
+  // their chunks in several rounds (16-bit vectors load a lane's last chunks
+  // one after another: EnginePolicy::tail_together), where a lane per chunk
+  // still fits one wave: [2366, 221] bfloat16 over dim 1 3.94 -> 3.16 us
+  // (torch.sum 3.00). Not where the lanes load in one round anyway: float32
+  // [2715, 171] went 3.83 -> 4.45, and the short rows kernel's vector rows
+  // ([2225, 124] float32 2.78 -> 3.40) lost too (H200, NOTES.md).
+  const bool short_kernel = kStep == 1 && a.chunks <= 32 && !ragged;
+  const int64_t inner_group = std::min<int64_t>(lanes_wanted, 32);
+  const bool rounds = !EnginePolicy::template tail_together<in_t, V, kStep>() && ceil_div(a.chunks, inner_group) > 1;
+  const bool latency_bound =
+      latency_blocks < sms || (!short_kernel && rounds && ceil_div(p.n_out, Policy::kThreads / inner_group) < sms &&
+                               latency_blocks <= resident_blocks);
+  if (latency_bound) {
     a.group = static_cast<int>(lane_per_chunk);
     int64_t threads = Policy::kThreads;
     while (threads > HostPolicy::kMinLatencyThreads && ceil_div(p.n_out, threads / a.group) < sms) threads /= 2;
@@ -243,14 +257,28 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
       {pow2_at_least(a.vec_cols), std::max(Policy::kThreads / by_wanted, pow2_at_least(HostPolicy::kColumnMinBx)),
        int64_t(Policy::kThreads)});
   const int64_t resident_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm;
-  const int64_t target_blocks = resident_blocks * HostPolicy::kColumnTargetWaves;
+  const int64_t input_bytes = a.n_outer * a.n_cols * a.n_rows * int64_t(sizeof(in_t));
+  // A small pass is bound by latency: its tiles need only give every SM one
+  // block, not fill two waves with narrow tiles whose every warp pays the
+  // kernel's fixed costs for a load or two ([5, 23, 1589] bfloat16 view over
+  // dim 0: 575 blocks of 512 threads, a row each, 4.32 us; 161 blocks 2.93,
+  // torch.sum 2.80).
+  const bool latency_columns = input_bytes < HostPolicy::kLatencyBoundBytes;
+  const int64_t target_blocks = latency_columns ? int64_t(sm_count()) : resident_blocks * HostPolicy::kColumnTargetWaves;
   // Narrower tiles (down to kColumnMinBx vectors) before any split, and no
   // more row threads than rows: short rows of many columns ran in a few wide
   // tiles, split along their few rows into partials that cost more traffic
   // than the input ([26, 256000] bool over dim 0: 192 blocks, 100 us against
   // torch.sum's 40).
   while (bx > HostPolicy::kColumnMinBx && ceil_div(a.vec_cols, bx) * a.n_outer < target_blocks) bx /= 2;
-  int64_t by = std::min<int64_t>(Policy::kThreads / bx, pow2_at_least(a.n_rows));
+  // A thread per row, or, in a small pass whose rows are a power of two of
+  // unrolled loops, a loop per thread: fewer levels of the tree over y
+  // ([16, 1000] float32 over dim 0 1.067x -> 1.271x of torch.sum). Not fewer
+  // threads than that: a thread's rows past its whole loops load one after
+  // another ([1, 7, 64] over dim 1 with two threads of 4 and 3 rows lost 0.45 us).
+  const int64_t loops = a.n_rows / Policy::kUnroll;
+  const bool whole_loops = latency_columns && a.n_rows % Policy::kUnroll == 0 && pow2_at_least(loops) == loops;
+  int64_t by = std::min<int64_t>(Policy::kThreads / bx, whole_loops ? loops : pow2_at_least(a.n_rows));
   a.x_tiles = ceil_div(a.vec_cols, bx);
   a.outer_group = 1;
   int64_t block_x = bx;
@@ -288,7 +316,6 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
       block_x <= column_scratch_slots<V, acc_t>();
   int64_t split = 1;
   if (tiles < target_blocks) {
-    const int64_t input_bytes = a.n_outer * a.n_cols * a.n_rows * int64_t(sizeof(in_t));
     const bool small = tiles * 4 <= resident_blocks && input_bytes <= HostPolicy::kSmallColumnInputBytes;
     const int64_t min_loops = small ? HostPolicy::kMinColumnLoopsSmall : HostPolicy::kMinColumnLoops;
     // A split writes an accumulator per column: at least kSplitBytesPerPartial
@@ -367,6 +394,17 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
   constexpr int64_t T = DensePolicy::kThreads;
   const int64_t E = DensePolicy::kTileBytes / int64_t(sizeof(in_t));
   if (a.C * 2 > T || a.total <= 0) return false;
+  // A small pass is bound by latency, not by the one-element loads the tiles
+  // avoid: the rows and columns kernels read it in fewer instructions and
+  // with no barriers (rows: [1, 768, 2, 2] bfloat16 over (2, 3) 2.90 -> 1.90
+  // us, torch.sum 2.13; [3321, 11] float16 over dim 1 3.00 -> 2.17). Columns
+  // only where a thread walks at most one unrolled loop of rows per row
+  // thread: longer ones lost ([59, 800, 4] float16 over dim 1 3.47 -> 4.29
+  // us), as did a byte input of 871 K elements ([7264, 12, 10] uint8, 3.51
+  // -> 6.09).
+  const bool small = a.total * int64_t(sizeof(in_t)) < HostPolicy::kLatencyBoundBytes &&
+                     a.total < HostPolicy::kLatencyBoundElements;
+  if (small && (a.C == 1 || a.R <= Policy::kUnroll * HostPolicy::kMaxRowThreads)) return false;
   if (a.plane <= E) {
     // As many planes as fit a tile, but no fewer tiles than two per SM where
     // there are that many planes: a small input in a few full tiles left each
