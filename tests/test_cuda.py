@@ -181,30 +181,35 @@ def test_split_rows_workload(args):
 # dense-tiles kernel (whole planes per tile, or row tiles of planes larger
 # than a tile where there are at least 4 planes per SM: 600 of them, not 500,
 # on the H200's 132 SMs). Small passes (under 1 MB and 2^18 elements: 87381
-# rows of 3 float32, not 87382) are bound by latency and take the rows
-# kernels, or the columns kernel where planes have at most 64 rows (64, not
-# 65). The flag says whether float32 takes the tiles.
+# rows of 3, not 87382) are bound by latency and take the rows kernels, or
+# the columns kernel where planes have at most 64 rows (64, not 65); and
+# columns of 4- or 8-byte elements over 8 rows or more take the columns
+# kernel at any size (7 rows, not 8). The flags say whether float32 and
+# bfloat16 take the tiles.
 DENSE_CASES = [
-    ((100000, 5), 1, True), ((4099, 9), 1, False), ((3000, 12), 1, False), ((777, 24), 1, False),
-    ((333, 301), 1, False), ((2000, 1001), 1, False), ((500, 2000, 5), 1, False), ((600, 2000, 5), 1, True), ((300, 7, 3), 1, False),
-    ((200, 5000, 3), 1, False), ((64, 100, 130), 1, False), ((40, 40), 1, False), ((5, 3000, 7), 1, False),
-    ((100003, 3), 0, False), ((1, 5), 1, False), ((13000, 7, 3), 1, True), ((87382, 3), 1, True), ((87381, 3), 1, False),
-    ((200, 65, 3), 1, True), ((200, 64, 3), 1, False),
+    ((100000, 5), 1, True, True), ((4099, 9), 1, False, False), ((3000, 12), 1, False, False),
+    ((777, 24), 1, False, False), ((333, 301), 1, False, False), ((2000, 1001), 1, False, False),
+    ((500, 2000, 5), 1, False, False), ((600, 2000, 5), 1, False, True), ((300, 7, 3), 1, False, False),
+    ((200, 5000, 3), 1, False, False), ((64, 100, 130), 1, False, False), ((40, 40), 1, False, False),
+    ((5, 3000, 7), 1, False, False), ((100003, 3), 0, False, False), ((1, 5), 1, False, False),
+    ((13000, 7, 3), 1, True, True), ((11000, 8, 3), 1, False, True), ((87382, 3), 1, True, True),
+    ((87381, 3), 1, False, False), ((200, 65, 3), 1, False, True), ((200, 64, 3), 1, False, False),
 ]
 
 
 @pytest.mark.parametrize("case", range(len(DENSE_CASES)))
 @pytest.mark.parametrize("dtype", EVERY_KERNEL_DTYPE, ids=str)
 def test_dense_tiles(case, dtype):
-    shape, dim, dense_f32 = DENSE_CASES[case]
+    shape, dim, dense_f32, dense_bf16 = DENSE_CASES[case]
     x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     # The same shape one element into its storage: no tile starts on a 16-byte boundary.
     y = random_tensor((x.numel() + 1,), dtype, "cpu", _gen()).cuda()[1:].view(shape)
     assert_matches_torch(reduce_op.sum(y, dim), y, dim, False)
-    if dtype == torch.float32:
+    expected = {torch.float32: dense_f32, torch.bfloat16: dense_bf16}
+    if dtype in expected:
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
-        assert any("gpureduce_dense_tiles" in n for n in names) == dense_f32, names
+        assert any("gpureduce_dense_tiles" in n for n in names) == expected[dtype], names
 
 
 # Rows of one dense row per output whose width (or start) no vector fits,
