@@ -133,9 +133,10 @@ def _kernels_run(fn):
 # SM; smaller passes are latency bound and run the inner rows kernel with a
 # lane per vector and smaller blocks; rows no vector fits go to the
 # dense-tiles kernel where the pass is not small (1 MB or 2^18 elements),
-# else to these kernels, an element per lane. The cases sit on both sides of each lane-group size, of
-# the 32-chunk limit and (for the H200's and H100's 132 SMs) of the one-block-
-# per-SM line; the third item is the kernel float32 takes.
+# else to these kernels, an element per lane. The cases sit on both sides of
+# each lane-group size, of the 32-chunk limit and (for the H200's and H100's
+# 132 SMs) of the one-block-per-SM line; the third item is the kernel float32
+# takes.
 SHORT_ROW_CASES = [
     ((1000, 4), 1, "inner"), ((1001, 8), 1, "inner"), ((999, 12), 1, "inner"), ((4099, 16), 1, "inner"),
     ((333, 24), 1, "inner"), ((2048, 32), 1, "inner"), ((517, 64), 1, "inner"), ((100, 124), 1, "inner"),

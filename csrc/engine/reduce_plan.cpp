@@ -211,9 +211,8 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     // computes in the dtype the reduction would have (a cast and a copy of
     // the input first cost a second launch: [4, 6219] bfloat16 expanded
     // over dim 0 took 4.5 us, 1.4 folded directly, torch.sum 2.2 on the
-    // H200). A 16-bit float
-    // kept as its own result dtype computes in float and rounds once, as
-    // kout does.
+    // H200). A 16-bit float kept as its own result dtype computes in float
+    // and rounds once, as kout does.
     bool reduces = false;
     for (int64_t d = 0; d < narrowed.dim(); ++d) reduces = reduces || (mask[d] && narrowed.size(d) > 1);
     const at::ScalarType own = narrowed.scalar_type();
