@@ -23,7 +23,8 @@ for step in "$@"; do
   t0=$(date +%s)
   case $step in
     build)
-      TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=16 python3 -m pip install --no-build-isolation -e . > "$OUT/logs/build.log" 2>&1
+      # -v and NINJA_STATUS: each compile step with the seconds since the build began.
+      NINJA_STATUS="[%f/%t %es] " TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=16 python3 -m pip install -v --no-build-isolation -e . > "$OUT/logs/build.log" 2>&1
       rc=$?
       if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/logs/build.log" | head -40; log "build rc=$rc"; break; fi ;;
     tests)

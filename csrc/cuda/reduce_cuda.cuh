@@ -2,8 +2,9 @@
 // for each pass the planner produces and sizes it (vector width, lanes per
 // output, split across blocks), takes workspace from the caching allocator
 // and launches on the current stream. Nothing here synchronises with the
-// host, so calls can be captured in CUDA graphs. run_pass_cuda<Family> is
-// instantiated once per op, in that op's own .cu file.
+// host, so calls can be captured in CUDA graphs. run_pass_cuda_group is
+// instantiated once per op and dtype group, in a file of its own
+// (instances/, through run_pass.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -22,6 +23,7 @@
 #include "engine/rows.cuh"
 #include "launch.h"
 #include "policy.h"
+#include "run_pass.h"
 #include "workspace.h"
 
 namespace gpureduce {
@@ -443,11 +445,11 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
   return true;
 }
 
-// One pass of the op of `Family` on CUDA tensors: picks the kernel for the
-// pass's shape and layout and sizes its grid.
-template <class Family>
-void run_pass_cuda(const ReducePass& p, const at::Tensor& in, const at::Tensor& out) {
-  dispatch_reduce_types(in.scalar_type(), out.scalar_type(), [&](auto in_tag, auto out_tag) {
+// One pass of the op of `Family` on CUDA tensors whose input dtype is of
+// group G: picks the kernel for the pass's shape and layout and sizes its grid.
+template <class Family, InputGroup G>
+void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Tensor& out) {
+  dispatch_reduce_types<G>(in.scalar_type(), out.scalar_type(), [&](auto in_tag, auto out_tag) {
     using in_t = typename decltype(in_tag)::type;
     using out_t = typename decltype(out_tag)::type;
     using Op = typename Family::template Op<typename AccOf<out_t>::type>;

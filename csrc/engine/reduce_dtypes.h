@@ -17,28 +17,57 @@ struct TypeTag {
   using type = T;
 };
 
-// Calls f(TypeTag<in_t>{}, TypeTag<out_t>{}).
-template <typename F>
+// The pairs grouped by input type, about three each: a backend may compile
+// each group in a translation unit of its own, so that a parallel build
+// compiles them side by side (the CUDA engine's sum took 2 minutes as one).
+enum class InputGroup { kAll, kFloat, kHalf, kBFloat16, kComplex, kNarrowInt, kWideInt };
+
+inline InputGroup input_group(at::ScalarType in) {
+  switch (in) {
+    case at::kFloat:
+    case at::kDouble:
+      return InputGroup::kFloat;
+    case at::kHalf:
+      return InputGroup::kHalf;
+    case at::kBFloat16:
+      return InputGroup::kBFloat16;
+    case at::kComplexFloat:
+    case at::kComplexDouble:
+      return InputGroup::kComplex;
+    case at::kBool:
+    case at::kByte:
+    case at::kChar:
+      return InputGroup::kNarrowInt;
+    default:
+      return InputGroup::kWideInt;
+  }
+}
+
+// Calls f(TypeTag<in_t>{}, TypeTag<out_t>{}) for the pair (in, out), one of
+// group G's (of any group by default).
+template <InputGroup G = InputGroup::kAll, typename F>
 void dispatch_reduce_types(at::ScalarType in, at::ScalarType out, F&& f) {
-#define GPUREDUCE_PAIR(IN_ENUM, IN_T, OUT_ENUM, OUT_T) \
-  if (in == at::IN_ENUM && out == at::OUT_ENUM) return f(TypeTag<IN_T>{}, TypeTag<OUT_T>{});
-  GPUREDUCE_PAIR(kFloat, float, kFloat, float)
-  GPUREDUCE_PAIR(kDouble, double, kDouble, double)
-  GPUREDUCE_PAIR(kHalf, c10::Half, kHalf, c10::Half)
-  GPUREDUCE_PAIR(kBFloat16, c10::BFloat16, kBFloat16, c10::BFloat16)
-  GPUREDUCE_PAIR(kHalf, c10::Half, kFloat, float)
-  GPUREDUCE_PAIR(kBFloat16, c10::BFloat16, kFloat, float)
-  GPUREDUCE_PAIR(kFloat, float, kDouble, double)
-  GPUREDUCE_PAIR(kHalf, c10::Half, kDouble, double)
-  GPUREDUCE_PAIR(kBFloat16, c10::BFloat16, kDouble, double)
-  GPUREDUCE_PAIR(kComplexFloat, c10::complex<float>, kComplexFloat, c10::complex<float>)
-  GPUREDUCE_PAIR(kComplexDouble, c10::complex<double>, kComplexDouble, c10::complex<double>)
-  GPUREDUCE_PAIR(kBool, bool, kLong, int64_t)
-  GPUREDUCE_PAIR(kByte, uint8_t, kLong, int64_t)
-  GPUREDUCE_PAIR(kChar, int8_t, kLong, int64_t)
-  GPUREDUCE_PAIR(kShort, int16_t, kLong, int64_t)
-  GPUREDUCE_PAIR(kInt, int32_t, kLong, int64_t)
-  GPUREDUCE_PAIR(kLong, int64_t, kLong, int64_t)
+#define GPUREDUCE_PAIR(GROUP, IN_ENUM, IN_T, OUT_ENUM, OUT_T)              \
+  if constexpr (G == InputGroup::kAll || G == InputGroup::GROUP) {          \
+    if (in == at::IN_ENUM && out == at::OUT_ENUM) return f(TypeTag<IN_T>{}, TypeTag<OUT_T>{}); \
+  }
+  GPUREDUCE_PAIR(kFloat, kFloat, float, kFloat, float)
+  GPUREDUCE_PAIR(kFloat, kDouble, double, kDouble, double)
+  GPUREDUCE_PAIR(kFloat, kFloat, float, kDouble, double)
+  GPUREDUCE_PAIR(kHalf, kHalf, c10::Half, kHalf, c10::Half)
+  GPUREDUCE_PAIR(kHalf, kHalf, c10::Half, kFloat, float)
+  GPUREDUCE_PAIR(kHalf, kHalf, c10::Half, kDouble, double)
+  GPUREDUCE_PAIR(kBFloat16, kBFloat16, c10::BFloat16, kBFloat16, c10::BFloat16)
+  GPUREDUCE_PAIR(kBFloat16, kBFloat16, c10::BFloat16, kFloat, float)
+  GPUREDUCE_PAIR(kBFloat16, kBFloat16, c10::BFloat16, kDouble, double)
+  GPUREDUCE_PAIR(kComplex, kComplexFloat, c10::complex<float>, kComplexFloat, c10::complex<float>)
+  GPUREDUCE_PAIR(kComplex, kComplexDouble, c10::complex<double>, kComplexDouble, c10::complex<double>)
+  GPUREDUCE_PAIR(kNarrowInt, kBool, bool, kLong, int64_t)
+  GPUREDUCE_PAIR(kNarrowInt, kByte, uint8_t, kLong, int64_t)
+  GPUREDUCE_PAIR(kNarrowInt, kChar, int8_t, kLong, int64_t)
+  GPUREDUCE_PAIR(kWideInt, kShort, int16_t, kLong, int64_t)
+  GPUREDUCE_PAIR(kWideInt, kInt, int32_t, kLong, int64_t)
+  GPUREDUCE_PAIR(kWideInt, kLong, int64_t, kLong, int64_t)
 #undef GPUREDUCE_PAIR
   TORCH_INTERNAL_ASSERT(false, "gpureduce: no kernel for ", in, " -> ", out);
 }

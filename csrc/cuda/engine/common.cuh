@@ -115,10 +115,6 @@ __device__ __forceinline__ acc_t block_reduce(acc_t v) {
   return v;
 }
 
-// Called by every thread of a block once `block_total` (valid in thread 0) is
-// final. Publishes it as partials[slot]; the last block of the `expected`
-// that share `counter` combines all of them, in slot order, into *out.
-
 // Programmatic dependent launch (sm_90). A kernel launched with
 // programmatic stream serialization may start while the kernel before it in
 // the stream is still running; wait_for_prior_grid() returns once that
@@ -136,7 +132,6 @@ __device__ __forceinline__ void allow_next_grid() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
-
 
 }  // namespace cuda
 }  // namespace gpureduce

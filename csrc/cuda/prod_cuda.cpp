@@ -1,12 +1,11 @@
-// gpureduce::prod on the CUDA key: the CUDA engine (reduce_cuda.cuh)
-// instantiated for ProdFamily, in a file of its own so that the ops compile in
-// parallel.
+// gpureduce::prod on the CUDA key: the CUDA engine for ProdFamily, whose
+// instances (one per dtype group) are compiled in instances/prod_*.cu.
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
 #include "../engine/reduce_entry.h"
 #include "../engine/reduce_family.h"
-#include "reduce_cuda.cuh"
+#include "run_pass.h"
 
 namespace gpureduce {
 namespace {

@@ -1,0 +1,5 @@
+// The CUDA engine for sum of int16, int32 and int64 inputs (run_pass.h).
+#include "../../engine/reduce_family.h"
+#include "../reduce_cuda.cuh"
+
+GPUREDUCE_CUDA_ENGINE_INSTANCE(SumFamily, kWideInt);
