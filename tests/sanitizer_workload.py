@@ -17,6 +17,18 @@ for dtype in (torch.float32, torch.float16, torch.int8, torch.uint8, torch.compl
         ref = torch.sum(x.cpu().to(torch.complex128 if dtype.is_complex else torch.float64),
                         dim if dim is not None else [])
         assert torch.allclose(ours.cpu().to(ref.dtype), ref, rtol=2e-2, atol=1.0), (dtype, shape, dim)
+# Columns read in vectors narrower than 16 bytes (8 or 4; passes of 1 MB or
+# more), from a 16-byte boundary and one and two elements off (each shifts
+# the widest that fits), in dense planes and across two reduced dims.
+for dtype in (torch.float32, torch.float16, torch.uint8):
+    for shape, dim in (((3000, 37, 14), 1), ((6000, 45, 12), 1), ((40, 6, 601, 20), (0, 2))):
+        n = 1
+        for s in shape:
+            n *= s
+        for off in (0, 1, 2):
+            x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
+            ref = torch.sum(x.cpu().double(), dim)
+            assert torch.allclose(reduce_op.sum(x, dim).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
 # Integer full sums split over blocks, with a ragged head and tail.
 for dtype, n in ((torch.uint8, (1 << 24) + 7), (torch.int32, (1 << 22) + 5), (torch.int16, (1 << 20) + 3)):
     x = torch.randint(0 if dtype == torch.uint8 else -99, 100, (n + 1,)).to(dtype).cuda()[1:]

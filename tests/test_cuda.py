@@ -30,6 +30,9 @@ ENGINE_CASES = [
     ((128, 32, 2048), (0, 2)), ((16, 100, 4096), (0, 2)), ((5, 1 << 20), 1),
     ((100003, 16), 0), ((8192, 257), 0), ((4096, 2048), 0), ((64, 65536), 0), ((3, 100001), 0),
     ((16, 64, 40), 1), ((7, 9, 11, 13), (0, 2)), ((6, 5, 4, 3, 2), (0, 2, 4)),
+    # inner rows of a warp per output, short (3 blocks per SM for 16-bit
+    # floats) and long (2)
+    ((5000, 1000), 1), ((5000, 4096), 1),
 ]
 
 
@@ -82,9 +85,12 @@ def _rows_kernel_steps(fn):
         torch.cuda.synchronize()
     steps = set()
     for e in prof.events():
-        m = re.search(r"gpureduce_(?:inner|split)_rows<.*,\s*(?:\(int\))?(\d+)>", e.name)
+        # <Op, in, out, V, kStep> for split rows, then blocks per SM for inner rows
+        m = (re.search(r"gpureduce_split_rows<.*,\s*(?:\(int\))?(\d+),\s*(?:\(int\))?(\d+)>", e.name) or
+             re.search(r"gpureduce_inner_rows<.*,\s*(?:\(int\))?(\d+),\s*(?:\(int\))?(\d+),\s*(?:\(int\))?\d+>",
+                       e.name))
         if m:
-            steps.add(int(m.group(1)))
+            steps.add(int(m.group(2)))
     return steps
 
 
@@ -237,7 +243,7 @@ def test_ragged_rows(case, offset, dtype):
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     if dtype == torch.float32 and shape[-1] >= 67:
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
-        assert any(re.search(r"gpureduce_(inner|split)_rows<.*, float, float, 4, 1>", k) for k in names), names
+        assert any(re.search(r"gpureduce_(inner|split)_rows<.*, float, float, 4, 1(, \d+)?>", k) for k in names), names
 
 
 # Columns passes split along their rows: splits of 2 to 8 blocks are
@@ -266,6 +272,55 @@ def test_split_columns_and_small_rows(case, dtype):
         # split passes finished in a cluster, or small ones not split: no ticket to zero
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
         assert any("gpureduce_columns" in n for n in names) and not any("Memset" in n for n in names), names
+
+
+# 16-bit float rows of at most two unrolled loops per lane run the inner
+# rows kernel built for 3 blocks per SM; longer ones, and other types, 2.
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
+def test_inner_rows_blocks_per_sm(dtype):
+    for shape, short in (((5000, 1000), True), ((5000, 4096), False)):
+        x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+        assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
+        names = [k for k in _kernels_run(lambda: reduce_op.sum(x, 1)) if "gpureduce_inner_rows<" in k]
+        want = 3 if short and dtype != torch.float32 else 2
+        assert names and all(f", {want}>(" in k for k in names), names
+
+
+# Columns that no 16-byte vector fits but a narrower one does (8 or 4 bytes,
+# two elements at least: [.., 14] float32 and float16 in pairs, [.., 12]
+# float16 and uint8 in fours), from a 16-byte boundary and one and two
+# elements into the storage (each shifts the widest vector that fits); row
+# counts around the unroll and the row threads (a thread's last rows are
+# loaded together). Narrower vectors are taken from 1 MB of input up, and
+# for 1- and 2-byte elements in dense planes from 2^14 vectors across the
+# outputs ([3000, 37, 14] float16: 21000; [1800, 45, 10]: 9000, not taken).
+NARROW_VECTOR_COLUMN_CASES = [((3000, 37, 14), 1), ((1800, 45, 10), 1), ((6000, 45, 12), 1), ((100, 37, 8), 1),
+                              ((3, 286, 14), 1), ((64, 7, 6), 1), ((1000, 2), 0), ((9, 130, 20), (0, 1)),
+                              ((40, 6, 601, 20), (0, 2)), ((5, 19, 3, 12), (0, 2))]
+
+
+@pytest.mark.parametrize("case", range(len(NARROW_VECTOR_COLUMN_CASES)))
+@pytest.mark.parametrize("offset", [0, 1, 2])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.float16, torch.bfloat16, torch.int16,
+                                   torch.uint8, torch.bool], ids=str)
+def test_columns_narrow_vectors(case, offset, dtype):
+    shape, dim = NARROW_VECTOR_COLUMN_CASES[case]
+    n = 1
+    for s in shape:
+        n *= s
+    x = random_tensor((n + offset,), dtype, "cpu", _gen()).cuda()[offset:].view(shape)
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+    assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
+    # The kernel from a 16-byte boundary: the vector width, or 0 where no
+    # narrower vector is taken ([1800, 45, 10] float16: dense tiles).
+    expected = {(0, torch.float32): 2, (0, torch.float16): 2, (1, torch.float32): 2, (1, torch.float16): 0,
+                (2, torch.uint8): 4, (8, torch.float16): 4}
+    if offset == 0 and (case, dtype) in expected:
+        names = _kernels_run(lambda: reduce_op.sum(x, dim))
+        t = {torch.float32: "float", torch.float16: "c10::Half", torch.uint8: "unsigned char"}[dtype]
+        narrow = [k for k in names if re.search(rf"gpureduce_columns<.*, {re.escape(t)}, [\w:]+, [248]>", k)]
+        want = expected[(case, dtype)]
+        assert (narrow and all(k.endswith(f", {want}>") or f", {want}>(" in k for k in narrow)) if want else not narrow, names
 
 
 # Columns of two reduced dims with a kept dim between them (a row's offset

@@ -72,6 +72,15 @@ inline bool outer_strides_divisible(const OuterIndexer& outer, int64_t v) {
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+// Whether a columns pass can be read in vectors of v adjacent columns: its
+// columns dense and a multiple of v, every row and outer offset a multiple
+// of v, and the data aligned to the vector.
+template <typename in_t>
+bool columns_vector_fits(const ReducePass& p, const in_t* x, int64_t v) {
+  return reinterpret_cast<uintptr_t>(x) % (v * sizeof(in_t)) == 0 && p.col_stride == 1 && p.n_cols % v == 0 &&
+         p.reduce_stride % v == 0 && p.reduce_outer_stride % v == 0 && outer_strides_divisible(p.outer, v);
+}
+
 // Whether a rows pass of element stride 2 can be read with vector loads as
 // dense rows of twice the length: every row and outer offset on a 16-byte
 // boundary, and the one element read past each row's end still inside the
@@ -228,6 +237,15 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   a.group = static_cast<int>(std::min<int64_t>(lanes_wanted, 32));
   const int64_t groups_per_block = Policy::kThreads / a.group;
   const int64_t blocks = std::min(ceil_div(p.n_out, groups_per_block), resident_blocks * HostPolicy::kInnerRowsBlocksPerSlot);
+  constexpr int kShortBlocks = EnginePolicy::template short_inner_rows_blocks_per_sm<in_t, V>();
+  if constexpr (kShortBlocks != EnginePolicy::kBlocksPerSm) {
+    if (ceil_div(a.chunks, a.group) <= 2 * Policy::kUnroll) {
+      gpureduce_inner_rows<Op, in_t, out_t, V, kStep, kShortBlocks>
+          <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
+  }
   gpureduce_inner_rows<Op, in_t, out_t, V, kStep>
       <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -363,6 +381,24 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// Whether a columns pass that fits vectors of v elements (8 or 4 bytes)
+// reads faster in them than one element at a time, or through the dense
+// tiles. A/B on the H200 over 1500 random cases (NOTES.md, session 10): they
+// took torch.sum's instruction count down where a load of one element had
+// been 2-4x it ([1040, 6, 601, 1, 20] float16 over (0, 2) 242 -> 68 us,
+// [6285515, 6, 2] float32 over dim 1 158 -> 83, [12591, 360, 10] float16 59
+// -> 35), but lost on passes bound by latency (fewer threads for the same
+// rows: [59, 800, 4] float16 3.40 -> 5.78 us) and, for 1- and 2-byte
+// elements, on dense planes with few outputs' vectors to spread, where the
+// tiles or single elements read better ([3970, 11235, 6] bfloat16 277 ->
+// 382 us, [69, 310912, 2] 109 -> 135).
+template <typename in_t>
+bool narrow_column_vectors_pay(const ReducePass& p, int64_t v, bool dense_planes) {
+  const int64_t bytes = p.n_out * p.n_cols * p.n_reduce * p.n_reduce_outer * int64_t(sizeof(in_t));
+  if (bytes < HostPolicy::kLatencyBoundBytes) return false;
+  return sizeof(in_t) >= 4 || !dense_planes || p.n_out * (p.n_cols / v) >= HostPolicy::kNarrowVectorMinLanes;
+}
+
 // The geometry of a pass as one dense stream of planes (engine/dense.cuh),
 // where it is one: rows of one reduced dim, or densely packed columns of one
 // reduced dim, with the planes (the outputs' outer indices, in any number of
@@ -484,10 +520,18 @@ void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Te
       if (dense_ok && launch_dense<Op>(dense, x, y)) return;
       launch_rows<Op, in_t, out_t, 1>(p, x, y, in);
     } else {
-      const bool vec = base_ok && p.col_stride == 1 && p.n_cols % kVec == 0 &&
-                       p.reduce_stride % kVec == 0 && p.reduce_outer_stride % kVec == 0;
       if constexpr (kVec > 1) {
-        if (vec) return launch_columns<Op, in_t, out_t, kVec>(p, x, y, in);
+        if (columns_vector_fits(p, x, kVec)) return launch_columns<Op, in_t, out_t, kVec>(p, x, y, in);
+      }
+      // Columns that no 16-byte vector fits, in vectors of 8 or 4 bytes (of
+      // two elements at least) where those pay (narrow_column_vectors_pay).
+      if constexpr (kVec / 2 > 1) {
+        if (columns_vector_fits(p, x, kVec / 2) && narrow_column_vectors_pay<in_t>(p, kVec / 2, dense_ok))
+          return launch_columns<Op, in_t, out_t, kVec / 2>(p, x, y, in);
+      }
+      if constexpr (kVec / 4 > 1) {
+        if (columns_vector_fits(p, x, kVec / 4) && narrow_column_vectors_pay<in_t>(p, kVec / 4, dense_ok))
+          return launch_columns<Op, in_t, out_t, kVec / 4>(p, x, y, in);
       }
       // Dense planes of columns no vector fits.
       if (dense_ok && launch_dense<Op>(dense, x, y)) return;

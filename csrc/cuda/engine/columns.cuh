@@ -98,13 +98,20 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   using acc_t = typename Op::acc_type;
   constexpr int U = EnginePolicy::kUnroll;
   const int64_t tile = blockIdx.x;
+  // 32-bit divisions: a 64-bit one is a call of about a hundred
+  // instructions, as much as a thread's whole walk in a pass of short
+  // columns (the host keeps tiles under 2^31, and vec_cols is at most
+  // kThreads where outer_group > 1).
   int64_t oi, cv;
   if (a.outer_group == 1) {
-    oi = tile / a.x_tiles;
-    cv = (tile - oi * a.x_tiles) * blockDim.x + threadIdx.x;
+    const uint32_t x_tiles = static_cast<uint32_t>(a.x_tiles);
+    const uint32_t t = static_cast<uint32_t>(tile) / x_tiles;
+    oi = t;
+    cv = static_cast<int64_t>(static_cast<uint32_t>(tile) - t * x_tiles) * blockDim.x + threadIdx.x;
   } else {
-    oi = tile * a.outer_group + threadIdx.x / a.vec_cols;
-    cv = threadIdx.x % a.vec_cols;
+    const uint32_t vec_cols = static_cast<uint32_t>(a.vec_cols);
+    oi = tile * a.outer_group + threadIdx.x / vec_cols;
+    cv = threadIdx.x % vec_cols;
   }
   const bool valid = cv < a.vec_cols && oi < a.n_outer;
   int64_t in_off, out_off;
@@ -132,12 +139,18 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
 #pragma unroll
         for (int j = 0; j < V; ++j) walk[j] = Op::walk(walk[j], v[u][j]);
     }
-    for (; r < re; r += by) {
-      alignas(16) in_t v[V];
-      load_vec<V>(base + column_row_offset(a, r), v);
+    // The last rows (fewer than U) loaded together too, then added in row
+    // order: one memory round rather than one per row.
+    alignas(16) in_t v[U - 1][V];
 #pragma unroll
-      for (int j = 0; j < V; ++j) walk[j] = Op::walk(walk[j], v[j]);
-    }
+    for (int u = 0; u < U - 1; ++u)
+      if (r + u * by < re) load_vec<V>(base + column_row_offset(a, r + u * by), v[u]);
+#pragma unroll
+    for (int u = 0; u < U - 1; ++u)
+      if (r + u * by < re) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) walk[j] = Op::walk(walk[j], v[u][j]);
+      }
   }
   acc_t acc[V];
 #pragma unroll

@@ -203,8 +203,8 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
 }
 
 // Many outputs: a group of `group` lanes per output, groups walk the outputs.
-template <class Op, typename in_t, typename out_t, int V, int kStep>
-__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
+template <class Op, typename in_t, typename out_t, int V, int kStep, int kBlocksPerSm = EnginePolicy::kBlocksPerSm>
+__global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
     gpureduce_inner_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
                              out_t* __restrict__ out) {
   using WideOp = typename Op::wide_op;
