@@ -53,7 +53,7 @@ class Case:
     dims: Optional[Tuple[int, ...]]  # None: full sum
     layout: str = "contiguous"       # contiguous | transposed | sliced
     kernel: Optional[str] = None     # a classic kernel, else the engine
-    group: str = "shapes"            # full | shapes | classic
+    group: str = "shapes"            # full | shapes | widths | classic
 
 
 def full_sum_cases(quick: bool) -> List[Case]:
@@ -92,6 +92,23 @@ def shape_cases(quick: bool) -> List[Case]:
         Case("small 2^20 bf16 d1 [1024,1024]", bf16, (1024, 1024), (1,)),
     ]
     return c
+
+
+# Contiguous rows of any width, 64 MiB of input each (issue 12's target: at
+# least 3000 GB/s): a sample of widths from 1 to a vocabulary, not a list to
+# tune to. Reported apart from the shapes suite and its geometric mean.
+ROW_WIDTHS = [1, 2, 3, 5, 8, 12, 17, 24, 33, 48, 64, 96, 127, 200, 255, 300, 1000, 4099, 50257]
+
+
+def width_cases(quick: bool) -> List[Case]:
+    if quick:
+        return []
+    out = []
+    for dt in (torch.float32, torch.bfloat16):
+        size = torch.tensor([], dtype=dt).element_size()
+        for w in ROW_WIDTHS:
+            out.append(Case(f"rows of {w}", dt, ((64 << 20) // (w * size), w), (1,), group="widths"))
+    return out
 
 
 def classic_cases(quick: bool) -> List[Case]:
@@ -364,7 +381,7 @@ def run(args) -> int:
     roof_gbps, roof_how = (float("nan"), "not measured (--no-roof)") if args.no_roof else measure_roof(device, timer)
     meta = environment(device, roof_gbps, roof_how)
     meta["warmup_ms"] = args.warmup_ms
-    cases = full_sum_cases(args.quick) + shape_cases(args.quick) + classic_cases(args.quick)
+    cases = full_sum_cases(args.quick) + shape_cases(args.quick) + width_cases(args.quick) + classic_cases(args.quick)
     if args.only:
         cases = [c for c in cases if re.search(args.only, c.name + " " + str(c.dtype))]
     have_cupy = False
@@ -474,14 +491,26 @@ def markdown(meta, rows) -> str:
     return "\n".join(lines)
 
 
+def suite_rows(rows):
+    """The engine's cases of the shapes and full-sum suite (not the widths sweep)."""
+    return [r for r in rows if r["kernel"] == "gpureduce" and r["group"] != "widths"]
+
+
 def summary(meta, rows) -> str:
-    eng = [r for r in rows if r["kernel"] == "gpureduce"]
+    eng = suite_rows(rows)
     if not eng:
         return "no engine cases"
     worst = min(eng, key=lambda r: r["speedup"])
-    return (f"engine cases: {len(eng)}, geometric-mean speedup {geomean([r['speedup'] for r in eng]):.2f}x, "
+    text = (f"engine cases: {len(eng)}, geometric-mean speedup {geomean([r['speedup'] for r in eng]):.2f}x, "
             f"slowest {worst['speedup']:.2f}x ({worst['name']} {worst['dtype']}), "
             f"all correct: {all(r['correct'] for r in rows)}")
+    widths = [r for r in rows if r["group"] == "widths"]
+    if widths:
+        low = min(widths, key=lambda r: r["gpureduce_gbps"])
+        text += (f"\nrows of any width (64 MiB): {sum(r['gpureduce_gbps'] >= 3000 for r in widths)} of {len(widths)} "
+                 f"at 3000 GB/s or more, lowest {low['gpureduce_gbps']:.0f} GB/s ({low['name']} {low['dtype']}), "
+                 f"slowest against torch.sum {min(r['speedup'] for r in widths):.2f}x")
+    return text
 
 
 def plots(meta, rows, base) -> None:
@@ -494,27 +523,36 @@ def plots(meta, rows, base) -> None:
         print("matplotlib not installed: no plots", file=sys.stderr)
         return
     title = f"{meta['gpu']}, torch {meta['torch']}, {meta['date'][:10]}"
-    full = [r for r in rows if r["group"] == "full"]
-    if full:
-        dts = sorted({r["dtype"] for r in full})
-        fig, axes = plt.subplots(1, len(dts), figsize=(3.2 * len(dts), 3.4), sharey=True, squeeze=False)
+    def gbps_panels(group_rows, x_of, xlabel, line, line_label, panel_width, suptitle, path):
+        """GB/s of gpureduce and torch.sum against x_of(row), a panel per dtype."""
+        dts = sorted({r["dtype"] for r in group_rows})
+        fig, axes = plt.subplots(1, len(dts), figsize=(panel_width * len(dts), 3.4), sharey=True, squeeze=False)
         for ax, dt in zip(axes[0], dts):
-            rs = sorted([r for r in full if r["dtype"] == dt], key=lambda r: r["shape"][0])
-            n = [r["shape"][0] for r in rs]
-            ax.plot(n, [r["gpureduce_gbps"] for r in rs], "o-", label="gpureduce")
-            ax.plot(n, [r["torch_gbps"] for r in rs], "s--", label="torch.sum")
-            if meta["roof_gbps"] == meta["roof_gbps"]:
-                ax.axhline(meta["roof_gbps"], color="gray", lw=0.8, ls=":", label="read roof")
+            rs = sorted([r for r in group_rows if r["dtype"] == dt], key=x_of)
+            x = [x_of(r) for r in rs]
+            ax.plot(x, [r["gpureduce_gbps"] for r in rs], "o-", label="gpureduce")
+            ax.plot(x, [r["torch_gbps"] for r in rs], "s--", label="torch.sum")
+            if line == line:
+                ax.axhline(line, color="gray", lw=0.8, ls=":", label=line_label)
             ax.set_xscale("log", base=2)
             ax.set_title(dt)
-            ax.set_xlabel("elements")
+            ax.set_xlabel(xlabel)
         axes[0][0].set_ylabel("GB/s (input bytes)")
         axes[0][0].legend(fontsize=7)
-        fig.suptitle(f"Full sums: {title}", fontsize=9)
+        fig.suptitle(f"{suptitle}: {title}", fontsize=9)
         fig.tight_layout()
-        fig.savefig(base + "_gbps.png", dpi=110)
+        fig.savefig(path, dpi=110)
         plt.close(fig)
-    eng = [r for r in rows if r["kernel"] == "gpureduce"]
+
+    full = [r for r in rows if r["group"] == "full"]
+    if full:
+        gbps_panels(full, lambda r: r["shape"][0], "elements", meta["roof_gbps"], "read roof", 3.2, "Full sums",
+                    base + "_gbps.png")
+    widths = [r for r in rows if r["group"] == "widths"]
+    if widths:
+        gbps_panels(widths, lambda r: r["shape"][1], "row width (elements), 64 MiB of rows", 3000, "3000 GB/s", 4.2,
+                    "Contiguous rows over their width", base + "_widths.png")
+    eng = suite_rows(rows)
     if eng:
         fig, ax = plt.subplots(figsize=(8, 0.2 * len(eng) + 1.5))
         labels = [f"{r['name']} {r['dtype']}" for r in eng]

@@ -12,7 +12,7 @@ CLASSIC = ["reduce0", "reduce1", "reduce2", "reduce3", "reduce4", "reduce5", "re
 def main(path):
     d = json.load(open(path))
     m, rows = d["meta"], d["cases"]
-    eng = [r for r in rows if r["kernel"] == "gpureduce"]
+    eng = [r for r in rows if r["kernel"] == "gpureduce" and r["group"] != "widths"]
     geo = math.exp(sum(math.log(r["speedup"]) for r in eng) / len(eng))
     worst = min(eng, key=lambda r: r["speedup"])
     below = [r for r in eng if r["speedup"] < 0.97]
@@ -59,6 +59,19 @@ def main(path):
         t.append(f"{hit[0]['torch_gbps']:.0f}" if hit else "-")
     out.append("| torch.sum | " + " | ".join(t) + " |")
     out.append(f"| read roof | {m['roof_gbps']:.0f} | | |")
+    widths = [r for r in rows if r["group"] == "widths"]
+    if widths:
+        hit = sum(r["gpureduce_gbps"] >= 3000 for r in widths)
+        out += ["", "### Contiguous rows of any width (64 MiB of input, summed over the width)", "",
+                f"Same run. {hit} of {len(widths)} at 3000 GB/s or more. "
+                "Plot: `benchmarks/results/nvidia_h200_widths.png`.", "",
+                "| width | float32 GB/s | torch.sum | bfloat16 GB/s | torch.sum |", "| ---: | ---: | ---: | ---: | ---: |"]
+        for w in sorted({r["shape"][1] for r in widths}):
+            cells = []
+            for dt in ("float32", "bfloat16"):
+                hit_r = [r for r in widths if r["shape"][1] == w and r["dtype"] == dt]
+                cells += [f"{hit_r[0]['gpureduce_gbps']:.0f}", f"{hit_r[0]['torch_gbps']:.0f}"] if hit_r else ["-", "-"]
+            out.append(f"| {w} | " + " | ".join(cells) + " |")
     rnd = os.path.join(os.path.dirname(path), "random_" + os.path.basename(path))
     if os.path.exists(rnd):
         r = json.load(open(rnd))

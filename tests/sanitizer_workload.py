@@ -29,6 +29,17 @@ for dtype in (torch.float32, torch.float16, torch.uint8):
             x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
             ref = torch.sum(x.cpu().double(), dim)
             assert torch.allclose(reduce_op.sum(x, dim).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
+# Pitch rows (one dense row per output): rows a vector fits, ragged rows
+# from a 16-byte boundary and one and three elements off (each row's own
+# head and tail, at most four ends per lane), latency-bound passes (a lane
+# per vector, small blocks) and rows no vector fits (an element per lane).
+for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64, torch.int64):
+    for shape in ((4000, 1000), (3000, 372), (2000, 131), (50, 300), (7, 2000), (1500, 40), (20000, 5)):
+        n = shape[0] * shape[1]
+        for off in (0, 1, 3):
+            x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
+            ref = torch.sum(x.cpu().double(), 1)
+            assert torch.allclose(reduce_op.sum(x, 1).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
 # Integer full sums split over blocks, with a ragged head and tail.
 for dtype, n in ((torch.uint8, (1 << 24) + 7), (torch.int32, (1 << 22) + 5), (torch.int16, (1 << 20) + 3)):
     x = torch.randint(0 if dtype == torch.uint8 else -99, 100, (n + 1,)).to(dtype).cuda()[1:]

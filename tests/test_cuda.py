@@ -30,8 +30,7 @@ ENGINE_CASES = [
     ((128, 32, 2048), (0, 2)), ((16, 100, 4096), (0, 2)), ((5, 1 << 20), 1),
     ((100003, 16), 0), ((8192, 257), 0), ((4096, 2048), 0), ((64, 65536), 0), ((3, 100001), 0),
     ((16, 64, 40), 1), ((7, 9, 11, 13), (0, 2)), ((6, 5, 4, 3, 2), (0, 2, 4)),
-    # inner rows of a warp per output, short (3 blocks per SM for 16-bit
-    # floats) and long (2)
+    # pitch rows of a warp per output, of 250 and 1024 float32 vectors
     ((5000, 1000), 1), ((5000, 4096), 1),
 ]
 
@@ -134,24 +133,28 @@ def _kernels_run(fn):
     return {e.name for e in prof.events()}
 
 
-# Outputs of at most 32 16-byte vectors run the short rows kernel, a lane
-# per vector, where the pass has at least a block of 512 threads for every
-# SM; smaller passes are latency bound and run the inner rows kernel with a
-# lane per vector and smaller blocks; rows no vector fits go to the
-# dense-tiles kernel where the pass is not small (1 MB or 2^18 elements),
-# else to these kernels, an element per lane. The cases sit on both sides of
-# each lane-group size, of the 32-chunk limit and (for the H200's and H100's
-# 132 SMs) of the one-block-per-SM line; the third item is the kernel float32
-# takes.
+# Rows of one dense row per output at a constant pitch (a contiguous 2-D
+# tensor over dim 1) run the pitch rows kernel at any width, except rows no
+# vector fits that go to the dense-tiles kernel ([100003, 3]). Other rows
+# passes (outer dims that do not merge, several rows per output: the sliced
+# cases below) run the short rows kernel, a lane per vector, for outputs of
+# at most 32 16-byte vectors where the pass has at least a block of 512
+# threads for every SM, and the inner rows kernel otherwise (smaller passes
+# are latency bound: a lane per vector, smaller blocks). The cases sit on
+# both sides of each lane-group size, of the 32-chunk limit and (for the
+# H200's and H100's 132 SMs) of the one-block-per-SM line; the third item is
+# the kernel float32 takes.
 SHORT_ROW_CASES = [
-    ((1000, 4), 1, "inner"), ((1001, 8), 1, "inner"), ((999, 12), 1, "inner"), ((4099, 16), 1, "inner"),
-    ((333, 24), 1, "inner"), ((2048, 32), 1, "inner"), ((517, 64), 1, "inner"), ((100, 124), 1, "inner"),
-    ((100, 128), 1, "inner"), ((100, 132), 1, "inner"), ((3000, 3), 1, "inner"), ((257, 31), 1, "inner"),
-    ((257, 33), 1, "inner"), ((3, 16), 1, "inner"), ((100003, 2), 1, "short"), ((100003, 3), 1, "dense"),
-    ((67072, 4), 1, "inner"), ((67073, 4), 1, "short"), ((40000, 8), 1, "short"), ((20000, 16), 1, "short"),
-    ((9000, 64), 1, "short"), ((4300, 124), 1, "short"), ((4300, 128), 1, "short"), ((2096, 128), 1, "inner"), ((2097, 128), 1, "short"),
-    ((9, 5, 16), 2, "inner"),       # two outer dims after slicing (below)
+    ((1000, 4), 1, "pitch"), ((1001, 8), 1, "pitch"), ((999, 12), 1, "pitch"), ((4099, 16), 1, "pitch"),
+    ((333, 24), 1, "pitch"), ((2048, 32), 1, "pitch"), ((517, 64), 1, "pitch"), ((100, 124), 1, "pitch"),
+    ((100, 128), 1, "pitch"), ((100, 132), 1, "pitch"), ((3000, 3), 1, "pitch"), ((257, 31), 1, "pitch"),
+    ((257, 33), 1, "pitch"), ((3, 16), 1, "pitch"), ((100003, 2), 1, "pitch"), ((100003, 3), 1, "dense"),
+    ((67072, 4), 1, "pitch"), ((67073, 4), 1, "pitch"), ((40000, 8), 1, "pitch"), ((20000, 16), 1, "pitch"),
+    ((9000, 64), 1, "pitch"), ((4300, 124), 1, "pitch"), ((2096, 128), 1, "pitch"), ((2097, 128), 1, "pitch"),
+    ((9, 5, 16), 2, "inner"),       # two outer dims after slicing (below): latency bound
+    ((9000, 5, 16), 2, "short"),    # the same, 36000 outputs
     ((7, 3, 16), (1, 2), "inner"),  # three rows of 8 per output (sliced below)
+    ((30000, 3, 16), (1, 2), "short"),
 ]
 
 
@@ -160,15 +163,29 @@ SHORT_ROW_CASES = [
 def test_short_rows(case, dtype):
     shape, dim, kernel_f32 = SHORT_ROW_CASES[case]
     x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
-    if shape == (9, 5, 16):
-        x = x[:, :4, :]       # outer dims (9, 4) that do not merge
-    elif shape == (7, 3, 16):
+    if len(shape) == 3 and shape[1] == 5:
+        x = x[:, :4, :]       # outer dims (n, 4) that do not merge
+    elif len(shape) == 3:
         x = x[:, :, :8]       # rows of 8 with a row stride of 16
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     if dtype == torch.float32 and torch.cuda.get_device_properties(0).multi_processor_count == 132:
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
-        ran = [k for k in ("short", "inner", "dense") if any(f"gpureduce_{k}_" in n for n in names)]
+        ran = [k for k in ("pitch", "short", "inner", "dense") if any(f"gpureduce_{k}_" in n for n in names)]
         assert ran == [kernel_f32], names
+
+
+# Pitch rows with few outputs take a block per output (the split rows
+# kernel), unless there are 16 outputs per SM (2112 on 132 SMs) and no row
+# gives every thread of a block a whole unrolled loop (2048 float32 vectors).
+@pytest.mark.parametrize("shape,kernel", [((2200, 3000), "pitch"), ((2000, 3000), "split"),
+                                          ((2200, 9000), "split"), ((9000, 3000), "pitch")], ids=str)
+def test_pitch_or_split_rows(shape, kernel):
+    x = random_tensor(shape, torch.float32, "cpu", _gen()).cuda()
+    assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        names = _kernels_run(lambda: reduce_op.sum(x, 1))
+        ran = [k for k in ("pitch", "split") if any(f"gpureduce_{k}_rows" in n for n in names)]
+        assert ran == [kernel], names
 
 
 # Full sums and few long rows through the split rows pass (split kernel and
@@ -222,8 +239,8 @@ def test_dense_tiles(case, dtype):
 # Rows of one dense row per output whose width (or start) no vector fits,
 # long enough for a vector body of at least 16 vectors: each row is read
 # with vector loads from its own first 16-byte boundary, and the elements
-# around the body one by one (inner rows for many outputs, split rows for few,
-# full sums). Checked at widths around the 16-vector limit and at offsets
+# around the body one by one (pitch rows for many outputs, split rows for
+# few, full sums). Checked at widths around the 16-vector limit and at offsets
 # that give every row another head.
 RAGGED_CASES = [((4096, 250), 1), ((333, 1001), 1), ((17, 300007), 1), ((3, 1 << 20), 1), ((406,), None),
                 ((4702,), None), ((1 << 20) + 5, None), ((2000, 67), 1), ((2000, 66), 1), ((64, 50257), 1)]
@@ -243,7 +260,9 @@ def test_ragged_rows(case, offset, dtype):
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     if dtype == torch.float32 and shape[-1] >= 67:
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
-        assert any(re.search(r"gpureduce_(inner|split)_rows<.*, float, float, 4, 1(, \d+)?>", k) for k in names), names
+        assert any(re.search(r"gpureduce_split_rows<.*, float, float, 4, 1>", k) or
+                   re.search(r"gpureduce_pitch_rows<.*, float, float, 4, (?:true|\(bool\)1), (?:\(int\))?\d+>", k)
+                   for k in names), names
 
 
 # Columns passes split along their rows: splits of 2 to 8 blocks are
@@ -274,14 +293,25 @@ def test_split_columns_and_small_rows(case, dtype):
         assert any("gpureduce_columns" in n for n in names) and not any("Memset" in n for n in names), names
 
 
-# 16-bit float rows of at most two unrolled loops per lane run the inner
-# rows kernel built for 3 blocks per SM; longer ones, and other types, 2.
+# The pitch rows kernel is built for 4 blocks per SM for 4-byte elements in
+# rows a vector fits, 3 for the rest and for ragged rows. Rows of other
+# layouts (two outer dims that do not merge, after slicing) run the inner
+# rows kernel: 16-bit float rows of at most two unrolled loops per lane built
+# for 3 blocks per SM, longer ones and other types for 2.
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
-def test_inner_rows_blocks_per_sm(dtype):
-    for shape, short in (((5000, 1000), True), ((5000, 4096), False)):
-        x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+def test_rows_blocks_per_sm(dtype):
+    for width in (1000, 1001):
+        x = random_tensor((5000, width), dtype, "cpu", _gen()).cuda()
         assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
-        names = [k for k in _kernels_run(lambda: reduce_op.sum(x, 1)) if "gpureduce_inner_rows<" in k]
+        names = [k for k in _kernels_run(lambda: reduce_op.sum(x, 1)) if "gpureduce_pitch_rows<" in k]
+        ragged = width % (4 if dtype == torch.float32 else 8) != 0
+        want = 4 if dtype == torch.float32 and not ragged else 3
+        flag = r"(?:true|\(bool\)1)" if ragged else r"(?:false|\(bool\)0)"
+        assert names and all(re.search(rf",\s*{flag},\s*(?:\(int\))?{want}>\(", k) for k in names), names
+    for width, short in ((1000, True), (4096, False)):
+        x = random_tensor((2500, 3, width), dtype, "cpu", _gen()).cuda()[:, :2, :]
+        assert_matches_torch(reduce_op.sum(x, 2), x, 2, False)
+        names = [k for k in _kernels_run(lambda: reduce_op.sum(x, 2)) if "gpureduce_inner_rows<" in k]
         want = 3 if short and dtype != torch.float32 else 2
         assert names and all(f", {want}>(" in k for k in names), names
 
@@ -339,8 +369,28 @@ def test_columns_two_reduced_dims(shape, dtype):
         assert torch.equal(reduce_op.sum(xs, (0, 2)), reduce_op.sum(xs, (0, 2)))
 
 
-# Expanded (stride-0) dims are read once (a kept one computed once and
-# broadcast, a reduced one folded in by the op); results match torch.
+# Small expanded inputs (256 KB with their repeats) are read as they are, by
+# the engine's kernels alone (one launch, or a split and its finish): a kept
+# stride-0 dim, a reduced one beside a real reduction, and both; sizes on
+# both sides of the line (above it, ATen broadcasts or folds the repeats).
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32], ids=str)
+def test_small_expanded_inputs_one_launch(dtype):
+    # (n, repeats): float32 views of 176 KB, 40 KB, 9.3 KB, 256 KB (the line)
+    # and 320 KB (over it: a reduction of the distinct elements, then a
+    # broadcast or a fold).
+    for n, reps in ((11, 4096), (40, 256), (1194, 2), (16384, 4), (16384, 5)):
+        base = random_tensor((n,), dtype, "cpu", _gen()).cuda()
+        for view, dim in [(base[None].expand(reps, -1), 1), (base[:, None].expand(-1, reps), 0),
+                          (base[:, None].expand(-1, reps), None), (base[None, :, None].expand(2, -1, reps), (1, 2))]:
+            assert_matches_torch(reduce_op.sum(view, dim), view, dim, False)
+            if dtype == torch.float32:
+                kernels = [k for k in _kernels_run(lambda: reduce_op.sum(view, dim)) if k.startswith("void ")]
+                ours_only = all("gpureduce" in k for k in kernels)
+                assert ours_only == (view.numel() * 4 <= (256 << 10)), (n, reps, dim, kernels)
+
+
+# Larger expanded inputs: stride-0 dims are read once (a kept one computed
+# once and broadcast, a reduced one folded in by the op); results match torch.
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bfloat16, torch.uint8], ids=str)
 def test_expanded_inputs(dtype):
     base = random_tensor((1 << 16,), dtype, "cpu", _gen()).cuda()

@@ -5,7 +5,7 @@ import torch
 from torch.library import opcheck
 
 import reduce_op
-from axes import (DEVICES, DTYPE_ARGS, DTYPES, LAYOUTS, SHAPES, assert_matches_torch, dim_patterns,
+from axes import (DEVICES, DTYPE_ARGS, DTYPES, LAYOUTS, SHAPES, assert_matches_torch, dim_patterns, random_tensor,
                   make_layout)
 
 OPS = torch.ops.gpureduce
@@ -36,7 +36,9 @@ def test_matrix(dtype, shape, layout, device, gen):
 @device_param()
 @pytest.mark.parametrize("in_dtype,dtype", DTYPE_ARGS + [(torch.bfloat16, None), (torch.float16, torch.float64),
                                                          (torch.uint8, None), (torch.bool, None)], ids=str)
-@pytest.mark.parametrize("shape", [(), (7,), (33, 65), (2, 3, 4, 5)], ids=str)
+# (2, 3, 2, 3, 2): three reduced dims that do not merge take two passes,
+# whose partials must be of the result's accumulator (float64 for dtype=float64).
+@pytest.mark.parametrize("shape", [(), (7,), (33, 65), (2, 3, 4, 5), (2, 3, 2, 3, 2)], ids=str)
 @pytest.mark.parametrize("layout", ["contiguous", "expanded"])
 def test_dtype_argument(in_dtype, dtype, shape, layout, device, gen):
     x = make_layout(shape, in_dtype, layout, device, gen)
@@ -44,6 +46,22 @@ def test_dtype_argument(in_dtype, dtype, shape, layout, device, gen):
         for keepdim in (False, True):
             assert_matches_torch(reduce_op.sum(x, dim, keepdim, dtype=dtype), x, dim, keepdim, dtype)
     assert_matches_torch(OPS.sum(x, dtype=dtype), x, None, False, dtype)
+
+
+# Inputs expanded along several dims, kept and reduced ones together (a kept
+# stride-0 dim is computed once and broadcast, a reduced one folded in), and
+# small ones read as they are (256 KB with the repeats): sizes on both sides.
+@device_param()
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("n,reps", [(7, 3), (1194, 2), (16384, 5)], ids=str)
+def test_expanded_dims_kept_and_reduced(n, reps, dtype, device, gen):
+    base = random_tensor((n,), dtype, device, gen).to(device)
+    x = base[None, :, None].expand(2, -1, reps)  # strides (0, 1, 0)
+    for dim in dim_patterns(3):
+        for keepdim in (False, True):
+            assert_matches_torch(reduce_op.sum(x, dim, keepdim), x, dim, keepdim)
+    if dtype != torch.int32:
+        assert_matches_torch(reduce_op.sum(x, (1, 2), dtype=torch.float64), x, (1, 2), False, torch.float64)
 
 
 @device_param()

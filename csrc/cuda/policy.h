@@ -32,6 +32,15 @@ struct HostPolicy {
   // the short and inner rows kernels on 136 small random cases (H200): 128
   // and 64 measured the same, 512 0.3-0.5 us slower on rows cases.
   static constexpr int64_t kMinLatencyThreads = 128;
+  // Rows passes of one dense row per output (the pitch rows kernel) with at
+  // least this many outputs per SM take a warp per output rather than a
+  // block, unless each row gives every thread of a block a whole unrolled
+  // loop. A/B on the H200 over 630 rows cases (NOTES.md, session 11): with
+  // 16, cases below 0.97x of torch.sum 30 -> 21 and the set's slowest 0.50x
+  // -> 0.76x ([4092, 4099] float32 over dim 1 31.1 -> 19.7 us, torch.sum
+  // 23.0); with 4, rows of 600 outputs lost up to 44% ([600, 6000] float32
+  // 8.0 -> 14.4 us).
+  static constexpr int64_t kPitchOutputsPerSm = 16;
   // Chunks per lane in the short rows kernel. 2 against 1 on the H200:
   // [4194304,16] float32 over dim 1 6.25x against 6.01x of torch.sum,
   // [524288,128] 1.87x / 1.59x; 4 was no better than 2. bfloat16 and int16

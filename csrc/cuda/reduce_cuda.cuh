@@ -95,6 +95,52 @@ inline bool stride2_rows_fit(const ReducePass& p, const at::Tensor& in, int64_t 
   return in.storage().nbytes() >= static_cast<size_t>(bytes_needed);
 }
 
+// A rows pass of one dense row per output at a constant pitch, through the
+// pitch rows kernel (engine/rows.cuh). `chunks`: vectors per row (a ragged
+// row's body, counted low); `lanes_wanted`: lanes for kRowChunksPerLane each.
+// Against the general inner and short rows kernels (A/B in one process on
+// the H200 over the 817 random cases of seeds 0-2 whose last dim is reduced,
+// NOTES.md): below 0.97x of torch.sum 99 -> 38, geomean 1.70x -> 1.79x;
+// [682649, 200] bfloat16 168 -> 80 us (torch.sum 118), [67650, 372] float32
+// 2521 -> 3575 GB/s.
+template <class Op, typename in_t, typename out_t, int V>
+void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chunks, int64_t lanes_wanted,
+                       bool ragged) {
+  PitchRowsArgs a{};
+  a.n_out = p.n_out;
+  a.in_pitch = p.outer.in_strides[0];
+  a.out_stride = p.outer.out_strides[0];
+  a.row_len = static_cast<int>(p.row_len);
+  const int64_t sms = sm_count();
+  // As in launch_rows: a pass that would not give every SM a block takes a
+  // lane per chunk, in blocks shrunk until every SM has one.
+  const int64_t lane_per_chunk = std::min<int64_t>(pow2_at_least(chunks), 32);
+  const bool latency_bound = ceil_div(p.n_out, Policy::kThreads / lane_per_chunk) < sms;
+  int64_t group = latency_bound ? lane_per_chunk : std::min<int64_t>(lanes_wanted, 32);
+  // A ragged row's 2V - 2 or fewer elements outside its body, at most
+  // kPitchEndsPerLane per lane.
+  if (ragged) group = std::max(group, pow2_at_least(ceil_div(2 * V - 2, kPitchEndsPerLane)));
+  a.group = static_cast<int>(group);
+  int64_t threads = Policy::kThreads;
+  if (latency_bound)
+    while (threads > HostPolicy::kMinLatencyThreads && ceil_div(p.n_out, threads / group) < sms) threads /= 2;
+  const auto stream = c10::cuda::getCurrentCUDAStream();
+  auto launch = [&](auto kernel, int64_t blocks_per_sm) {
+    const int64_t blocks =
+        std::min(ceil_div(p.n_out, threads / group), sms * blocks_per_sm * HostPolicy::kInnerRowsBlocksPerSlot);
+    kernel<<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0, stream>>>(a, x, y);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  };
+  if constexpr (V > 1) {
+    if (ragged) {
+      constexpr int kBlocks = EnginePolicy::template pitch_rows_blocks_per_sm<in_t, true>();
+      return launch(gpureduce_pitch_rows<Op, in_t, out_t, V, true, kBlocks>, kBlocks);
+    }
+  }
+  constexpr int kBlocks = EnginePolicy::template pitch_rows_blocks_per_sm<in_t, false>();
+  launch(gpureduce_pitch_rows<Op, in_t, out_t, V, false, kBlocks>, kBlocks);
+}
+
 // `ragged`: each output is one dense row of any width and alignment, read
 // as a vector body from its first 16-byte boundary and one element at a time
 // outside it (RowsArgs::ragged).
@@ -137,10 +183,21 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   // them in rounds one after another ([3, 1000] float32 over dim 1: 3.1 us
   // against torch.sum's 2.1).
   const bool one_wave = p.n_out <= resident_blocks;
+  // One dense row per output at a constant pitch: the pitch rows kernel
+  // (launch_pitch_rows), unless the outputs are few.
+  const bool pitch_rows =
+      kStep == 1 && p.n_rows == 1 && p.elem_stride == 1 && p.outer.ndim == 1 && p.row_len < (int64_t(1) << 31);
+  // Pitch rows of fewer than a block's loop per thread with enough outputs to
+  // give every SM kPitchOutputsPerSm warps are not few: [4092, 6000] bfloat16
+  // over dim 1 ran a block per output at 35.1 us, a warp per output 14.2
+  // (torch.sum 17.7).
+  const bool warp_per_output_fills =
+      pitch_rows && !long_rows && p.n_out >= int64_t(sm_count()) * HostPolicy::kPitchOutputsPerSm;
   // A single output (a full sum) always takes whole blocks: through the
   // inner rows kernel, one warp of one block summed 2^10 bfloat16 values in
   // 2.3 µs against 1.4 µs for 2^10 float32 here (H200).
-  if (p.n_out == 1 || (lanes_wanted > 32 && few_outputs && (fills_block || one_wave) && p.n_out <= 65535)) {
+  if (p.n_out == 1 ||
+      (!warp_per_output_fills && lanes_wanted > 32 && few_outputs && (fills_block || one_wave) && p.n_out <= 65535)) {
     // Small sums stay in one block; larger ones take up to one wave of
     // resident blocks, each thread at least one unrolled iteration. The wave
     // counts the blocks this kernel's registers let an SM hold (3 of 512
@@ -178,6 +235,9 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
                     static_cast<const wide_t*>(a.partials), a.split, p.outer, y);
     }
     return;
+  }
+  if constexpr (kStep == 1) {
+    if (pitch_rows) return launch_pitch_rows<Op, in_t, out_t, V>(p, x, y, a.chunks, lanes_wanted, ragged);
   }
   // A pass that would not give every SM a block is bound by latency, not
   // bandwidth: a block's time is its longest thread's chain of loads, adds and

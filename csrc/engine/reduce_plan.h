@@ -13,9 +13,10 @@
 // input and output offsets by an OuterIndexer. The planner sorts dims into
 // memory order and merges neighbours, so a permuted dense tensor is read as the
 // dense memory it is, with no .contiguous() copy. Dims of stride 0 (expanded
-// inputs) are never read more than once: a kept one is computed once and
-// broadcast into the output, a reduced one is folded in afterwards by the
-// op (OpSpec::fold_repeats: sum multiplies by its size).
+// inputs) are not read more than once, except in small inputs (256 KB with
+// their repeats), which are read as they are in one launch: a kept one is
+// computed once and broadcast into the output, a reduced one is folded in
+// afterwards by the op (OpSpec::fold_repeats: sum multiplies by its size).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -83,9 +84,9 @@ using PassRunner = std::function<void(const ReducePass&, const at::Tensor& in, c
 struct OpSpec {
   // Runs one pass of the op (a backend's kernels).
   PassRunner run;
-  // Writes to `dest` each element of `partial` (the kernel-typed result
-  // without the reduced dims of stride 0, k elements in all) folded with
-  // itself k times, cast to dest's dtype and broadcast to its shape.
+  // Writes to `dest`, of partial's shape, each element of `partial` (the
+  // kernel-typed result without the reduced dims of stride 0) folded with
+  // itself k times and cast to dest's dtype.
   std::function<void(const at::Tensor& partial, int64_t k, const at::Tensor& dest)> fold_repeats;
   // Writes the result of reducing no elements (sum: 0, prod: 1).
   std::function<void(const at::Tensor& target)> fill_empty;

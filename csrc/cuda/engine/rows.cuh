@@ -237,6 +237,105 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
   }
 }
 
+// One dense row per output, the rows at a constant pitch (the outer dims
+// merged into one): logits, [B, T, C] over C, any contiguous 2-D tensor over
+// its last dim. The general kernels above pay for every layout they take (a
+// 64-bit division per chunk for several rows per output, the general outer
+// indexer, ragged ends in 64 bits) in registers: 54-64 of them, two blocks
+// of 512 per SM. Here the only 64-bit arithmetic is a row's start and a lane
+// walks its chunks by pointer, so that the kernel fits three or four blocks
+// (EnginePolicy::pitch_rows_blocks_per_sm).
+//
+// kRagged: the rows' width or alignment fits no vector. A row's vector body
+// then starts at its first 16-byte boundary (`head` elements in) and holds
+// (row_len - head) / V chunks; the elements before and after it (fewer than
+// 2V) are read one by one.
+constexpr int kPitchEndsPerLane = 4;
+
+struct PitchRowsArgs {
+  int64_t n_out;
+  int64_t in_pitch;    // elements between the starts of consecutive rows
+  int64_t out_stride;  // elements between consecutive outputs
+  int row_len;
+  int group;  // lanes per output: 1, 2, ..., 32
+};
+
+template <class Op, typename in_t, typename out_t, int V, bool kRagged, int kBlocksPerSm>
+__global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
+    gpureduce_pitch_rows(PitchRowsArgs a, const in_t* __restrict__ in, out_t* __restrict__ out) {
+  using WideOp = typename Op::wide_op;
+  using wide_t = typename WideOp::acc_type;
+  using ChunkT = Chunk<Op, in_t, V>;
+  constexpr int U = EnginePolicy::kUnroll;
+  const int group = a.group;
+  const int lane = threadIdx.x & (group - 1);
+  const int groups_per_block = blockDim.x / group;
+  const int first = threadIdx.x / group;
+  // The loop bound is uniform across the block, so every lane reaches the
+  // shuffles in group_reduce.
+  for (int64_t o0 = static_cast<int64_t>(blockIdx.x) * groups_per_block; o0 < a.n_out;
+       o0 += static_cast<int64_t>(gridDim.x) * groups_per_block) {
+    const int64_t o = o0 + first;
+    wide_t acc = WideOp::identity();
+    if (o < a.n_out) {
+      const in_t* row = in + o * a.in_pitch;
+      // Ragged rows: the body starts at the row's first 16-byte boundary.
+      const int head = kRagged ? min(static_cast<int>(row_head(row)), a.row_len) : 0;
+      const int chunks = (a.row_len - head) / V;
+      // Ends: end k is element k before the body, or head + chunks * V +
+      // (k - head) after it. A lane's ends (lane, lane + group, ...: at most
+      // kPitchEndsPerLane, the host sees to it) are loaded before the body,
+      // in flight with it, and added after it.
+      in_t ends[kRagged ? kPitchEndsPerLane : 1];
+      int n_mine = 0;
+      if constexpr (kRagged) {
+        const int n_ends = a.row_len - chunks * V;
+#pragma unroll
+        for (int j = 0; j < kPitchEndsPerLane; ++j) {
+          const int k = lane + j * group;
+          if (k < n_ends) {
+            ends[j] = row[k < head ? k : k + chunks * V];
+            n_mine = j + 1;
+          }
+        }
+      }
+      // This lane's chunks: lane, lane + group, ...
+      const int mine = chunks > lane ? (chunks - lane + group - 1) / group : 0;
+      const in_t* p = row + head + lane * V;
+      const int step = group * V;
+      wide_t part[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) part[u] = WideOp::identity();
+      // Whole rounds of U chunks, then one round for the rest whose spare
+      // loads re-read the lane's first chunk and are not added: one loop
+      // body, so that the rest costs no registers of its own (a separate
+      // predicated tail spilled at 40 registers).
+#pragma unroll 1
+      for (int left = mine; left > 0; left -= U, p += U * step) {
+        ChunkT ch[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) ch[u].load(u < left ? p + u * step : p);
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          if (u < left) part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum()));
+      }
+#pragma unroll
+      for (int w = 1; w < U; w *= 2) {
+#pragma unroll
+        for (int u = 0; u + w < U; u += 2 * w) part[u] = WideOp::combine(part[u], part[u + w]);
+      }
+      acc = part[0];
+      if constexpr (kRagged) {
+#pragma unroll
+        for (int j = 0; j < kPitchEndsPerLane; ++j)
+          if (j < n_mine) acc = WideOp::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), ends[j])));
+      }
+    }
+    acc = group_reduce<WideOp>(acc, group);
+    if (o < a.n_out && lane == 0) out[o * a.out_stride] = WideOp::template project<out_t>(acc);
+  }
+}
+
 // Input and output offsets of output o of a rows pass: one multiply-add
 // each when the outputs sit at constant strides (the usual case), else the
 // general indexer.
