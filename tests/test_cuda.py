@@ -374,7 +374,7 @@ def test_columns_two_reduced_dims(shape, dtype):
 # stride-0 dim, a reduced one beside a real reduction, and both; sizes on
 # both sides of the line (above it, ATen broadcasts or folds the repeats).
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32], ids=str)
-def test_small_expanded_inputs_one_launch(dtype):
+def test_small_expanded_inputs_engine_kernels_only(dtype):
     # (n, repeats): float32 views of 176 KB, 40 KB, 9.3 KB, 256 KB (the line)
     # and 320 KB (over it: a reduction of the distinct elements, then a
     # broadcast or a fold).
