@@ -208,7 +208,8 @@ def test_split_rows_workload(args):
 # rows of 3, not 87382) are bound by latency and take the rows kernels, or
 # the columns kernel where planes have at most 64 rows (64, not 65); and
 # columns of 4- or 8-byte elements over 8 rows or more take the columns
-# kernel at any size (7 rows, not 8). The flags say whether float32 and
+# kernel at any size (7 rows, not 8), or, in planes of 32 KB or more, the
+# stream-columns kernel (test_stream_columns). The flags say whether float32 and
 # bfloat16 take the tiles.
 DENSE_CASES = [
     ((100000, 5), 1, True, True), ((4099, 9), 1, False, False), ((3000, 12), 1, False, False),
@@ -234,6 +235,44 @@ def test_dense_tiles(case, dtype):
     if dtype in expected:
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
         assert any("gpureduce_dense_tiles" in n for n in names) == expected[dtype], names
+
+
+# Dense planes of at most 64 columns that no 16-byte vector fits, with
+# planes of at least 32 KB in passes of at least 1 MB, go to the stream-columns
+# kernel: one plane split over blocks, a few planes (split) and many (a block
+# each), periods P = C / gcd(C, VE) from 1 to 63, from a 16-byte boundary and
+# three elements off. Columns a narrower vector fits (float32 pairs,
+# unless too few for vectors to pay), more than 64 columns, small planes and
+# small passes go elsewhere. The flags say whether float32 and bfloat16 take it.
+STREAM_COLUMN_CASES = [
+    ((1, 300000, 3), True, True), ((3, 100003, 7), True, True), ((40, 9000, 11), True, True),
+    ((100, 1500, 13), True, True), ((64, 4000, 63), True, True), ((64, 4000, 65), False, False),
+    ((2000, 700, 6), False, False),   # float32 pairs; bfloat16 planes of 8.4 KB (the tiles)
+    ((40, 30000, 2), False, True),    # float32 pairs; 40 bfloat16 pairs too few for 4-byte vectors
+    ((2, 26215, 5), True, False),     # float32 1048600 bytes; bfloat16 half that
+    ((2, 26214, 5), False, False),    # float32 1048560 bytes, under 1 MB
+    ((400, 1639, 5), True, False),    # float32 planes of 32780 bytes; bfloat16 half that
+    ((400, 1638, 5), False, False),   # float32 planes of 32760 bytes
+]
+STREAM_COLUMN_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int16, torch.int32,
+                        torch.int64, torch.uint8]
+
+
+@pytest.mark.parametrize("case", range(len(STREAM_COLUMN_CASES)))
+@pytest.mark.parametrize("offset", [0, 3])
+@pytest.mark.parametrize("dtype", STREAM_COLUMN_DTYPES, ids=str)
+def test_stream_columns(case, offset, dtype):
+    shape, stream_f32, stream_bf16 = STREAM_COLUMN_CASES[case]
+    n = shape[0] * shape[1] * shape[2]
+    x = random_tensor((n + offset,), dtype, "cpu", _gen()).cuda()[offset:].view(shape)
+    assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
+    assert torch.equal(reduce_op.sum(x, 1), reduce_op.sum(x, 1))  # bitwise repeatable (split ticket too)
+    if dtype in (torch.bfloat16, torch.float16):
+        assert_matches_torch(reduce_op.sum(x, 1, True, dtype=torch.float32), x, 1, True, dtype=torch.float32)
+    expected = {torch.float32: stream_f32, torch.bfloat16: stream_bf16}
+    if dtype in expected and offset == 0:
+        names = _kernels_run(lambda: reduce_op.sum(x, 1))
+        assert any("gpureduce_stream_columns" in n for n in names) == expected[dtype], names
 
 
 # Rows of one dense row per output whose width (or start) no vector fits,

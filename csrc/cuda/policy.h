@@ -52,6 +52,13 @@ struct HostPolicy {
   static constexpr int64_t kMaxRowThreads = 16;
   // At least this many 16-byte vectors of adjacent columns per block row.
   static constexpr int64_t kColumnMinBx = 32;
+  // A latency-bound columns pass packs several outer indices into a block
+  // only where they have fewer vectors of columns than this. 16 against
+  // packing up to 512 threads' worth, on the H200 over 754 random passes
+  // under 1 MB: below 0.97x of torch.sum 48 -> 36 ([3, 1024, 4, 4]
+  // channels_last float32 over (2, 3), before in six blocks of 512 in
+  // clusters of two: 3.63 -> 2.21 us, torch.sum 2.73); 32 gave 41.
+  static constexpr int64_t kGroupOutersBelowVectors = 16;
   // A split columns pass gives each thread at least this many unrolled
   // loops: with 1, [64,512,512] over dim 0 fell from 0.96x to 0.62x of
   // torch.sum. A small input (at most kSmallColumnInputBytes) whose unsplit
@@ -94,6 +101,11 @@ struct HostPolicy {
   // where there are at least kDenseMinPlanesPerSm planes per SM.
   static constexpr int64_t kDenseBlocksPerSm = 8;
   static constexpr int64_t kDenseMinPlanesPerSm = 4;
+  // Dense planes of narrow columns go to the stream-columns kernel from
+  // this many bytes a plane (in passes of at least kLatencyBoundBytes): on
+  // the H200, 4 of 217 passes of 1 MB or more were slower than before by
+  // over 5% with 32 KB, 17-19 with 4 KB (NOTES.md, session 12).
+  static constexpr int64_t kStreamColumnsMinPlaneBytes = int64_t(32) << 10;
 };
 
 }  // namespace cuda

@@ -12,6 +12,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
+#include <numeric>
 #include <tuple>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "engine/columns.cuh"
 #include "engine/dense.cuh"
 #include "engine/rows.cuh"
+#include "engine/stream_columns.cuh"
 #include "launch.h"
 #include "policy.h"
 #include "run_pass.h"
@@ -362,7 +364,11 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   a.x_tiles = ceil_div(a.vec_cols, bx);
   a.outer_group = 1;
   int64_t block_x = bx;
-  if (a.n_outer > 1 && pow2_at_least(a.vec_cols) * by_wanted < Policy::kThreads) {
+  // Not in a latency-bound pass of kGroupOutersBelowVectors vectors of
+  // columns or more: narrow tiles of one outer index give more, smaller
+  // blocks than a few wide ones, and no cluster split.
+  if (a.n_outer > 1 && pow2_at_least(a.vec_cols) * by_wanted < Policy::kThreads &&
+      !(latency_columns && a.vec_cols >= HostPolicy::kGroupOutersBelowVectors)) {
     // Few columns: a block takes several outer indices side by side, with
     // only the row threads that the rows want (a block per outer index left
     // all but 2 of 512 threads idle on a [2, 43384, 2, 70] bfloat16
@@ -541,6 +547,70 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
   return true;
 }
 
+// Launches the stream-columns kernel (engine/stream_columns.cuh) for dense
+// planes of at most 64 columns that no vector fits, if it suits them: planes
+// of at least 32 KB in a pass of at least 1 MB. A/B on the H200 over 358
+// such passes (NOTES.md, session 12): from 1 MB, geometric mean of speedup
+// over torch.sum 1.06 -> 1.43, cases below 0.97x 111 -> 40; smaller passes
+// and planes lost (blocks too short for the tree and the ticket: [2, 9362,
+// 7] float16 over dim 1 6.5 -> 7.8 us). Returns false, launching nothing,
+// otherwise.
+template <class Op, typename in_t, typename out_t>
+bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at::Tensor& like) {
+  // Not complex, nor byte inputs (16 lanes of running sums spill at the
+  // launch bounds' 40 registers).
+  if constexpr (c10::is_complex<in_t>::value || sizeof(in_t) > 8 || sizeof(in_t) == 1) {
+    return false;
+  } else {
+    using acc_t = typename Op::acc_type;
+    constexpr int64_t VE = 16 / int64_t(sizeof(in_t));
+    if (d.C < 2 || d.C > StreamColumnsPolicy::kMaxColumns ||
+        d.plane * int64_t(sizeof(in_t)) < HostPolicy::kStreamColumnsMinPlaneBytes ||
+        d.total * int64_t(sizeof(in_t)) < HostPolicy::kLatencyBoundBytes || reinterpret_cast<uintptr_t>(x) % sizeof(in_t) != 0)
+      return false;
+    StreamColumnsArgs<acc_t> a{};
+    a.outer = d.outer;
+    a.out_col_stride = d.out_col_stride;
+    a.n_planes = d.n_planes;
+    a.R = d.R;
+    a.C = d.C;
+    a.plane = d.plane;
+    const int64_t P = d.C / std::gcd(d.C, VE);
+    a.period = static_cast<int>(P);
+    a.phase = static_cast<int>(reinterpret_cast<uintptr_t>(x) % 16 / sizeof(in_t));
+    // A multiple of P threads, at least C (a thread per column at the end)
+    // and 64, and no more than give each about kVecs vectors of a plane.
+    constexpr int64_t kVecs = StreamColumnsPolicy::kVecsPerThread;
+    const int64_t plane_vecs = ceil_div(d.plane, VE);
+    const int64_t m_max = StreamColumnsPolicy::kMaxThreads / P;
+    const int64_t m_min = std::min(ceil_div(std::max<int64_t>(d.C, 64), P), m_max);
+    const int64_t m = std::clamp(ceil_div(plane_vecs, P * kVecs), m_min, m_max);
+    const int64_t T = P * m;
+    const auto kernel = gpureduce_stream_columns<Op, in_t, out_t>;
+    // A wave: the threads the launch bounds' registers let an SM hold.
+    const int64_t wave = int64_t(sm_count()) * std::max<int64_t>(1, 3 * StreamColumnsPolicy::kMaxThreads / T);
+    // Few planes: split along the rows, each block keeping at least
+    // kSplitVecsPerThread vectors per thread, if into kMinSplit blocks or more.
+    int64_t split = 1;
+    if (d.n_planes < wave) {
+      split = split_for_waves(d.n_planes, wave,
+                              std::max<int64_t>(1, plane_vecs / (T * StreamColumnsPolicy::kSplitVecsPerThread)));
+      if (split < StreamColumnsPolicy::kMinSplit) split = 1;
+    }
+    split = std::min<int64_t>(split, std::min<int64_t>(d.R, 65535));
+    a.rows_per_split = ceil_div(d.R, split);
+    split = ceil_div(d.R, a.rows_per_split);
+    a.split = static_cast<int>(split);
+    TORCH_CHECK(d.n_planes < (int64_t(1) << 31), "gpureduce: too many planes for one stream-columns pass");
+    at::Tensor workspace;
+    if (split > 1) std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(like, workspace, d.n_planes, split * d.n_planes * d.C);
+    kernel<<<dim3(static_cast<unsigned>(d.n_planes), static_cast<unsigned>(split)), static_cast<unsigned>(T), 0,
+             c10::cuda::getCurrentCUDAStream()>>>(a, x, y);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return true;
+  }
+}
+
 // One pass of the op of `Family` on CUDA tensors whose input dtype is of
 // group G: picks the kernel for the pass's shape and layout and sizes its grid.
 template <class Family, InputGroup G>
@@ -593,7 +663,9 @@ void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Te
         if (columns_vector_fits(p, x, kVec / 4) && narrow_column_vectors_pay<in_t>(p, kVec / 4, dense_ok))
           return launch_columns<Op, in_t, out_t, kVec / 4>(p, x, y, in);
       }
-      // Dense planes of columns no vector fits.
+      // Dense planes of columns no vector fits: large planes as one stream
+      // of vectors, the rest in tiles (or one element per load).
+      if (dense_ok && launch_stream_columns<Op>(dense, x, y, in)) return;
       if (dense_ok && launch_dense<Op>(dense, x, y)) return;
       launch_columns<Op, in_t, out_t, 1>(p, x, y, in);
     }

@@ -1,0 +1,213 @@
+// Stream-columns kernel of the CUDA engine: dense planes of R rows of C
+// narrow columns (a middle dim reduced, a kept inner dim of a few elements,
+// [B, R, C] over R), read as one stream of 16-byte vectors.
+//
+// No vector fits such columns when C is not a multiple of a vector's VE
+// elements, so the columns kernel reads them an element per load, and the
+// dense tiles pay an index computation and a shared-memory load per element.
+// Here the threads of a block read the plane's aligned vectors T apart, with
+// T a multiple of P = C / gcd(C, VE): T vectors are then a whole number of
+// rows, and lane j of every vector a thread reads holds the same column.
+// Each thread keeps one partial per lane; threads P apart hold the same
+// columns and are combined by a tree in shared memory; the P * VE lane sums
+// left (lcm(C, VE) of them) fold into the C columns; the partial vectors at
+// the range's two ends are added element by element. Every combine has a
+// fixed order, so results are bitwise reproducible. A plane split across
+// blocks is finished by the last block to arrive (an atomic ticket).
+//
+// Against the columns kernel's element loads and the dense tiles (H200,
+// NOTES.md session 12): [4440, 9807, 11] float16 over dim 1 538 -> 251 us
+// (torch.sum 395), [2, 26843545, 5] bfloat16 466 -> 135 (277).
+#pragma once
+
+#include "common.cuh"
+
+namespace gpureduce {
+namespace cuda {
+
+template <typename acc_t>
+struct StreamColumnsArgs {
+  OuterIndexer outer;  // plane -> output offset
+  int64_t out_col_stride;
+  int64_t n_planes, R, C, plane;  // plane = R * C elements
+  int64_t rows_per_split;
+  int split;
+  int period;  // P: threads this far apart read the same columns
+  int phase;   // elements from the 16-byte boundary at or below the input to it
+  acc_t* partials;     // [split][n_planes * C]
+  unsigned* counters;  // [n_planes]
+};
+
+struct StreamColumnsPolicy {
+  static constexpr int kMaxThreads = 512;
+  static constexpr int kUnroll = 4;
+  // At most this many columns: the lane sums (P * VE) and the block's
+  // threads (at least C) stay small.
+  static constexpr int kMaxColumns = 64;
+  // A block gives each thread about this many vectors of a plane (fewer
+  // threads for smaller planes, down to max(C, 64)): 16 against 8 on the
+  // H200, 64 MB of planes of 32-128 KB 26.5 -> 24.5 us.
+  static constexpr int kVecsPerThread = 16;
+  // Few planes are split along their rows into blocks of at least this many
+  // vectors a thread, and only into kMinSplit blocks or more: the ticket's
+  // memset and fences cost more than a split of two or three gains (H200:
+  // [240, 3, 128, 128] channels_last bfloat16 over (2, 3) 10.2 us unsplit,
+  // 14.5 split in two, torch.sum 28.9), while 8 against 16 gained 3% over
+  // 231 passes of 2 to 64 MB of 1 to 100 planes ([4, 36776, 7] float32 over
+  // dim 1 11.2 -> 9.9 us).
+  static constexpr int kSplitVecsPerThread = 8;
+  static constexpr int kMinSplit = 4;
+};
+
+// Shared memory for the tree over threads of one class: after its first
+// level, at most half the block's threads write VE partials each.
+template <typename in_t, typename acc_t>
+constexpr int stream_columns_scratch_bytes() {
+  return StreamColumnsPolicy::kMaxThreads / 2 * (16 / int(sizeof(in_t))) * int(sizeof(acc_t));
+}
+
+// Folds the J values of threads x + y * P, 0 <= y < ny, into thread x (y ==
+// 0), in a fixed order: the rows from the largest power of two below ny
+// first, then by halving; each level writes at most ny * P / 2 slots of
+// scratch ([J][kMaxThreads / 2]). Every thread of the block calls it; those
+// with y >= ny take no part.
+template <class Op, int J, typename acc_t>
+__device__ __forceinline__ void fold_period_rows(acc_t (&v)[J], int x, int y, int ny, int P, acc_t* scratch) {
+  constexpr int kSlots = StreamColumnsPolicy::kMaxThreads / 2;
+  int h = 1;
+  while (h * 2 < ny) h *= 2;
+  for (int top = ny; top > 1; top = h, h /= 2) {
+    // rows [h, top) fold into rows [0, top - h)
+    if (y >= h && y < top) {
+      const int slot = (y - h) * P + x;
+#pragma unroll
+      for (int j = 0; j < J; ++j) scratch[j * kSlots + slot] = v[j];
+    }
+    __syncthreads();
+    if (y < top - h) {
+      const int slot = y * P + x;
+#pragma unroll
+      for (int j = 0; j < J; ++j) v[j] = Op::combine(v[j], scratch[j * kSlots + slot]);
+    }
+    __syncthreads();
+  }
+}
+
+template <class Op, typename in_t, typename out_t>
+__global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
+    gpureduce_stream_columns(StreamColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
+                             out_t* __restrict__ out) {
+  using acc_t = typename Op::acc_type;
+  using walk_t = typename Op::template walk_type<in_t>;
+  constexpr int VE = 16 / int(sizeof(in_t));
+  constexpr int U = StreamColumnsPolicy::kUnroll;
+  const int T = blockDim.x;
+  const int s = threadIdx.x;
+  const int64_t p = blockIdx.x;
+  const int64_t C = a.C;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * a.rows_per_split;
+  const int64_t r1 = r0 + a.rows_per_split < a.R ? r0 + a.rows_per_split : a.R;
+  // Elements [e0, e1) of the input; vector w holds elements w * VE - phase
+  // and the VE - 1 after it (its address is 16-byte aligned).
+  const int64_t e0 = p * a.plane + r0 * C, e1 = p * a.plane + r1 * C;
+  const int64_t w_first = (e0 + a.phase + VE - 1) / VE;  // the first whole vector
+  int64_t w_end = (e1 + a.phase) / VE;                   // past the last whole one
+  if (w_end < w_first) w_end = w_first;
+  const in_t* aligned = in - a.phase;
+
+  walk_t walk[VE];
+#pragma unroll
+  for (int j = 0; j < VE; ++j) walk[j] = Op::template walk_start<in_t>();
+  {
+    const in_t* ptr = aligned + (w_first + s) * VE;
+    const in_t* const end = aligned + w_end * VE;
+    const int64_t step = int64_t(T) * VE;
+    for (; ptr + (U - 1) * step < end; ptr += U * step) {
+      alignas(16) in_t v[U][VE];
+#pragma unroll
+      for (int u = 0; u < U; ++u) load_vec<VE>(ptr + u * step, v[u]);
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < VE; ++j) walk[j] = Op::walk(walk[j], v[u][j]);
+    }
+    for (; ptr < end; ptr += step) {
+      alignas(16) in_t v[VE];
+      load_vec<VE>(ptr, v);
+#pragma unroll
+      for (int j = 0; j < VE; ++j) walk[j] = Op::walk(walk[j], v[j]);
+    }
+  }
+  acc_t acc[VE];
+#pragma unroll
+  for (int j = 0; j < VE; ++j) acc[j] = static_cast<acc_t>(walk[j]);
+
+  // Threads x + y * P (same x) hold the same columns.
+  __shared__ __align__(16) unsigned char scratch_raw[stream_columns_scratch_bytes<in_t, acc_t>()];
+  acc_t* scratch = reinterpret_cast<acc_t*>(scratch_raw);
+  const int P = a.period;
+  const int x = s % P, y = s / P;
+  fold_period_rows<Op>(acc, x, y, T / P, P, scratch);
+  // The P * VE lane sums, in order q = x * VE + j; q holds column (c00 + q) % C.
+  if (y == 0) {
+#pragma unroll
+    for (int j = 0; j < VE; ++j) scratch[x * VE + j] = acc[j];
+  }
+  __syncthreads();
+  const bool writer = s < C;
+  acc_t col = Op::identity();
+  if (writer) {
+    const int64_t c00 = (w_first * VE - a.phase) % C;
+    const int L = P * VE;
+    for (int q = static_cast<int>((s - c00 + C) % C); q < L; q += static_cast<int>(C))
+      col = Op::combine(col, scratch[q]);
+    // The elements of the partial vectors at the two ends, one by one.
+    const int64_t head_end = w_first * VE - a.phase < e1 ? w_first * VE - a.phase : e1;
+    const int64_t tail_begin = w_end * VE - a.phase > head_end ? w_end * VE - a.phase : head_end;
+    for (int64_t i = e0 + s; i < head_end; i += C) col = Op::reduce(col, in[i]);
+    for (int64_t i = tail_begin + (s - tail_begin % C + C) % C; i < e1; i += C) col = Op::reduce(col, in[i]);
+  }
+  int64_t in_off, out_off;
+  a.outer.offsets(p, in_off, out_off);
+  out_off += s * a.out_col_stride;
+  if (a.split == 1) {
+    if (writer) out[out_off] = Op::template project<out_t>(col);
+    return;
+  }
+  const int64_t n_total = a.n_planes * C;
+  if (writer) {
+    a.partials[blockIdx.y * n_total + p * C + s] = col;
+    __threadfence();
+  }
+  __shared__ bool is_last;
+  __syncthreads();
+  if (s == 0) is_last = atomicAdd(a.counters + p, 1u) == static_cast<unsigned>(a.split - 1);
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  // The last block combines the plane's `split` partials of each column with
+  // all its threads: G groups of C threads, group g taking splits g, g + G,
+  // ..., F loads in flight (one column's splits one after another cost a
+  // chain of L2 round trips), then the groups folded by the same tree.
+  const int G = min(T / static_cast<int>(C), a.split);
+  const int g = s / static_cast<int>(C), c = s % static_cast<int>(C);
+  acc_t part[1] = {Op::identity()};
+  if (g < G) {
+    constexpr int F = 4;
+    const acc_t* partials = a.partials + p * C + c;
+    int k = g;
+    for (; k + (F - 1) * G < a.split; k += F * G) {
+      acc_t v[F];
+#pragma unroll
+      for (int f = 0; f < F; ++f) v[f] = load_coherent(partials + (k + f * G) * n_total);
+#pragma unroll
+      for (int f = 0; f < F; ++f) part[0] = Op::combine(part[0], v[f]);
+    }
+    for (; k < a.split; k += G) part[0] = Op::combine(part[0], load_coherent(partials + k * n_total));
+  }
+  fold_period_rows<Op>(part, c, g, G, static_cast<int>(C), scratch);
+  if (writer) out[out_off] = Op::template project<out_t>(part[0]);
+}
+
+}  // namespace cuda
+}  // namespace gpureduce
