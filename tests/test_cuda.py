@@ -332,6 +332,21 @@ def test_split_columns_and_small_rows(case, dtype):
         assert any("gpureduce_columns" in n for n in names) and not any("Memset" in n for n in names), names
 
 
+# Columns passes of 1 MB or more over a few rows: each row thread walks at
+# least one unrolled loop of rows (4), so 7 rows take one row thread, 16
+# take four; checked against torch and bitwise on a second call.
+@pytest.mark.parametrize("shape,dim,cl", [((21, 7, 5120), 1, False), ((55, 2048, 4, 4), (2, 3), True),
+                                          ((27, 128256), 0, False), ((4, 256000), 0, False),
+                                          ((18, 7, 176, 267), 0, False), ((23, 16, 4096), 1, False)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int32], ids=str)
+def test_columns_few_rows(shape, dim, cl, dtype):
+    x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+    if cl:
+        x = x.contiguous(memory_format=torch.channels_last)
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+    assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
+
+
 # The pitch rows kernel is built for 4 blocks per SM for 4-byte elements in
 # rows a vector fits, 3 for the rest and for ragged rows. Rows of other
 # layouts (two outer dims that do not merge, after slicing) run the inner
