@@ -206,19 +206,21 @@ def test_split_rows_workload(args):
 # than a tile where there are at least 4 planes per SM: 600 of them, not 500,
 # on the H200's 132 SMs). Small passes (under 1 MB and 2^18 elements: 87381
 # rows of 3, not 87382) are bound by latency and take the rows kernels, or
-# the columns kernel where planes have at most 64 rows (64, not 65); and
-# columns of 4- or 8-byte elements over 8 rows or more take the columns
-# kernel at any size (7 rows, not 8), or, in planes of 32 KB or more, the
-# stream-columns kernel (test_stream_columns). The flags say whether float32 and
-# bfloat16 take the tiles.
+# the columns kernel where planes have at most 64 rows (64, not 65). Up to
+# 64 columns in planes of 512 bytes or more (2-byte elements) or 32 KB or
+# more (4 and 8 bytes) take the stream-columns kernel (test_stream_columns),
+# so the row tiles are checked with 67 columns; other columns of 4- or 8-byte
+# elements over 8 rows or more take the columns kernel at any size (7 rows,
+# not 8). The flags say whether float32 and bfloat16 take the tiles.
 DENSE_CASES = [
     ((100000, 5), 1, True, True), ((4099, 9), 1, False, False), ((3000, 12), 1, False, False),
     ((777, 24), 1, False, False), ((333, 301), 1, False, False), ((2000, 1001), 1, False, False),
-    ((500, 2000, 5), 1, False, False), ((600, 2000, 5), 1, False, True), ((300, 7, 3), 1, False, False),
+    ((500, 2000, 5), 1, False, False), ((600, 2000, 5), 1, False, False), ((300, 7, 3), 1, False, False),
     ((200, 5000, 3), 1, False, False), ((64, 100, 130), 1, False, False), ((40, 40), 1, False, False),
     ((5, 3000, 7), 1, False, False), ((100003, 3), 0, False, False), ((1, 5), 1, False, False),
     ((13000, 7, 3), 1, True, True), ((11000, 8, 3), 1, False, True), ((87382, 3), 1, True, True),
     ((87381, 3), 1, False, False), ((200, 65, 3), 1, False, True), ((200, 64, 3), 1, False, False),
+    ((600, 300, 67), 1, False, True), ((500, 300, 67), 1, False, False),
 ]
 
 
@@ -238,21 +240,24 @@ def test_dense_tiles(case, dtype):
 
 
 # Dense planes of at most 64 columns that no 16-byte vector fits, with
-# planes of at least 32 KB in passes of at least 1 MB, go to the stream-columns
-# kernel: one plane split over blocks, a few planes (split) and many (a block
-# each), periods P = C / gcd(C, VE) from 1 to 63, from a 16-byte boundary and
-# three elements off. Columns a narrower vector fits (float32 pairs,
-# unless too few for vectors to pay), more than 64 columns, small planes and
-# small passes go elsewhere. The flags say whether float32 and bfloat16 take it.
+# planes of at least 32 KB (512 bytes for 2-byte elements) in passes of at
+# least 1 MB, go to the stream-columns kernel: one plane split over blocks, a
+# few planes (split) and many (a block each, or several to a block), periods
+# P = C / gcd(C, VE) from 1 to 63, from a 16-byte boundary and three elements
+# off. Columns a narrower vector fits (float32 pairs, unless too few for
+# vectors to pay), more than 64 columns, small planes and small passes go
+# elsewhere. The flags say whether float32 and bfloat16 take it.
 STREAM_COLUMN_CASES = [
     ((1, 300000, 3), True, True), ((3, 100003, 7), True, True), ((40, 9000, 11), True, True),
     ((100, 1500, 13), True, True), ((64, 4000, 63), True, True), ((64, 4000, 65), False, False),
-    ((2000, 700, 6), False, False),   # float32 pairs; bfloat16 planes of 8.4 KB (the tiles)
+    ((2000, 700, 6), False, True),    # float32 pairs; bfloat16 planes of 8.4 KB, several a block
     ((40, 30000, 2), False, True),    # float32 pairs; 40 bfloat16 pairs too few for 4-byte vectors
     ((2, 26215, 5), True, False),     # float32 1048600 bytes; bfloat16 half that
     ((2, 26214, 5), False, False),    # float32 1048560 bytes, under 1 MB
-    ((400, 1639, 5), True, False),    # float32 planes of 32780 bytes; bfloat16 half that
-    ((400, 1638, 5), False, False),   # float32 planes of 32760 bytes
+    ((400, 1639, 5), True, True),     # float32 planes of 32780 bytes
+    ((400, 1638, 5), False, True),    # float32 planes of 32760 bytes
+    ((20000, 52, 5), False, True),    # bfloat16 planes of 520 bytes, several to a block
+    ((20000, 51, 5), False, False),   # bfloat16 planes of 510 bytes (the tiles)
 ]
 STREAM_COLUMN_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int16, torch.int32,
                         torch.int64, torch.uint8]
@@ -396,7 +401,7 @@ def test_columns_narrow_vectors(case, offset, dtype):
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
     # The kernel from a 16-byte boundary: the vector width, or 0 where no
-    # narrower vector is taken ([1800, 45, 10] float16: dense tiles).
+    # narrower vector is taken ([1800, 45, 10] float16: stream columns).
     expected = {(0, torch.float32): 2, (0, torch.float16): 2, (1, torch.float32): 2, (1, torch.float16): 0,
                 (2, torch.uint8): 4, (8, torch.float16): 4}
     if offset == 0 and (case, dtype) in expected:

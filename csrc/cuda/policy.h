@@ -104,8 +104,13 @@ struct HostPolicy {
   // Dense planes of narrow columns go to the stream-columns kernel from
   // this many bytes a plane (in passes of at least kLatencyBoundBytes): on
   // the H200, 4 of 217 passes of 1 MB or more were slower than before by
-  // over 5% with 32 KB, 17-19 with 4 KB (NOTES.md, session 12).
+  // over 5% with 32 KB, 17-19 with 4 KB. 2-byte elements from 512 bytes
+  // (planes too small for a block share one): against 32 KB, 144 made and
+  // 25 random 16-bit passes below 0.97x of torch.sum 82 -> 48; 2 KB 55
+  // (NOTES.md, session 12). 4- and 8-byte columns of smaller planes read
+  // faster through the columns kernel (0.95-0.98 in the same A/B).
   static constexpr int64_t kStreamColumnsMinPlaneBytes = int64_t(32) << 10;
+  static constexpr int64_t kStreamColumnsMinPlaneBytes16 = 512;
 };
 
 }  // namespace cuda

@@ -559,13 +559,16 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
 }
 
 // Launches the stream-columns kernel (engine/stream_columns.cuh) for dense
-// planes of at most 64 columns that no vector fits, if it suits them: planes
-// of at least 32 KB in a pass of at least 1 MB. A/B on the H200 over 358
-// such passes (NOTES.md, session 12): from 1 MB, geometric mean of speedup
-// over torch.sum 1.06 -> 1.43, cases below 0.97x 111 -> 40; smaller passes
-// and planes lost (blocks too short for the tree and the ticket: [2, 9362,
-// 7] float16 over dim 1 6.5 -> 7.8 us). Returns false, launching nothing,
-// otherwise.
+// planes of at most 64 columns that no vector fits, if it suits them: passes
+// of at least 1 MB, planes of at least 32 KB (512 bytes for 2-byte elements,
+// several planes to a block). A/B on the H200 (NOTES.md, session 12): from
+// 1 MB, planes of 32 KB, geometric mean of speedup over torch.sum 1.06 ->
+// 1.43 over 217 passes, below 0.97x 111 -> 40; 16-bit planes of 512 bytes to
+// 32 KB, 169 passes, below 0.97x 82 -> 48 ([248901, 246, 7] bfloat16 over
+// dim 1 565 -> 275 us, torch.sum 438), while 4- and 8-byte ones lost to the
+// columns kernel (2-5%). Smaller passes lost (blocks too short for the tree
+// and the ticket: [2, 9362, 7] float16 over dim 1 6.5 -> 7.8 us). Returns
+// false, launching nothing, otherwise.
 template <class Op, typename in_t, typename out_t>
 bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at::Tensor& like) {
   // Not complex, nor byte inputs (16 lanes of running sums spill at the
@@ -576,7 +579,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
     using acc_t = typename Op::acc_type;
     constexpr int64_t VE = 16 / int64_t(sizeof(in_t));
     if (d.C < 2 || d.C > StreamColumnsPolicy::kMaxColumns ||
-        d.plane * int64_t(sizeof(in_t)) < HostPolicy::kStreamColumnsMinPlaneBytes ||
+        d.plane * int64_t(sizeof(in_t)) < (sizeof(in_t) == 2 ? HostPolicy::kStreamColumnsMinPlaneBytes16 : HostPolicy::kStreamColumnsMinPlaneBytes) ||
         d.total * int64_t(sizeof(in_t)) < HostPolicy::kLatencyBoundBytes || reinterpret_cast<uintptr_t>(x) % sizeof(in_t) != 0)
       return false;
     StreamColumnsArgs<acc_t> a{};
@@ -589,21 +592,28 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
     const int64_t P = d.C / std::gcd(d.C, VE);
     a.period = static_cast<int>(P);
     a.phase = static_cast<int>(reinterpret_cast<uintptr_t>(x) % 16 / sizeof(in_t));
-    // A multiple of P threads, at least C (a thread per column at the end)
-    // and 64, and no more than give each about kVecs vectors of a plane.
+    // Threads per plane: a multiple of P, at least C (a thread per column at
+    // the end), and no more than give each about kVecs vectors of the plane.
+    // Planes too small for a block's threads share one, a group of threads
+    // each (as many as fit, their lane sums, groups * P * VE, within scratch).
     constexpr int64_t kVecs = StreamColumnsPolicy::kVecsPerThread;
+    constexpr int64_t kMaxT = StreamColumnsPolicy::kMaxThreads;
     const int64_t plane_vecs = ceil_div(d.plane, VE);
-    const int64_t m_max = StreamColumnsPolicy::kMaxThreads / P;
-    const int64_t m_min = std::min(ceil_div(std::max<int64_t>(d.C, 64), P), m_max);
-    const int64_t m = std::clamp(ceil_div(plane_vecs, P * kVecs), m_min, m_max);
-    const int64_t T = P * m;
+    const int64_t m = std::clamp(ceil_div(plane_vecs, P * kVecs), ceil_div(d.C, P), kMaxT / P);
+    const int64_t group_threads = P * m;
+    // Not so many planes a block that the grid gives the SMs fewer than two
+    // blocks each.
+    const int64_t groups = std::max<int64_t>(
+        1, std::min({kMaxT / group_threads, kMaxT / 2 / P, ceil_div(d.n_planes, 2 * int64_t(sm_count()))}));
+    const int64_t T = group_threads * groups;
+    a.group_threads = static_cast<int>(group_threads);
     const auto kernel = gpureduce_stream_columns<Op, in_t, out_t>;
     // A wave: the threads the launch bounds' registers let an SM hold.
-    const int64_t wave = int64_t(sm_count()) * std::max<int64_t>(1, 3 * StreamColumnsPolicy::kMaxThreads / T);
+    const int64_t wave = int64_t(sm_count()) * std::max<int64_t>(1, 3 * kMaxT / T);
     // Few planes: split along the rows, each block keeping at least
     // kSplitVecsPerThread vectors per thread, if into kMinSplit blocks or more.
     int64_t split = 1;
-    if (d.n_planes < wave) {
+    if (groups == 1 && d.n_planes < wave) {
       split = split_for_waves(d.n_planes, wave,
                               std::max<int64_t>(1, plane_vecs / (T * StreamColumnsPolicy::kSplitVecsPerThread)));
       if (split < StreamColumnsPolicy::kMinSplit) split = 1;
@@ -612,10 +622,11 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
     a.rows_per_split = ceil_div(d.R, split);
     split = ceil_div(d.R, a.rows_per_split);
     a.split = static_cast<int>(split);
-    TORCH_CHECK(d.n_planes < (int64_t(1) << 31), "gpureduce: too many planes for one stream-columns pass");
+    const int64_t blocks = ceil_div(d.n_planes, groups);
+    TORCH_CHECK(blocks < (int64_t(1) << 31), "gpureduce: too many planes for one stream-columns pass");
     at::Tensor workspace;
     if (split > 1) std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(like, workspace, d.n_planes, split * d.n_planes * d.C);
-    kernel<<<dim3(static_cast<unsigned>(d.n_planes), static_cast<unsigned>(split)), static_cast<unsigned>(T), 0,
+    kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(split)), static_cast<unsigned>(T), 0,
              c10::cuda::getCurrentCUDAStream()>>>(a, x, y);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
     return true;

@@ -12,12 +12,14 @@
 // columns and are combined by a tree in shared memory; the P * VE lane sums
 // left (lcm(C, VE) of them) fold into the C columns; the partial vectors at
 // the range's two ends are added element by element. Every combine has a
-// fixed order, so results are bitwise reproducible. A plane split across
-// blocks is finished by the last block to arrive (an atomic ticket).
+// fixed order, so results are bitwise reproducible. Planes too small for a
+// block's threads share a block, a group of threads each; a plane split
+// across blocks is finished by the last block to arrive (an atomic ticket).
 //
 // Against the columns kernel's element loads and the dense tiles (H200,
 // NOTES.md session 12): [4440, 9807, 11] float16 over dim 1 538 -> 251 us
-// (torch.sum 395), [2, 26843545, 5] bfloat16 466 -> 135 (277).
+// (torch.sum 395), [2, 26843545, 5] bfloat16 466 -> 135 (277), [248901,
+// 246, 7] bfloat16 565 -> 275 (438).
 #pragma once
 
 #include "common.cuh"
@@ -32,8 +34,9 @@ struct StreamColumnsArgs {
   int64_t n_planes, R, C, plane;  // plane = R * C elements
   int64_t rows_per_split;
   int split;
-  int period;  // P: threads this far apart read the same columns
-  int phase;   // elements from the 16-byte boundary at or below the input to it
+  int period;         // P: threads this far apart read the same columns
+  int group_threads;  // threads per plane (a multiple of P); a block holds blockDim.x / group_threads planes
+  int phase;          // elements from the 16-byte boundary at or below the input to it
   acc_t* partials;     // [split][n_planes * C]
   unsigned* counters;  // [n_planes]
 };
@@ -44,9 +47,9 @@ struct StreamColumnsPolicy {
   // At most this many columns: the lane sums (P * VE) and the block's
   // threads (at least C) stay small.
   static constexpr int kMaxColumns = 64;
-  // A block gives each thread about this many vectors of a plane (fewer
-  // threads for smaller planes, down to max(C, 64)): 16 against 8 on the
-  // H200, 64 MB of planes of 32-128 KB 26.5 -> 24.5 us.
+  // A plane gives each of its threads about this many vectors (fewer
+  // threads for smaller planes, down to P or C): 16 against 8 on the H200,
+  // 64 MB of planes of 32-128 KB 26.5 -> 24.5 us.
   static constexpr int kVecsPerThread = 16;
   // Few planes are split along their rows into blocks of at least this many
   // vectors a thread, and only into kMinSplit blocks or more: the ticket's
@@ -69,29 +72,56 @@ constexpr int stream_columns_scratch_bytes() {
 // Folds the J values of threads x + y * P, 0 <= y < ny, into thread x (y ==
 // 0), in a fixed order: the rows from the largest power of two below ny
 // first, then by halving; each level writes at most ny * P / 2 slots of
-// scratch ([J][kMaxThreads / 2]). Every thread of the block calls it; those
-// with y >= ny take no part.
+// scratch ([J][kMaxThreads / 2], from slot_base). Every thread of the block
+// calls it; those with y >= ny take no part.
 template <class Op, int J, typename acc_t>
-__device__ __forceinline__ void fold_period_rows(acc_t (&v)[J], int x, int y, int ny, int P, acc_t* scratch) {
+__device__ __forceinline__ void fold_period_rows(acc_t (&v)[J], int x, int y, int ny, int P, acc_t* scratch,
+                                                 int slot_base = 0) {
   constexpr int kSlots = StreamColumnsPolicy::kMaxThreads / 2;
   int h = 1;
   while (h * 2 < ny) h *= 2;
   for (int top = ny; top > 1; top = h, h /= 2) {
     // rows [h, top) fold into rows [0, top - h)
     if (y >= h && y < top) {
-      const int slot = (y - h) * P + x;
+      const int slot = slot_base + (y - h) * P + x;
 #pragma unroll
       for (int j = 0; j < J; ++j) scratch[j * kSlots + slot] = v[j];
     }
     __syncthreads();
     if (y < top - h) {
-      const int slot = y * P + x;
+      const int slot = slot_base + y * P + x;
 #pragma unroll
       for (int j = 0; j < J; ++j) v[j] = Op::combine(v[j], scratch[j * kSlots + slot]);
     }
     __syncthreads();
   }
 }
+
+// Where a thread's walk lies. A block reads blockDim.x / T planes (T =
+// group_threads), a group of T threads each, or, split (then one group),
+// rows of one plane: elements [e0, e1) of the input, vector w holding
+// elements w * VE - phase and the VE - 1 after it (16-byte aligned).
+template <int VE>
+struct StreamRange {
+  int gi, s;
+  int64_t p, e0, e1, w_first, w_end;
+  bool live;
+  template <typename acc_t>
+  __device__ __forceinline__ explicit StreamRange(const StreamColumnsArgs<acc_t>& a) {
+    const int T = a.group_threads;
+    gi = threadIdx.x / T;
+    s = threadIdx.x % T;
+    p = static_cast<int64_t>(blockIdx.x) * (blockDim.x / T) + gi;
+    live = p < a.n_planes;
+    const int64_t r0 = static_cast<int64_t>(blockIdx.y) * a.rows_per_split;
+    const int64_t r1 = r0 + a.rows_per_split < a.R ? r0 + a.rows_per_split : a.R;
+    e0 = live ? p * a.plane + r0 * a.C : 0;
+    e1 = live ? p * a.plane + r1 * a.C : 0;
+    w_first = (e0 + a.phase + VE - 1) / VE;  // the first whole vector
+    w_end = (e1 + a.phase) / VE;             // past the last whole one
+    if (w_end < w_first) w_end = w_first;
+  }
+};
 
 template <class Op, typename in_t, typename out_t>
 __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
@@ -101,26 +131,16 @@ __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
   using walk_t = typename Op::template walk_type<in_t>;
   constexpr int VE = 16 / int(sizeof(in_t));
   constexpr int U = StreamColumnsPolicy::kUnroll;
-  const int T = blockDim.x;
-  const int s = threadIdx.x;
-  const int64_t p = blockIdx.x;
+  const int T = a.group_threads;
   const int64_t C = a.C;
-  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * a.rows_per_split;
-  const int64_t r1 = r0 + a.rows_per_split < a.R ? r0 + a.rows_per_split : a.R;
-  // Elements [e0, e1) of the input; vector w holds elements w * VE - phase
-  // and the VE - 1 after it (its address is 16-byte aligned).
-  const int64_t e0 = p * a.plane + r0 * C, e1 = p * a.plane + r1 * C;
-  const int64_t w_first = (e0 + a.phase + VE - 1) / VE;  // the first whole vector
-  int64_t w_end = (e1 + a.phase) / VE;                   // past the last whole one
-  if (w_end < w_first) w_end = w_first;
   const in_t* aligned = in - a.phase;
-
   walk_t walk[VE];
 #pragma unroll
   for (int j = 0; j < VE; ++j) walk[j] = Op::template walk_start<in_t>();
   {
-    const in_t* ptr = aligned + (w_first + s) * VE;
-    const in_t* const end = aligned + w_end * VE;
+    const StreamRange<VE> r(a);
+    const in_t* ptr = aligned + (r.w_first + r.s) * VE;
+    const in_t* const end = aligned + r.w_end * VE;
     const int64_t step = int64_t(T) * VE;
     for (; ptr + (U - 1) * step < end; ptr += U * step) {
       alignas(16) in_t v[U][VE];
@@ -142,25 +162,32 @@ __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
 #pragma unroll
   for (int j = 0; j < VE; ++j) acc[j] = static_cast<acc_t>(walk[j]);
 
+  // Recomputed rather than kept through the walk (registers).
+  const StreamRange<VE> r(a);
+  const int gi = r.gi, s = r.s;
+  const int64_t p = r.p, e0 = r.e0, e1 = r.e1, w_first = r.w_first, w_end = r.w_end;
+  const bool live = r.live;
   // Threads x + y * P (same x) hold the same columns.
   __shared__ __align__(16) unsigned char scratch_raw[stream_columns_scratch_bytes<in_t, acc_t>()];
   acc_t* scratch = reinterpret_cast<acc_t*>(scratch_raw);
   const int P = a.period;
   const int x = s % P, y = s / P;
-  fold_period_rows<Op>(acc, x, y, T / P, P, scratch);
-  // The P * VE lane sums, in order q = x * VE + j; q holds column (c00 + q) % C.
+  fold_period_rows<Op>(acc, x, y, T / P, P, scratch, gi * (T / 2));
+  // The P * VE lane sums of each group, in order q = x * VE + j; q holds
+  // column (c00 + q) % C (the host keeps groups * P * VE within scratch).
+  acc_t* lanes = scratch + gi * P * VE;
   if (y == 0) {
 #pragma unroll
-    for (int j = 0; j < VE; ++j) scratch[x * VE + j] = acc[j];
+    for (int j = 0; j < VE; ++j) lanes[x * VE + j] = acc[j];
   }
   __syncthreads();
-  const bool writer = s < C;
+  const bool writer = live && s < C;
   acc_t col = Op::identity();
   if (writer) {
     const int64_t c00 = (w_first * VE - a.phase) % C;
     const int L = P * VE;
     for (int q = static_cast<int>((s - c00 + C) % C); q < L; q += static_cast<int>(C))
-      col = Op::combine(col, scratch[q]);
+      col = Op::combine(col, lanes[q]);
     // The elements of the partial vectors at the two ends, one by one.
     const int64_t head_end = w_first * VE - a.phase < e1 ? w_first * VE - a.phase : e1;
     const int64_t tail_begin = w_end * VE - a.phase > head_end ? w_end * VE - a.phase : head_end;
@@ -168,7 +195,7 @@ __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
     for (int64_t i = tail_begin + (s - tail_begin % C + C) % C; i < e1; i += C) col = Op::reduce(col, in[i]);
   }
   int64_t in_off, out_off;
-  a.outer.offsets(p, in_off, out_off);
+  a.outer.offsets(live ? p : 0, in_off, out_off);
   out_off += s * a.out_col_stride;
   if (a.split == 1) {
     if (writer) out[out_off] = Op::template project<out_t>(col);
