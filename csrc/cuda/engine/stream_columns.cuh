@@ -5,7 +5,7 @@
 // No vector fits such columns when C is not a multiple of a vector's VE
 // elements, so the columns kernel reads them an element per load, and the
 // dense tiles pay an index computation and a shared-memory load per element.
-// Here the threads of a block read the plane's aligned vectors T apart, with
+// Here the T threads given a plane read its aligned vectors T apart, with
 // T a multiple of P = C / gcd(C, VE): T vectors are then a whole number of
 // rows, and lane j of every vector a thread reads holds the same column.
 // Each thread keeps one partial per lane; threads P apart hold the same
