@@ -578,9 +578,11 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
   } else {
     using acc_t = typename Op::acc_type;
     constexpr int64_t VE = 16 / int64_t(sizeof(in_t));
-    if (d.C < 2 || d.C > StreamColumnsPolicy::kMaxColumns ||
-        d.plane * int64_t(sizeof(in_t)) < (sizeof(in_t) == 2 ? HostPolicy::kStreamColumnsMinPlaneBytes16 : HostPolicy::kStreamColumnsMinPlaneBytes) ||
-        d.total * int64_t(sizeof(in_t)) < HostPolicy::kLatencyBoundBytes || reinterpret_cast<uintptr_t>(x) % sizeof(in_t) != 0)
+    constexpr int64_t kMinPlaneBytes = sizeof(in_t) == 2 ? HostPolicy::kStreamColumnsMinPlaneBytes16
+                                                         : HostPolicy::kStreamColumnsMinPlaneBytes;
+    if (d.C < 2 || d.C > StreamColumnsPolicy::kMaxColumns || d.plane * int64_t(sizeof(in_t)) < kMinPlaneBytes ||
+        d.total * int64_t(sizeof(in_t)) < HostPolicy::kLatencyBoundBytes ||
+        reinterpret_cast<uintptr_t>(x) % sizeof(in_t) != 0)
       return false;
     StreamColumnsArgs<acc_t> a{};
     a.outer = d.outer;
@@ -625,7 +627,8 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
     const int64_t blocks = ceil_div(d.n_planes, groups);
     TORCH_CHECK(blocks < (int64_t(1) << 31), "gpureduce: too many planes for one stream-columns pass");
     at::Tensor workspace;
-    if (split > 1) std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(like, workspace, d.n_planes, split * d.n_planes * d.C);
+    if (split > 1)
+      std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(like, workspace, d.n_planes, split * d.n_planes * d.C);
     kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(split)), static_cast<unsigned>(T), 0,
              c10::cuda::getCurrentCUDAStream()>>>(a, x, y);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
