@@ -188,6 +188,22 @@ def test_pitch_or_split_rows(shape, kernel):
         assert ran == [kernel], names
 
 
+# Rows that take a block each (the split rows kernel, split 1): blocks of
+# 512 threads under 1.5 outputs per SM (198 on 132 SMs), of 256 from there;
+# ragged rows (4099 elements, and one element off) read their ends in either.
+@pytest.mark.parametrize("rows,width", [(197, 4099), (198, 4099), (400, 12288), (1000, 2053)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64],
+                         ids=str)
+@pytest.mark.parametrize("offset", [0, 1])
+def test_block_per_output_rows(rows, width, dtype, offset):
+    base = random_tensor((rows * width + offset,), dtype, "cpu", _gen()).cuda()
+    x = base[offset:].view(rows, width)
+    assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
+    if dtype == torch.float32 and torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        names = _kernels_run(lambda: reduce_op.sum(x, 1))
+        assert any("gpureduce_split_rows" in n for n in names), names
+
+
 # Full sums and few long rows through the split rows pass (split kernel and
 # finish kernel as programmatic dependents): eager, bitwise repeatable, in a
 # replayed CUDA graph, on four streams at once, and with the first call of

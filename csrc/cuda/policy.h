@@ -25,6 +25,15 @@ struct HostPolicy {
   // At most this many blocks per SM in a split rows pass (fewer if the
   // kernel's registers allow fewer).
   static constexpr int64_t kSplitRowsBlocksPerSm = 4;
+  // Threads of a block that reads one output alone (a rows pass of at
+  // least 1.5 outputs per SM that no split divides). A/B on the H200 over
+  // 153 rows passes of 1 MB or more (random seeds 0-3 and made [n, W] logits,
+  // NOTES.md, session 13), 256 against 512: below 0.97x of torch.sum 26 ->
+  // 4, geomean 1.52x -> 1.60x ([3673, 32064] bfloat16 79.2 -> 64.1 us,
+  // torch.sum 67.4; [231, 50304] float32 18.3 -> 14.9, torch.sum 17.1).
+  // Fewer outputs keep 512: at one per SM, 256 lost 10-50% ([134, 32000]
+  // float32 7.1 -> 8.7 us).
+  static constexpr int64_t kRowBlockThreads = 256;
   // Blocks of an inner- or short-rows pass per resident block slot (the rest loop).
   static constexpr int64_t kInnerRowsBlocksPerSlot = 8;
   // Latency-bound rows passes (fewer blocks of 512 than SMs) shrink their
@@ -72,10 +81,16 @@ struct HostPolicy {
   static constexpr int64_t kSmallSplitRows = 16;
   // A columns pass with fewer tiles than this many waves of resident blocks
   // (counted at EnginePolicy::kBlocksPerSm per SM, though float32 and int32
-  // columns hold three: 1.06x against 1.01x on [8192,8192] over dim 0) is
-  // split along its rows to reach it. 2 against 4: [256,1024,256] over dim 1
-  // 0.96x -> 1.03x, [8192,8192] over dim 0 0.97x -> 1.03x.
-  static constexpr int64_t kColumnTargetWaves = 2;
+  // columns hold three) is split along its rows to reach it. 1 against 2, A/B
+  // on the H200 over 367 columns passes of 1 MB or more (random seeds 0-3 and
+  // made [B, T, C] over T, NOTES.md, session 13): 62 faster by over 5%, 11
+  // slower; below 0.97x of torch.sum 73 -> 59 ([67, 64, 56, 56]
+  // channels_last bfloat16 over (2, 3) 21.7 -> 13.0 us, torch.sum 19.6;
+  // [8, 1024, 768] float32 over dim 1 14.9 -> 11.2, torch.sum 13.7).
+  // Slower: a few splits of very long columns in few tiles ([16, 33984,
+  // 247] bfloat16 over (0, 1) 113 -> 162 us, torch.sum 124). Earlier, 2
+  // against 4: [256,1024,256] over dim 1 0.96x -> 1.03x.
+  static constexpr int64_t kColumnTargetWaves = 1;
   // A split columns pass reads at least this many bytes of input per column
   // and split for each accumulator it writes.
   static constexpr int64_t kSplitBytesPerPartial = 8;

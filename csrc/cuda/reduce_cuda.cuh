@@ -212,6 +212,10 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     const int64_t max_split = a.chunks < per_loop * HostPolicy::kOneBlockLoops ? 1 : a.chunks / per_loop;
     const int64_t split = split_for_waves(p.n_out, split_wave, max_split);
     a.split = static_cast<int>(split);
+    // Outputs that take a block each, at least three for every two SMs, take
+    // blocks of kRowBlockThreads rather than kThreads.
+    const int64_t threads = split == 1 && 2 * p.n_out >= 3 * int64_t(sm_count()) ? HostPolicy::kRowBlockThreads
+                                                                                  : int64_t(Policy::kThreads);
     if (split > 1 && p.n_rows == 1)
       // Each block reads a range of its own, in whole unrolled loops per
       // thread, so that no remainder loads trail. Against interleaved blocks
@@ -230,7 +234,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     // scheduled while the split kernel runs, with no ticket memset and no
     // launch gap between them (mode chosen against a last-block ticket and a
     // plain second launch, NOTES.md).
-    launch_kernel(split_kernel, grid, dim3(Policy::kThreads), stream, /*pdl=*/true, a, x, y);
+    launch_kernel(split_kernel, grid, dim3(static_cast<unsigned>(threads)), stream, /*pdl=*/true, a, x, y);
     if (split > 1) {
       launch_kernel(gpureduce_finish_partials<typename Op::wide_op, out_t>, dim3(static_cast<unsigned>(p.n_out)),
                     dim3(static_cast<unsigned>(finish_threads(split))), stream, /*pdl=*/true,
