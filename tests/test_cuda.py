@@ -330,10 +330,12 @@ def test_ragged_rows(case, offset, dtype):
 # ticket; columns of a vector and narrower ones, one and several outer
 # indices. The small shapes are also latency bound: rows whose lanes get
 # fewer chunks than the unroll (the predicated tail), ragged rows of a few
-# outputs (a block per output), and channels_last feature maps.
+# outputs (a block per output), and channels_last feature maps. Outer
+# indices grouped in less than a wave take up to 64 row threads ([48, 238,
+# 12]; [20, 4516, 12], over 1 MB, while each walks 16 rows or more).
 SPLIT_COLUMN_CASES = [((1, 1049, 14), 1), ((1, 3642, 3), 1), ((64, 16, 384), 1), ((3, 1024, 4, 4), (2, 3)),
                       ((263, 111), 0), ((10, 41, 4), 1), ((8787, 2), 0), ((2, 1390, 3), 1), ((4, 36776, 7), 1),
-                      ((3, 100001), 0)]
+                      ((3, 100001), 0), ((48, 238, 12), 1), ((20, 4516, 12), 1)]
 SMALL_ROW_CASES = [((12951, 372), 1), ((6, 122), 1), ((3, 1000), 1), ((124, 200), 1), ((277, 216), 1),
                    ((3, 1447), 1), ((40, 40), 1), ((264, 600), 1), ((265, 600), 1)]
 

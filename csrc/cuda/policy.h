@@ -59,6 +59,18 @@ struct HostPolicy {
   // column, and at most kMaxRowThreads share one.
   static constexpr int64_t kRowsPerColumnThread = 16;
   static constexpr int64_t kMaxRowThreads = 16;
+  // Up to this many where a block takes several outer indices and they fill
+  // less than a wave (each row thread at most one unrolled loop of rows; in
+  // passes of 1 MB or more, only while each walks kRowsPerColumnThread
+  // rows). A/B on the H200 (NOTES.md, session 13), 64 against 16: over 741
+  // random passes under 1 MB 47 faster by over 5%, 9 slower (at most 8%),
+  // below 0.97x of torch.sum 37 -> 33 ([4, 2104, 12] bfloat16 over dim 1 to
+  // float32 6.25 -> 3.92 us); over 367 columns passes of 1 MB or more, with
+  // the rows-per-thread bound, 31 faster, 5 slower ([148, 512, 8, 8]
+  // bfloat16 over dim 1 11.7 -> 6.7 us, torch.sum 17.5; [1883, 4004, 16]
+  // float16 83.8 -> 61.8, torch.sum 80.1). Without that bound those passes
+  // lost up to 34% ([348, 197, 64] bfloat16 6.6 -> 10.1 us).
+  static constexpr int64_t kMaxLatencyRowThreads = 64;
   // At least this many 16-byte vectors of adjacent columns per block row.
   static constexpr int64_t kColumnMinBx = 32;
   // A latency-bound columns pass packs several outer indices into a block

@@ -397,8 +397,16 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
       // room ([8, 16, 1024] bool over dim 1 ran in one block whose threads
       // walked 16 rows each: 13.5 us against torch.sum's 6.1).
       const int64_t by_fits = Policy::kThreads / pow2_at_least(a.vec_cols);
-      by = std::min({std::max(by, pow2_at_least(ceil_div(a.n_rows, Policy::kUnroll))), HostPolicy::kMaxRowThreads,
-                     by_fits});
+      // Up to kMaxLatencyRowThreads row threads; in a pass of 1 MB or more,
+      // beyond kMaxRowThreads only while each still walks
+      // kRowsPerColumnThread rows.
+      int64_t cap = HostPolicy::kMaxLatencyRowThreads;
+      if (!latency_columns) {
+        cap = HostPolicy::kMaxRowThreads;
+        while (cap < HostPolicy::kMaxLatencyRowThreads && cap * 2 * HostPolicy::kRowsPerColumnThread <= a.n_rows)
+          cap *= 2;
+      }
+      by = std::min({std::max(by, pow2_at_least(ceil_div(a.n_rows, Policy::kUnroll))), cap, by_fits});
       a.outer_group = std::min<int64_t>(std::max<int64_t>(Policy::kThreads / (by * a.vec_cols), 1), a.n_outer);
     }
     block_x = a.outer_group * a.vec_cols;
