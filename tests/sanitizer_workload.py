@@ -10,7 +10,7 @@ cases = [((1 << 16) + 3, None), (5000, None), ((256, 16), 1), ((64, 300), 1), ((
          ((1000, 24), 1), ((333, 7), 1), ((3, 1 << 18), 1),
          ((1, 1049, 14), 1), ((64, 16, 384), 1), ((10, 41, 4), 1), ((6, 122), 1), ((3, 1000), 1),
          ((124, 200), 1), ((2, 1390, 3), 1), ((31, 61, 5, 17, 2), (0, 2)), ((2, 10, 5, 7, 2), 4),
-         ((48, 238, 12), 1)]
+         ((48, 238, 12), 1), ((12000, 20, 12), 1)]
 for dtype in (torch.float32, torch.float16, torch.int8, torch.uint8, torch.complex64):
     for shape, dim in cases:
         x = (torch.randn(shape) * 10).to(dtype).cuda()
@@ -74,6 +74,11 @@ for dtype in (torch.float32, torch.float16, torch.int16, torch.float64):
             x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
             ref = torch.sum(x.cpu().double(), 1)
             assert torch.allclose(reduce_op.sum(x, 1).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
+# Columns tiles trimmed to whole warps (171 columns of a .step view).
+for dtype in (torch.float32, torch.float16):
+    x = (torch.randn(40, 72, 34, 171) * 10).to(dtype).cuda()[:, ::2]
+    ref = torch.sum(x.cpu().double(), 2)
+    assert torch.allclose(reduce_op.sum(x, 2).cpu().double(), ref, rtol=2e-2, atol=1.0), dtype
 x = x_odd = torch.randn((1 << 16) + 5).cuda()[1:]
 assert torch.allclose(reduce_op.sum(x).cpu().double(), x.cpu().double().sum(), rtol=1e-4, atol=1e-3)
 # Rows of stride 2 read with vector loads, up to the storage's last element.

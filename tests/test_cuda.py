@@ -373,11 +373,33 @@ def test_columns_few_rows(shape, dim, cl, dtype):
     assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
 
 
+# Columns passes of 1 MB or more with many vectors of columns (256 or more
+# per SM): a thread walks its rows with only the row threads the rows want,
+# several outer indices to a block of 256 threads where the columns are few;
+# and tiles trimmed to whole warps where the columns are fewer than the
+# block's power-of-two width (171 and 300 columns, a .step view and a
+# permutation). Checked against torch and bitwise on a second call.
+@pytest.mark.parametrize("shape,dim,view", [((12000, 20, 12), 1, None), ((9000, 3, 15), 1, None),
+                                            ((40000, 28, 2), 1, None), ((40, 72, 34, 171), 2, "step"),
+                                            ((30, 300, 700), 1, "permute"), ((2000, 9, 40), 1, None)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.uint8], ids=str)
+def test_columns_many_vectors(shape, dim, view, dtype):
+    x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+    if view == "step":
+        x = x[:, ::2]
+    elif view == "permute":
+        x = x.permute(2, 1, 0)  # [700, 300, 30]: 300 reduced rows of 30 strided columns
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+    assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
+
+
 # The pitch rows kernel is built for 4 blocks per SM for 4-byte elements in
 # rows a vector fits, 3 for the rest and for ragged rows. Rows of other
 # layouts (two outer dims that do not merge, after slicing) run the inner
 # rows kernel: 16-bit float rows of at most two unrolled loops per lane built
-# for 3 blocks per SM, longer ones and other types for 2.
+# for 3 blocks per SM, longer ones and other types for 2; rows read an
+# element per load (a stride-2 view of odd width) for 3 where the elements
+# are of 4 bytes or fewer, 2 for float64.
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
 def test_rows_blocks_per_sm(dtype):
     for width in (1000, 1001):
@@ -394,6 +416,11 @@ def test_rows_blocks_per_sm(dtype):
         names = [k for k in _kernels_run(lambda: reduce_op.sum(x, 2)) if "gpureduce_inner_rows<" in k]
         want = 3 if short and dtype != torch.float32 else 2
         assert names and all(f", {want}>(" in k for k in names), names
+    for elem_dtype, want in ((dtype, 3), (torch.float64, 2)):
+        x = random_tensor((3000, 349), elem_dtype, "cpu", _gen()).cuda()[:, ::2]
+        assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
+        names = [k for k in _kernels_run(lambda: reduce_op.sum(x, 1)) if "gpureduce_inner_rows<" in k]
+        assert names and all(re.search(rf",\s*1,\s*1,\s*(?:\(int\))?{want}>\(", k) for k in names), names
 
 
 # Columns that no 16-byte vector fits but a narrower one does (8 or 4 bytes,

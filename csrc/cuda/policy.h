@@ -71,6 +71,22 @@ struct HostPolicy {
   // float16 83.8 -> 61.8, torch.sum 80.1). Without that bound those passes
   // lost up to 34% ([348, 197, 64] bfloat16 6.6 -> 10.1 us).
   static constexpr int64_t kMaxLatencyRowThreads = 64;
+  // A columns pass of 1 MB or more with at least this many vectors of
+  // columns per SM keeps only the row threads its rows want (each walking
+  // kRowsPerColumnThread rows), and where a block takes several outer
+  // indices, blocks of kColumnGroupedThreads. Torch's kernel gives such
+  // passes a thread per vector walking every row; ncu on the H200 (NOTES.md,
+  // session 14): [31206, 20, 12] float32 over dim 1 ran 7.5 M warp
+  // instructions in 1486 blocks of 504 threads, 8 row threads a column and a
+  // three-level tree, against torch's 1.4 M. A/B over 367 columns passes of
+  // 1 MB or more, 256 and 256 against before: 29 faster by over 5%, 4
+  // slower (a repeat of the same code: 6 and 5), below 0.97x of torch.sum
+  // 59 -> 49 ([31206, 20, 12] 13.8 -> 11.1 us, torch.sum 10.7; [1497, 7,
+  // 512] float16 over dim 1 8.7 -> 5.8, torch.sum 8.8). 128 vectors per SM
+  // gained some passes of a few hundred rows and lost [23, 16, 4096] float32
+  // summed as float64 4.9 -> 6.8 us; blocks of 128 gained as much as 256.
+  static constexpr int64_t kColumnVectorsPerSm = 256;
+  static constexpr int64_t kColumnGroupedThreads = 256;
   // At least this many 16-byte vectors of adjacent columns per block row.
   static constexpr int64_t kColumnMinBx = 32;
   // A latency-bound columns pass packs several outer indices into a block

@@ -304,6 +304,13 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   const int64_t groups_per_block = Policy::kThreads / a.group;
   const int64_t blocks = std::min(ceil_div(p.n_out, groups_per_block), resident_blocks * HostPolicy::kInnerRowsBlocksPerSlot);
   constexpr int kShortBlocks = EnginePolicy::template short_inner_rows_blocks_per_sm<in_t, V>();
+  constexpr int kElementBlocks = EnginePolicy::template element_inner_rows_blocks_per_sm<in_t, V>();
+  if constexpr (kElementBlocks != EnginePolicy::kBlocksPerSm) {
+    gpureduce_inner_rows<Op, in_t, out_t, V, kStep, kElementBlocks>
+        <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
   if constexpr (kShortBlocks != EnginePolicy::kBlocksPerSm) {
     if (ceil_div(a.chunks, a.group) <= 2 * Policy::kUnroll) {
       gpureduce_inner_rows<Op, in_t, out_t, V, kStep, kShortBlocks>
@@ -350,6 +357,10 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   // dim 0: 575 blocks of 512 threads, a row each, 4.32 us; 161 blocks 2.93,
   // torch.sum 2.80).
   const bool latency_columns = input_bytes < HostPolicy::kLatencyBoundBytes;
+  // Enough vectors of columns that threads walking their rows alone fill
+  // the SMs: more row threads would only add levels to the tree over y.
+  const bool many_vectors =
+      !latency_columns && a.n_outer * a.vec_cols >= int64_t(sm_count()) * HostPolicy::kColumnVectorsPerSm;
   const int64_t target_blocks = latency_columns ? int64_t(sm_count()) : resident_blocks * HostPolicy::kColumnTargetWaves;
   // Narrower tiles (down to kColumnMinBx vectors) before any split, and no
   // more row threads than rows: short rows of many columns ran in a few wide
@@ -376,6 +387,11 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
     while (cap * 2 * Policy::kUnroll <= a.n_rows) cap *= 2;
     by = std::min(by, cap);
   }
+  if (many_vectors) by = std::min(by, by_wanted);
+  // A tile wider than its columns (bx a power of two) is trimmed to whole
+  // warps: [149, 36, 34, 171] float16 over dim 2 (a .step view) ran 85 of
+  // every 256 threads idle (H200, NOTES.md session 14: 49.3 -> 42.4 us).
+  if (a.vec_cols < bx) bx = std::min(bx, ceil_div(a.vec_cols, 32) * 32);
   a.x_tiles = ceil_div(a.vec_cols, bx);
   a.outer_group = 1;
   int64_t block_x = bx;
@@ -390,7 +406,10 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
     // permutation over dim 0: 0.004x of torch.sum).
     by = by_wanted;
     a.outer_group = std::min<int64_t>(std::max<int64_t>(Policy::kThreads / (by * a.vec_cols), 1), a.n_outer);
-    if (ceil_div(a.n_outer, a.outer_group) < resident_blocks) {
+    if (many_vectors) {
+      a.outer_group = std::min<int64_t>(
+          std::max<int64_t>(HostPolicy::kColumnGroupedThreads / (by * a.vec_cols), 1), a.n_outer);
+    } else if (ceil_div(a.n_outer, a.outer_group) < resident_blocks) {
       // Packed into less than one wave of blocks, the pass is bound by
       // latency, not bandwidth: enough row threads that each walks at most
       // one unrolled loop of rows, and fewer outer indices per block to make

@@ -48,6 +48,19 @@ struct EnginePolicy {
     const bool half_floats = std::is_same_v<in_t, c10::Half> || std::is_same_v<in_t, c10::BFloat16>;
     return half_floats && V == 8 ? 3 : kBlocksPerSm;
   }
+  // The inner rows kernel reading an element per load (V == 1: strided rows,
+  // rows of outer dims that do not merge, widths no vector fits): three
+  // blocks of 512 threads, 40 registers, for elements of up to 4 bytes (no
+  // spill; 8-byte ones spill at 40). Two held 54 registers and left half
+  // the SM's threads idle on loads of single elements. A/B on the H200 over
+  // 815 random passes of 1 MB or more (NOTES.md, session 14): 17 faster by
+  // over 5%, 5 slower (a repeat of the same code: 10 and 4); [13898, 349]
+  // float32 .step over dim 1 13.6 -> 11.2 us, [15, 69473, 1, 26] float32
+  // over (0, 2, 3) 90.5 -> 83.1.
+  template <typename in_t, int V>
+  static constexpr int element_inner_rows_blocks_per_sm() {
+    return V == 1 && sizeof(in_t) <= 4 ? 3 : kBlocksPerSm;
+  }
   // The pitch rows kernel: four blocks of 512 threads (32 registers, no
   // spill) for 4-byte elements in rows a vector fits; three for the rest
   // and for ragged rows (held to 32 registers, 1- and 2-byte vectors and
