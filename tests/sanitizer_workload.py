@@ -74,6 +74,15 @@ for dtype in (torch.float32, torch.float16, torch.int16, torch.float64):
             x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
             ref = torch.sum(x.cpu().double(), 1)
             assert torch.allclose(reduce_op.sum(x, 1).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
+# Ragged rows, several to an output (split rows and inner rows), from a
+# 16-byte boundary and one element off.
+for dtype in (torch.float32, torch.bfloat16):
+    for shape, dims in (((7, 40, 26, 47), (0, 2, 3)), ((4, 2000, 130), (0, 2))):
+        n = shape[0] * shape[1] * shape[2] * (shape[3] if len(shape) == 4 else 1)
+        for off in (0, 1):
+            x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
+            ref = torch.sum(x.cpu().double(), dims)
+            assert torch.allclose(reduce_op.sum(x, dims).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape)
 # Columns tiles trimmed to whole warps (171 columns of a .step view).
 for dtype in (torch.float32, torch.float16):
     x = (torch.randn(40, 72, 34, 171) * 10).to(dtype).cuda()[:, ::2]

@@ -328,6 +328,33 @@ def test_ragged_rows(case, offset, dtype):
                    for k in names), names
 
 
+# Outputs of several ragged rows, their rows a whole number of 16-byte
+# vectors apart (so every row of an output has the same head): each row's
+# vector body from its first 16-byte boundary, the elements around the
+# bodies spread over the output's blocks, in split passes (few outputs).
+# [7, 40, 26, 47] over (0, 2, 3): 40 outputs of 7 rows of 1222; [5, 3, 16,
+# 67] over (0, 3) keeps an outer dim that does not merge; offsets give the
+# outputs other heads. Element loads for the rest: many outputs ([4, 2000,
+# 130] over (0, 2), inner rows) and rows whose stride is not a whole number
+# of vectors ([3, 5, 1222] float32 over (0, 2): rows 6110 elements apart).
+@pytest.mark.parametrize("shape,dims", [((7, 40, 26, 47), (0, 2, 3)), ((4, 2000, 130), (0, 2)),
+                                        ((5, 3, 16, 67), (0, 3)), ((3, 5, 1222), (0, 2))], ids=str)
+@pytest.mark.parametrize("offset", [0, 1, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.uint8, torch.int32],
+                         ids=str)
+def test_ragged_rows_several_per_output(shape, dims, offset, dtype):
+    n = 1
+    for s in shape:
+        n *= s
+    x = random_tensor((n + offset,), dtype, "cpu", _gen()).cuda()[offset:].view(shape)
+    assert_matches_torch(reduce_op.sum(x, dims), x, dims, False)
+    assert torch.equal(reduce_op.sum(x, dims), reduce_op.sum(x, dims))
+    if dtype == torch.float32 and shape[1] in (40, 5):
+        names = [k for k in _kernels_run(lambda: reduce_op.sum(x, dims)) if "gpureduce_split_rows<" in k]
+        vec = 4 if shape[1] == 40 else 1
+        assert names and all(re.search(rf", float, float, {vec}, 1>\(", k) for k in names), names
+
+
 # Columns passes split along their rows: splits of 2 to 8 blocks are
 # finished inside a thread-block cluster (sm_90), larger ones through a
 # ticket; columns of a vector and narrower ones, one and several outer

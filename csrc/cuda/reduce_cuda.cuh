@@ -242,6 +242,11 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     }
     return;
   }
+  // Outputs of several ragged rows take vector bodies in split passes only
+  // (RaggedEnds): here they are read an element per load, as before.
+  if constexpr (V > 1) {
+    if (ragged && p.n_rows > 1) return launch_rows<Op, in_t, out_t, 1>(p, x, y, like);
+  }
   if constexpr (kStep == 1) {
     if (pitch_rows) return launch_pitch_rows<Op, in_t, out_t, V>(p, x, y, a.chunks, lanes_wanted, ragged);
   }
@@ -694,12 +699,21 @@ void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Te
         if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
           if (stride2_rows_fit(p, in, kVec)) return launch_rows<Op, in_t, out_t, kVec, 2>(p, x, y, in);
         }
-        // Rows of one dense row per output whose width or alignment no
-        // vector fits: a vector body per row from its first 16-byte boundary,
-        // if it is long enough to pay for the elements read one by one around it.
-        const bool one_dense_row = p.n_rows == 1 && p.elem_stride == 1 &&
-                                   reinterpret_cast<uintptr_t>(x) % sizeof(in_t) == 0;
-        if (one_dense_row && (p.row_len - (kVec - 1)) / kVec >= HostPolicy::kRaggedRowMinChunks)
+        // Dense rows whose width or alignment no vector fits: a vector body
+        // per row from its first 16-byte boundary, if it is long enough to
+        // pay for the elements read one by one around it. One row per
+        // output, or several a whole number of vectors apart, so that they
+        // share the first row's head (and, for 32-bit indices of their
+        // ends, fewer than 2^31 / (2 kVec) of them; few outputs only, see
+        // launch_rows). A/B on the H200 against
+        // element loads for several rows (NOTES.md, session 14): [4820, 40,
+        // 26, 47] float32 over (0, 2, 3) 541 -> 239 us (torch.sum 368),
+        // [3253, 64, 14, 14] bfloat16 93 -> 35 (83).
+        const bool same_heads = p.n_rows == 1 || ((p.row_stride * int64_t(sizeof(in_t))) % 16 == 0 &&
+                                                  p.n_rows < (int64_t(1) << 31) / (2 * kVec));
+        const bool ragged_rows = same_heads && p.elem_stride == 1 &&
+                                 reinterpret_cast<uintptr_t>(x) % sizeof(in_t) == 0;
+        if (ragged_rows && (p.row_len - (kVec - 1)) / kVec >= HostPolicy::kRaggedRowMinChunks)
           return launch_rows<Op, in_t, out_t, kVec>(p, x, y, in, /*ragged=*/true);
       }
       // Dense rows of a width (or alignment) that no vector fits.

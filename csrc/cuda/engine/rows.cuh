@@ -31,11 +31,12 @@ struct RowsArgs {
   // kernel may be scheduled from the start (a grid of one wave), or only
   // once this grid's blocks finish (see gpureduce_split_rows).
   int early_trigger;
-  // Ragged rows (one dense row per output, of any width and alignment): the
-  // vector body of each row starts at its first 16-byte boundary, `head`
-  // elements in (row_head), and is chunks_per_row vectors long; the
-  // row_len - chunks_per_row * V elements before and after it (at most
-  // 2V - 2) are read one by one (RaggedEnds).
+  // Ragged rows (dense rows of any width and alignment, one per output or
+  // several a whole number of 16-byte vectors apart): the vector body of
+  // each row starts at its first 16-byte boundary, `head` elements in
+  // (row_head), and is chunks_per_row vectors long; the row_len -
+  // chunks_per_row * V elements before and after it (at most 2V - 2 a row)
+  // are read one by one (RaggedEnds).
   int ragged;
   int64_t row_len;
   acc_t* partials;  // [n_out][split]
@@ -54,15 +55,26 @@ __device__ __forceinline__ int64_t row_head(const in_t* row) {
   return static_cast<int64_t>(((16 - (reinterpret_cast<uintptr_t>(row) & 15)) & 15) / sizeof(in_t));
 }
 
-// The elements of a ragged row outside its vector body (at most 2V - 2)
-// that one thread adds: k = first, first + step, ..., k < head before the
-// body, the rest after it. The first is loaded before the body (load), so
-// that its load is in flight with the body's rather than a memory round of
-// its own after them; any further ones (step < 2V - 2) are added one by one.
-template <class Op, int V, typename in_t, typename wide_t>
+// Ragged rows are read with vectors (V > 1) of the row's own elements
+// (kStep == 1); other instances compile no ragged code, whose ends would
+// cost them registers (element rows at three blocks per SM spilled).
+template <int V, int kStep>
+constexpr bool kMayBeRagged = V > 1 && kStep == 1;
+
+// The elements of ragged rows outside their vector bodies (at most 2V - 2 a
+// row) that one thread adds: k = first, first + step, ..., over the rows of
+// an output in turn (n_ends a row; k % n_ends < head before the body, the
+// rest after it). kSeveralRows: an output may have several rows (the split
+// rows kernel only; the inner rows kernel's 16-bit instances at 40
+// registers spilled 46 bytes with it), a whole number of 16-byte vectors
+// apart (the host checks), so every row has the first row's head. The
+// first is loaded before the body (load), so that its load is in flight
+// with the body's rather than a memory round of its own after them; any
+// further ones are added one by one.
+template <class Op, int V, bool kSeveralRows, typename in_t, typename wide_t>
 struct RaggedEnds {
   const in_t* row;
-  int64_t head, first, step, n_ends, body;
+  int64_t head, first, step, n_ends, n_total, body, row_stride;
   in_t first_value;
 
   __device__ __forceinline__ RaggedEnds(const RowsArgs<wide_t>& a, const in_t* row_, int64_t head_,
@@ -70,11 +82,19 @@ struct RaggedEnds {
       : row(row_), head(head_), first(first_), step(step_), first_value() {
     body = a.chunks_per_row * V;
     n_ends = a.row_len - body;
-    if (first < n_ends) first_value = row[index(first)];
+    n_total = kSeveralRows ? n_ends * static_cast<int64_t>(a.row_div.div(static_cast<uint64_t>(a.chunks))) : n_ends;
+    row_stride = a.row_stride;
+    if (first < n_total) first_value = row[index(first)];
   }
-  __device__ __forceinline__ int64_t index(int64_t k) const { return k < head ? k : k + body; }
+  __device__ __forceinline__ int64_t index(int64_t k) const {
+    if (!kSeveralRows || n_total == n_ends) return k < head ? k : k + body;
+    // 32 bits: the host takes ragged rows only while n_total < 2^31.
+    const uint32_t r = static_cast<uint32_t>(k) / static_cast<uint32_t>(n_ends);
+    const int64_t j = k - int64_t(r) * n_ends;
+    return int64_t(r) * row_stride + (j < head ? j : j + body);
+  }
   __device__ __forceinline__ wide_t add_to(wide_t acc) const {
-    for (int64_t k = first; k < n_ends; k += step) {
+    for (int64_t k = first; k < n_total; k += step) {
       const in_t x = k == first ? first_value : row[index(k)];
       acc = Op::wide_op::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), x)));
     }
@@ -224,9 +244,9 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
     if (o < a.n_out) {
       a.outer.offsets(o, in_off, out_off);
       const in_t* row = in + in_off;
-      if (a.ragged) {
+      if (kMayBeRagged<V, kStep> && a.ragged) {
         const int64_t head = row_head(row);
-        const RaggedEnds<Op, V, in_t, wide_t> ends(a, row, head, lane, group);
+        const RaggedEnds<Op, V, false, in_t, wide_t> ends(a, row, head, lane, group);
         acc = ends.add_to(reduce_chunks<Op, in_t, V, kStep, kTail>(row + head, a, lane, a.chunks, group));
       } else {
         acc = reduce_chunks<Op, in_t, V, kStep, kTail>(row, a, lane, a.chunks, group);
@@ -457,10 +477,13 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
   }
   const in_t* row = in + in_off;
   wide_t acc;
-  if (a.ragged) {
-    // The ends belong to the output's first block.
+  if (kMayBeRagged<V, kStep> && a.ragged) {
+    // The ends are spread over the output's blocks (one row's few all fall
+    // to its first block).
     const int64_t head = row_head(row);
-    const RaggedEnds<Op, V, in_t, wide_t> ends(a, row, head, blockIdx.x == 0 ? threadIdx.x : a.row_len, blockDim.x);
+    const RaggedEnds<Op, V, true, in_t, wide_t> ends(a, row, head,
+                                                     static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+                                                     static_cast<int64_t>(a.split) * blockDim.x);
     acc = ends.add_to(reduce_chunks<Op, in_t, V, kStep, false>(row + head, a, first, end, step));
   } else {
     acc = reduce_chunks<Op, in_t, V, kStep, false>(row, a, first, end, step);
