@@ -2,6 +2,7 @@
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/result_type.h>
+#include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -185,6 +186,31 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
 
 }  // namespace
 
+namespace {
+
+// `out` (a result without the reduced dims) seen with the input's rank, a
+// dim of size 1 at each reduced dim, with the strides that unsqueeze would
+// give it. Made as a TensorImpl over out's storage rather than by unsqueeze:
+// each unsqueeze is a dispatched op, 0.3 us of a 3 us CPU call of
+// sum(x, 1) on [100, 10] (keepdim=True ran that much faster). The view
+// stays inside the kernel; every write through it lands in out's storage.
+at::Tensor with_reduced_dims(const at::Tensor& out, const std::vector<bool>& mask) {
+  std::vector<int64_t> sizes(out.sizes().begin(), out.sizes().end());
+  std::vector<int64_t> strides(out.strides().begin(), out.strides().end());
+  for (size_t d = 0; d < mask.size(); ++d) {
+    if (!mask[d]) continue;
+    const int64_t stride = d < sizes.size() ? sizes[d] * strides[d] : 1;
+    sizes.insert(sizes.begin() + static_cast<std::ptrdiff_t>(d), 1);
+    strides.insert(strides.begin() + static_cast<std::ptrdiff_t>(d), stride);
+  }
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::TensorImpl::VIEW, c10::Storage(out.storage()), out.key_set(),
+                                                   out.dtype());
+  impl->set_sizes_and_strides(sizes, strides, out.storage_offset());
+  return at::Tensor(std::move(impl));
+}
+
+}  // namespace
+
 void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool keepdim,
                  const at::Tensor& out, const OpSpec& op) {
   check_dtype_supported(out.scalar_type(), op.kernel_name);
@@ -209,11 +235,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   if (repeats > 1 && (kout == at::kHalf || kout == at::kBFloat16)) kout = at::kFloat;
 
   // A view of `out` with the input's rank, size 1 at the reduced dims.
-  at::Tensor out_kd = out;
-  if (!keepdim) {
-    for (int64_t d = 0; d < input.dim(); ++d)
-      if (mask[d]) out_kd = out_kd.unsqueeze(d);
-  }
+  const at::Tensor out_kd = keepdim ? out : with_reduced_dims(out, mask);
   if (repeats > 1 && broadcast_dims.empty() && at::canCast(kout, out_kd.scalar_type())) {
     // Every reduced dim of more than one element was of stride 0: the result
     // is the op's fold of the input itself, in one kernel, where that kernel
