@@ -44,6 +44,15 @@ def _gen():
     return torch.Generator().manual_seed(7)
 
 
+def _offset_cuda(shape, dtype, offset):
+    """A random CUDA tensor of `shape` that starts `offset` elements into its
+    storage (another alignment, so other heads and vector widths)."""
+    n = 1
+    for s in shape:
+        n *= s
+    return random_tensor((n + offset,), dtype, "cpu", _gen()).cuda()[offset:].view(shape)
+
+
 @pytest.mark.parametrize("shape,dim", ENGINE_CASES, ids=str)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int8,
                                    torch.int32, torch.bool, torch.float64, torch.complex64, torch.uint8])
@@ -287,8 +296,7 @@ STREAM_COLUMN_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.floa
 @pytest.mark.parametrize("dtype", STREAM_COLUMN_DTYPES, ids=str)
 def test_stream_columns(case, offset, dtype):
     shape, stream_f32, stream_bf16 = STREAM_COLUMN_CASES[case]
-    n = shape[0] * shape[1] * shape[2]
-    x = random_tensor((n + offset,), dtype, "cpu", _gen()).cuda()[offset:].view(shape)
+    x = _offset_cuda(shape, dtype, offset)
     assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
     assert torch.equal(reduce_op.sum(x, 1), reduce_op.sum(x, 1))  # bitwise repeatable (split ticket too)
     if dtype in (torch.bfloat16, torch.float16):
@@ -316,10 +324,7 @@ RAGGED_CASES = [((4096, 250), 1), ((333, 1001), 1), ((17, 300007), 1), ((3, 1 <<
 def test_ragged_rows(case, offset, dtype):
     shape, dim = RAGGED_CASES[case]
     shape = shape if isinstance(shape, tuple) else (shape,)
-    n = 1
-    for s in shape:
-        n *= s
-    x = random_tensor((n + offset,), dtype, "cpu", _gen()).cuda()[offset:].view(shape)
+    x = _offset_cuda(shape, dtype, offset)
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     if dtype == torch.float32 and shape[-1] >= 67:
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
@@ -343,10 +348,7 @@ def test_ragged_rows(case, offset, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.uint8, torch.int32],
                          ids=str)
 def test_ragged_rows_several_per_output(shape, dims, offset, dtype):
-    n = 1
-    for s in shape:
-        n *= s
-    x = random_tensor((n + offset,), dtype, "cpu", _gen()).cuda()[offset:].view(shape)
+    x = _offset_cuda(shape, dtype, offset)
     assert_matches_torch(reduce_op.sum(x, dims), x, dims, False)
     assert torch.equal(reduce_op.sum(x, dims), reduce_op.sum(x, dims))
     if dtype == torch.float32 and shape[1] in (40, 5):
@@ -469,10 +471,7 @@ NARROW_VECTOR_COLUMN_CASES = [((3000, 37, 14), 1), ((1800, 45, 10), 1), ((6000, 
                                    torch.uint8, torch.bool], ids=str)
 def test_columns_narrow_vectors(case, offset, dtype):
     shape, dim = NARROW_VECTOR_COLUMN_CASES[case]
-    n = 1
-    for s in shape:
-        n *= s
-    x = random_tensor((n + offset,), dtype, "cpu", _gen()).cuda()[offset:].view(shape)
+    x = _offset_cuda(shape, dtype, offset)
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
     # The kernel from a 16-byte boundary: the vector width, or 0 where no
