@@ -1,7 +1,8 @@
 // The CPU half of the reduction engine, for any op functor: multi-threaded
-// with at::parallel_for; rows are blocked (short leaves with several
-// accumulators, which the compiler vectorises) and the leaf results are
-// combined pairwise, so rounding error grows like log n. Chunking depends
+// with at::parallel_for. Inputs are folded a 32-byte vector of accumulators
+// at a time (Lanes), rows in leaves of 1024 elements and columns in leaves
+// of 16 rows, and the leaves are combined pairwise, so rounding error grows
+// like log n. Chunking depends
 // only on the shape, never on the thread count or the instruction set, so
 // results are bitwise reproducible. run_pass_cpu<Family> is instantiated
 // once per op and instruction set, each in a file of its own (<op>_cpu.cpp
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <type_traits>
 #include <vector>
 
@@ -36,9 +38,8 @@
 namespace gpureduce {
 namespace GPUREDUCE_CPU_NS {
 
-constexpr int64_t kLeaf = 256;           // elements per leaf of a row
-constexpr int64_t kLeavesPerTask = 128;  // leaves per parallel task (32K elements)
-constexpr int64_t kColWidth = 64;        // columns per column task
+constexpr int64_t kLeaf = 1024;          // elements per leaf of a row
+constexpr int64_t kLeavesPerTask = 32;   // leaves per parallel task (32K elements)
 constexpr int64_t kColLeafRows = 16;     // rows summed directly in a column leaf
 constexpr int64_t kRowsPerTask = 4096;   // rows per parallel column task
 
@@ -61,21 +62,8 @@ acc_t fold(acc_t acc, in_t x) {
   }
 }
 
-// kLanes independent accumulators over a dense leaf, folded at the end by a
-// fixed tree written out over constant indices, so that the array is never
-// addressed and stays in registers.
-constexpr int kLanes = 16;
-
-// 16-bit floats are widened to float a leaf at a time before they are
-// folded, with code the vectoriser can follow (c10's conversions are scalar
-// calls): bfloat16 is the high half of a float, float16 goes through F16C in
-// the AVX2 build. Folding float(x) is what Op::reduce does with x itself, so
-// results do not change.
-template <typename T>
-constexpr bool kWidensToFloat = std::is_same_v<T, c10::BFloat16> || std::is_same_v<T, c10::Half>;
-
-// One element widened to what the op folds: 16-bit floats to float, the
-// rest as they are.
+// One element widened to what the op folds: 16-bit floats to float (c10's
+// conversions are calls the compiler cannot vectorise), the rest as they are.
 template <typename in_t>
 inline auto widen_one(in_t x) {
   if constexpr (std::is_same_v<in_t, c10::BFloat16>) {
@@ -94,77 +82,274 @@ inline auto widen_one(in_t x) {
   }
 }
 
-// n elements at `stride` widened into out[0, n): float16 as 8-wide F16C
-// vectors where the build has them and the elements are dense.
+// ---------------------------------------------------------------------------
+// Lanes: the kernels fold kLaneWidth inputs at a time into one 32-byte
+// vector of accumulators (an AVX2 register; two SSE ones in the baseline
+// build), lane k taking every kLaneWidth-th input, and fold the lanes into
+// one value only at the end of a row or a task. Arrays of scalar lanes, left
+// to the vectoriser, became scalar shuffles at every leaf's end: [9766, 279]
+// float32 over dim 1 spent half its time there (perf, 2026-11-24).
+constexpr int kVecBytes = 32;
+
+template <typename T, int kBytes>
+struct VecOf {
+  typedef T type __attribute__((vector_size(kBytes)));
+};
+
+// How an input is stored in memory, for loads into vectors.
 template <typename in_t>
-inline void widen_block(const in_t* p, int64_t n, int64_t stride, float* out) {
-  static_assert(kWidensToFloat<in_t>, "16-bit floats only");
-  int64_t i = 0;
+using StorageOf = std::conditional_t<std::is_same_v<in_t, bool>, uint8_t, in_t>;
+
+template <class Op, typename acc_t>
+constexpr bool kNativeLanes = Op::kCombinesLanes && std::is_arithmetic_v<acc_t>;
+
+template <class Op, bool kPartials, typename acc_t, bool kNative = kNativeLanes<Op, acc_t>>
+struct Lanes;
+
+// Ops that combine lanes element-wise, over plain numbers: GCC vectors.
+template <class Op, bool kPartials, typename acc_t>
+struct Lanes<Op, kPartials, acc_t, true> {
+  using op = Op;
+  static constexpr bool kReadsPartials = kPartials;
+  static constexpr int kWidth = kVecBytes / static_cast<int>(sizeof(acc_t));
+  using vec = typename VecOf<acc_t, kVecBytes>::type;
+
+  static vec identity() {
+    vec v;
+    for (int k = 0; k < kWidth; ++k) v[k] = Op::identity();
+    return v;
+  }
+  static vec combine(vec a, vec b) { return Op::template combine_lanes<vec>(a, b); }
+
+  // kWidth consecutive inputs as accumulators.
+  template <typename in_t>
+  static vec load(const in_t* p) {
+    if constexpr (std::is_same_v<in_t, acc_t>) {
+      vec v;
+      std::memcpy(&v, p, sizeof(vec));
+      return v;
+    } else if constexpr (std::is_same_v<in_t, c10::BFloat16>) {
+      // bfloat16 is the high half of a float. (gcc widened the generic
+      // form below in two halves: 6 instructions per 8 inputs, not 2.)
 #if defined(GPUREDUCE_CPU_AVX2)
-  if constexpr (std::is_same_v<in_t, c10::Half>) {
-    if (stride == 1) {
-      for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
+      if constexpr (kWidth == 8) {
+        const __m256i w = _mm256_slli_epi32(
+            _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16);
+        vec v;
+        std::memcpy(&v, &w, sizeof(v));
+        return v;
+      }
+#endif
+      using u16v = typename VecOf<uint16_t, kWidth * 2>::type;
+      using u32v = typename VecOf<uint32_t, kWidth * 4>::type;
+      using f32v = typename VecOf<float, kWidth * 4>::type;
+      u16v h;
+      std::memcpy(&h, p, sizeof(h));
+      const u32v w = __builtin_convertvector(h, u32v) << 16;
+      f32v f;
+      std::memcpy(&f, &w, sizeof(f));
+      return __builtin_convertvector(f, vec);
+    } else if constexpr (std::is_same_v<in_t, c10::Half>) {
+      using f32v = typename VecOf<float, kWidth * 4>::type;
+      f32v f;
+#if defined(GPUREDUCE_CPU_AVX2)
+      if constexpr (kWidth == 8) {
+        const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        std::memcpy(&f, &x, sizeof(f));
+      } else {
+        static_assert(kWidth == 4, "float or double accumulators");
+        const __m128 x = _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+        std::memcpy(&f, &x, sizeof(f));
+      }
+#else
+      for (int k = 0; k < kWidth; ++k) f[k] = static_cast<float>(p[k]);
+#endif
+      return __builtin_convertvector(f, vec);
+    } else {
+      using S = StorageOf<in_t>;
+      using iv = typename VecOf<S, kWidth * static_cast<int>(sizeof(S))>::type;
+      iv x;
+      std::memcpy(&x, p, sizeof(x));
+      return __builtin_convertvector(x, vec);
     }
   }
-#endif
-  for (; i < n; ++i) out[i] = widen_one(p[i * stride]);
-}
-
-// The fold adds the upper half of the lanes to the lower half, then again,
-// so that each level is one vector operation: folding neighbours pairwise
-// went through the stack one lane at a time, and for rows of 34 float32 it
-// was most of the time ([36516, 34] over dim 1: 894 us against torch.sum's
-// 236 on one thread).
-template <class Op, int N, typename acc_t>
-acc_t tree_fold(const acc_t (&a)[N]) {
-  static_assert((N & (N - 1)) == 0, "lanes are a power of two");
-  acc_t t[N];
-#pragma GCC unroll 16
-  for (int i = 0; i < N; ++i) t[i] = a[i];
-#pragma GCC unroll 16
-  for (int w = N / 2; w >= 1; w /= 2) {
-#pragma GCC unroll 16
-    for (int i = 0; i < w; ++i) t[i] = Op::combine(t[i], t[i + w]);
+  template <typename in_t>
+  static vec fold(vec acc, const in_t* p, int64_t stride) {
+    if (stride == 1) return combine(acc, load(p));
+    vec v;
+    for (int k = 0; k < kWidth; ++k) v[k] = static_cast<acc_t>(widen_one(p[k * stride]));
+    return combine(acc, v);
   }
-  return t[0];
-}
-
-template <class Op, bool kPartials, typename in_t, typename acc_t>
-acc_t leaf_reduce(const in_t* p, int64_t n, int64_t stride);
-
-// A leaf of at most kLeaf 16-bit floats: widened, then folded as floats.
-template <class Op, typename in_t, typename acc_t>
-acc_t leaf_reduce_widened(const in_t* p, int64_t n, int64_t stride) {
-  float buf[kLeaf];
-  widen_block(p, n, stride, buf);
-  return leaf_reduce<Op, false, float, acc_t>(buf, n, 1);
-}
-
-template <class Op, bool kPartials, typename in_t, typename acc_t>
-acc_t leaf_reduce(const in_t* p, int64_t n, int64_t stride) {
-  if constexpr (kWidensToFloat<in_t> && !kPartials) {
-    if (n <= kLeaf) return leaf_reduce_widened<Op, in_t, acc_t>(p, n, stride);
+  // The last r (< kWidth) of the kWidth dense inputs at p, in the top r
+  // lanes: one load that overlaps inputs already folded, whose lanes take
+  // the identity instead. Filling a vector element by element was turned
+  // into a memcpy call and a stalled reload (perf: half the time of rows of
+  // 34 int64).
+  template <typename in_t>
+  static vec fold_last(vec acc, const in_t* p, int64_t r) {
+    using mask_t = typename VecOf<std::conditional_t<sizeof(acc_t) == 8, int64_t, int32_t>, kVecBytes>::type;
+    static_assert(sizeof(mask_t) == sizeof(vec), "lanes of 4 or 8 bytes");
+    mask_t lane;
+    for (int k = 0; k < kWidth; ++k) lane[k] = k;
+    const vec v = lane >= static_cast<int>(kWidth - r) ? load(p) : identity();
+    return combine(acc, v);
   }
-  acc_t acc[kLanes];
-#pragma GCC unroll 16
-  for (int j = 0; j < kLanes; ++j) acc[j] = Op::identity();
+  // r (< kWidth) inputs of a row at `stride`, folded one by one into lane 0.
+  template <typename in_t>
+  static vec fold_few(vec acc, const in_t* p, int64_t r, int64_t stride) {
+    acc_t rest = Op::identity();
+    for (int64_t k = 0; k < r; ++k) rest = Op::combine(rest, static_cast<acc_t>(widen_one(p[k * stride])));
+    acc[0] = Op::combine(acc[0], rest);
+    return acc;
+  }
+  // r (< kWidth) columns at `stride`, column k into lane k.
+  template <typename in_t>
+  static vec fold_lanes(vec acc, const in_t* p, int64_t r, int64_t stride) {
+    for (int64_t k = 0; k < r; ++k) acc[k] = Op::combine(acc[k], static_cast<acc_t>(widen_one(p[k * stride])));
+    return acc;
+  }
+
+  // The lanes folded into one value, halves first (lane k with k + w).
+  template <int kBytes = kVecBytes>
+  static acc_t total(typename VecOf<acc_t, kBytes>::type v) {
+    if constexpr (kBytes == 2 * static_cast<int>(sizeof(acc_t))) {
+      return Op::combine(v[0], v[1]);
+    } else {
+      using half = typename VecOf<acc_t, kBytes / 2>::type;
+      half lo, hi;
+      std::memcpy(&lo, &v, sizeof(half));
+      std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof(half), sizeof(half));
+      return total<kBytes / 2>(Op::template combine_lanes<half>(lo, hi));
+    }
+  }
+  static acc_t lane(vec v, int k) { return v[k]; }
+  // Lanes [first, first + n) to dst.
+  static void store(vec v, acc_t* dst, int first, int64_t n) {
+    for (int64_t k = 0; k < n; ++k) dst[k] = v[first + k];
+  }
+};
+
+// Any other op or accumulator (complex numbers): arrays of scalars, each
+// lane folded with the op's own reduce and combine.
+template <class Op, bool kPartials, typename acc_t>
+struct Lanes<Op, kPartials, acc_t, false> {
+  using op = Op;
+  static constexpr bool kReadsPartials = kPartials;
+  static constexpr int kWidth = sizeof(acc_t) >= kVecBytes ? 1 : kVecBytes / static_cast<int>(sizeof(acc_t));
+  struct vec {
+    acc_t v[kWidth];
+  };
+
+  static vec identity() {
+    vec r;
+    for (int k = 0; k < kWidth; ++k) r.v[k] = Op::identity();
+    return r;
+  }
+  static vec combine(vec a, vec b) {
+    for (int k = 0; k < kWidth; ++k) a.v[k] = Op::combine(a.v[k], b.v[k]);
+    return a;
+  }
+  template <typename in_t>
+  static vec fold(vec acc, const in_t* p, int64_t stride) {
+    for (int k = 0; k < kWidth; ++k) acc.v[k] = GPUREDUCE_CPU_NS::fold<Op, kPartials>(acc.v[k], p[k * stride]);
+    return acc;
+  }
+  template <typename in_t>
+  static vec fold_last(vec acc, const in_t* p, int64_t r) {
+    for (int64_t k = kWidth - r; k < kWidth; ++k) acc.v[k] = GPUREDUCE_CPU_NS::fold<Op, kPartials>(acc.v[k], p[k]);
+    return acc;
+  }
+  template <typename in_t>
+  static vec fold_lanes(vec acc, const in_t* p, int64_t r, int64_t stride) {
+    for (int64_t k = 0; k < r; ++k) acc.v[k] = GPUREDUCE_CPU_NS::fold<Op, kPartials>(acc.v[k], p[k * stride]);
+    return acc;
+  }
+  template <typename in_t>
+  static vec fold_few(vec acc, const in_t* p, int64_t r, int64_t stride) {
+    return fold_lanes(acc, p, r, stride);
+  }
+  static acc_t total(vec a) {
+    for (int w = kWidth / 2; w >= 1; w /= 2) {
+      for (int k = 0; k < w; ++k) a.v[k] = Op::combine(a.v[k], a.v[k + w]);
+    }
+    return a.v[0];
+  }
+  static acc_t lane(vec a, int k) { return a.v[k]; }
+  static void store(vec a, acc_t* dst, int first, int64_t n) {
+    for (int64_t k = 0; k < n; ++k) dst[k] = a.v[first + k];
+  }
+};
+
+// Vectors a row leaf keeps in flight: an add takes 3 cycles on two pipes, so
+// one chain of adds would leave the loads waiting.
+constexpr int kChains = 4;
+
+// A leaf of at most kLeaf elements of a row, into one vector of lanes: blocks
+// of kChains vectors, then the rest.
+// Inlined: a call per leaf (stack realignment for the vectors, vzeroupper)
+// was a tenth of the time of rows of 34 int64.
+template <class L, typename in_t>
+__attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride) {
+  constexpr int W = L::kWidth;
+  typename L::vec a[kChains];
+#pragma GCC unroll 8
+  for (int c = 0; c < kChains; ++c) a[c] = L::identity();
   int64_t i = 0;
   if (stride == 1) {
-    for (; i + kLanes <= n; i += kLanes) {
-#pragma GCC unroll 16
-      for (int j = 0; j < kLanes; ++j) acc[j] = fold<Op, kPartials>(acc[j], p[i + j]);
+    for (; i + kChains * W <= n; i += kChains * W) {
+#pragma GCC unroll 8
+      for (int c = 0; c < kChains; ++c) a[c] = L::fold(a[c], p + i + c * W, 1);
     }
   } else {
-    for (; i + kLanes <= n; i += kLanes) {
-#pragma GCC unroll 16
-      for (int j = 0; j < kLanes; ++j) acc[j] = fold<Op, kPartials>(acc[j], p[(i + j) * stride]);
+    for (; i + kChains * W <= n; i += kChains * W) {
+#pragma GCC unroll 8
+      for (int c = 0; c < kChains; ++c) a[c] = L::fold(a[c], p + (i + c * W) * stride, stride);
     }
   }
-  acc_t rest = Op::identity();
-  for (; i < n; ++i) rest = fold<Op, kPartials>(rest, p[i * stride]);
-  return Op::combine(tree_fold<Op>(acc), rest);
+  // Fewer than kChains * W are left: whole vectors into the first chains
+  // (indices known at compile time, so that the chains stay in registers),
+  // the last few into the last chain.
+#pragma GCC unroll 8
+  for (int c = 0; c < kChains - 1; ++c) {
+    if (i + W <= n) {
+      a[c] = L::fold(a[c], p + i * stride, stride);
+      i += W;
+    }
+  }
+  if (i < n) {
+    a[kChains - 1] = stride == 1 && n >= W ? L::fold_last(a[kChains - 1], p + n - W, n - i)
+                                           : L::fold_few(a[kChains - 1], p + i * stride, n - i, stride);
+  }
+#pragma GCC unroll 8
+  for (int w = kChains / 2; w >= 1; w /= 2) {
+#pragma GCC unroll 8
+    for (int c = 0; c < w; ++c) a[c] = L::combine(a[c], a[c + w]);
+  }
+  return a[0];
 }
+
+// Pairwise combination of a stream of vectors, as a binary counter: the
+// vector pushed k-th (from 0) is combined with as many stacked ones as k has
+// trailing one bits. The shape alone fixes the tree, and the rounding error
+// grows like log n, as with a recursive split.
+template <class L, int kLevels>
+struct PairwiseStack {
+  typename L::vec level[kLevels];
+  int top = 0;
+  int64_t count = 0;
+
+  void push(typename L::vec v) {
+    for (int64_t k = count; k & 1; k >>= 1) v = L::combine(level[--top], v);
+    level[top++] = v;
+    ++count;
+  }
+  typename L::vec result() const {
+    if (top == 0) return L::identity();
+    typename L::vec v = level[top - 1];
+    for (int i = top - 2; i >= 0; --i) v = L::combine(level[i], v);
+    return v;
+  }
+};
 
 // The value an output gets: the accumulator itself where the pass writes
 // partials for another pass, else the op's projection.
@@ -182,35 +367,37 @@ out_t finish(acc_t a) {
 template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typename out_t>
 void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
   using acc_t = typename Op::acc_type;
+  using L = Lanes<Op, kPartials, acc_t>;
   const int64_t leaves_per_row = (p.row_len + kLeaf - 1) / kLeaf;
   const int64_t n_leaves = p.n_rows * leaves_per_row;
   const int64_t tasks_per_out = (n_leaves + kLeavesPerTask - 1) / kLeavesPerTask;
 
-  // At most kLeavesPerTask leaves at a time, on the stack: a heap buffer per
-  // output cost about 0.1 us per row ([9766, 279] float32 over dim 1 ran
-  // 5.9x torch.sum's time, nearly all of it in allocations).
+  // Leaves [first, first + count) of one output, combined pairwise.
   auto sum_leaves = [&](const in_t* base, int64_t first, int64_t count) {
-    acc_t leaf[kLeavesPerTask];
+    PairwiseStack<L, 8> stack;  // 2^8 > kLeavesPerTask
+    int64_t row = first / leaves_per_row, start = (first % leaves_per_row) * kLeaf;
     for (int64_t l = 0; l < count; ++l) {
-      const int64_t row = (first + l) / leaves_per_row;
-      const int64_t start = ((first + l) % leaves_per_row) * kLeaf;
       const int64_t len = std::min(kLeaf, p.row_len - start);
-      leaf[l] = leaf_reduce<Op, kPartials, in_t, acc_t>(base + row * p.row_stride + start * p.elem_stride, len,
-                                      p.elem_stride);
+      stack.push(leaf_lanes<L>(base + row * p.row_stride + start * p.elem_stride, len, p.elem_stride));
+      start += kLeaf;
+      if (start >= p.row_len) {
+        start = 0;
+        ++row;
+      }
     }
-    return pairwise_combine<Op>(leaf, count);
+    return L::total(stack.result());
   };
 
   if (n_leaves == 1 && p.outer.ndim == 1) {
     // One leaf per output, outputs at one stride (rows of up to kLeaf
     // elements, the usual short rows): the leaf straight into the output,
-    // without the leaf buffer, the pairwise call or the general indexer.
+    // without the stack or the general indexer.
     const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, p.row_len));
     const int64_t in_step = p.outer.in_strides[0], out_step = p.outer.out_strides[0];
     at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
       for (int64_t o = b; o < e; ++o)
-        out[o * out_step] = finish<Op, kWritesPartials, out_t>(
-            leaf_reduce<Op, kPartials, in_t, acc_t>(in + o * in_step, p.row_len, p.elem_stride));
+        out[o * out_step] =
+            finish<Op, kWritesPartials, out_t>(L::total(leaf_lanes<L>(in + o * in_step, p.row_len, p.elem_stride)));
     });
     return;
   }
@@ -243,82 +430,163 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
   }
 }
 
-// A leaf of at most kNarrowColumns columns, their count a template
-// argument, so that the accumulators stay in registers: with a run-time
-// width gcc kept them in memory and added one column at a time, and
-// [3, 32282, 1, 5] float32 over dim 1 ran 3.6x torch.sum's time. Same order
-// as the general leaf (each column down its rows). (The same for full
-// blocks of 64 columns was measured and dropped: float32 columns got 2-3x
-// slower, NOTES.md.)
-constexpr int64_t kNarrowColumns = 8;
+// Columns are reduced a tile at a time: kColVectors vectors of lanes side by
+// side (64 float32 columns, 32 float64 or int64), each down the tile's rows.
+constexpr int kColVectors = 8;
+template <class L>
+constexpr int64_t kColWidth = kColVectors * L::kWidth;
 
-template <class Op, bool kPartials, int64_t W, typename in_t, typename acc_t>
-void fixed_width_column_leaf(const in_t* base, int64_t col_stride, int64_t r0, int64_t nr, const ReducePass& p,
-                        acc_t* dst) {
-  acc_t acc[W];
+// A leaf of at most kColLeafRows rows of a tile of NV vectors of columns,
+// NV a template argument so that the accumulators stay in registers (with a
+// run-time count gcc kept them in memory). The tile is at least one vector
+// wide; only its last vector may be partly filled.
+template <class L, int NV, typename in_t, typename acc_t>
+void column_tile_leaf(const in_t* base, int64_t width, int64_t col_stride, int64_t r0, int64_t nr,
+                      const ReducePass& p, acc_t* dst) {
+  constexpr int W = L::kWidth;
+  const int64_t last = width - (NV - 1) * W;  // columns of the last vector, 1..W
+  typename L::vec a[NV];
 #pragma GCC unroll 8
-  for (int64_t c = 0; c < W; ++c) acc[c] = Op::identity();
+  for (int k = 0; k < NV; ++k) a[k] = L::identity();
+  for (int64_t r = r0; r < r0 + nr; ++r) {
+    // One reduced dim (the usual case) needs no division per row.
+    const in_t* row = base + (p.n_reduce_outer == 1 ? r * p.reduce_stride : p.column_row_offset(r));
+#pragma GCC unroll 8
+    for (int k = 0; k < NV - 1; ++k) a[k] = L::fold(a[k], row + k * W * col_stride, col_stride);
+    if (last == W) {
+      a[NV - 1] = L::fold(a[NV - 1], row + (NV - 1) * W * col_stride, col_stride);
+    } else if (col_stride == 1) {
+      a[NV - 1] = L::fold_last(a[NV - 1], row + width - W, last);  // the top `last` lanes
+    } else {
+      a[NV - 1] = L::fold_lanes(a[NV - 1], row + (NV - 1) * W * col_stride, last, col_stride);
+    }
+  }
+#pragma GCC unroll 8
+  for (int k = 0; k < NV - 1; ++k) L::store(a[k], dst + k * W, 0, W);
+  L::store(a[NV - 1], dst + (NV - 1) * W, last < W && col_stride == 1 ? W - last : 0, last);
+}
+
+// A leaf of N columns, fewer than a vector holds: one scalar accumulator
+// per column, N a template argument so that they stay in registers. (With a
+// run-time width and a guard per column, [3, 32282, 1, 5] float32 over dim 1
+// went 74 -> 144 us against torch.sum's 73.)
+template <class L, int N, typename in_t, typename acc_t>
+void narrow_column_leaf(const in_t* base, int64_t col_stride, int64_t r0, int64_t nr, const ReducePass& p,
+                        acc_t* dst) {
+  acc_t acc[N];
+#pragma GCC unroll 8
+  for (int k = 0; k < N; ++k) acc[k] = L::op::identity();
   for (int64_t r = r0; r < r0 + nr; ++r) {
     const in_t* row = base + (p.n_reduce_outer == 1 ? r * p.reduce_stride : p.column_row_offset(r));
 #pragma GCC unroll 8
-    for (int64_t c = 0; c < W; ++c) {
-      if constexpr (kPartials) {
-        acc[c] = Op::combine(acc[c], static_cast<acc_t>(row[c * col_stride]));
-      } else {
-        acc[c] = Op::reduce(acc[c], widen_one(row[c * col_stride]));
-      }
-    }
+    for (int k = 0; k < N; ++k) acc[k] = fold<typename L::op, L::kReadsPartials>(acc[k], row[k * col_stride]);
   }
 #pragma GCC unroll 8
-  for (int64_t c = 0; c < W; ++c) dst[c] = acc[c];
+  for (int k = 0; k < N; ++k) dst[k] = acc[k];
 }
 
-// Reduces rows [r0, r0 + nr) of `width` columns into dst, pairwise over rows.
-template <class Op, bool kPartials, typename in_t, typename acc_t>
+// N narrow columns whose rows lie end to end (dense, one reduced dim): the
+// leaf's rows are one stream of nr * N elements, read a period of
+// P = lcm(N, W) elements (P / W vectors) at a time, so that lane k of vector
+// j always holds column (j * W + k) % N; the lanes are folded into their
+// columns at the end, and the rows short of a whole period are added one by
+// one. A row at a time, [6, 2243, 7] bfloat16 over dim 1 took 1.5x
+// torch.sum's time.
+template <int N, int W>
+constexpr int kStreamPeriod = N / std::gcd(N, W) * W;
+
+template <class L, int N, typename in_t, typename acc_t>
+void stream_column_leaf(const in_t* base, int64_t r0, int64_t nr, acc_t* dst) {
+  constexpr int W = L::kWidth, P = kStreamPeriod<N, W>, NV = P / W, kRowsPerPeriod = P / N;
+  using op = typename L::op;
+  typename L::vec a[NV];
+#pragma GCC unroll 8
+  for (int j = 0; j < NV; ++j) a[j] = L::identity();
+  const in_t* s = base + r0 * N;
+  const int64_t periods = nr / kRowsPerPeriod;
+  for (int64_t q = 0; q < periods; ++q) {
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) a[j] = L::fold(a[j], s + q * P + j * W, 1);
+  }
+  acc_t acc[N];
+#pragma GCC unroll 8
+  for (int c = 0; c < N; ++c) acc[c] = op::identity();
+#pragma GCC unroll 8
+  for (int j = 0; j < NV; ++j) {
+#pragma GCC unroll 8
+    for (int k = 0; k < W; ++k) acc[(j * W + k) % N] = op::combine(acc[(j * W + k) % N], L::lane(a[j], k));
+  }
+  for (int64_t r = periods * kRowsPerPeriod; r < nr; ++r) {
+#pragma GCC unroll 8
+    for (int c = 0; c < N; ++c) acc[c] = fold<op, L::kReadsPartials>(acc[c], s[r * N + c]);
+  }
+#pragma GCC unroll 8
+  for (int c = 0; c < N; ++c) dst[c] = acc[c];
+}
+
+// How the leaves of a tile of columns read their rows.
+enum class ColumnLeaf { kTile, kNarrow, kStream };
+
+// Reduces rows [r0, r0 + nr) of `width` (<= kColWidth) columns into dst,
+// pairwise over rows, in leaves of the given kind. N: the column count of
+// narrow and stream leaves (< W), fixed so that their accumulators stay in
+// registers.
+template <class L, ColumnLeaf kLeafKind, int N, typename in_t, typename acc_t>
 void column_block_reduce(const in_t* base, int64_t width, int64_t col_stride, int64_t r0, int64_t nr,
                          const ReducePass& p, acc_t* dst) {
-  if (nr <= kColLeafRows && width <= kNarrowColumns) {
-    switch (width) {
-      case 1: return fixed_width_column_leaf<Op, kPartials, 1>(base, col_stride, r0, nr, p, dst);
-      case 2: return fixed_width_column_leaf<Op, kPartials, 2>(base, col_stride, r0, nr, p, dst);
-      case 3: return fixed_width_column_leaf<Op, kPartials, 3>(base, col_stride, r0, nr, p, dst);
-      case 4: return fixed_width_column_leaf<Op, kPartials, 4>(base, col_stride, r0, nr, p, dst);
-      case 5: return fixed_width_column_leaf<Op, kPartials, 5>(base, col_stride, r0, nr, p, dst);
-      case 6: return fixed_width_column_leaf<Op, kPartials, 6>(base, col_stride, r0, nr, p, dst);
-      case 7: return fixed_width_column_leaf<Op, kPartials, 7>(base, col_stride, r0, nr, p, dst);
-      default: return fixed_width_column_leaf<Op, kPartials, 8>(base, col_stride, r0, nr, p, dst);
-    }
-  }
-  if (nr <= kColLeafRows) {
-    for (int64_t c = 0; c < width; ++c) dst[c] = Op::identity();
-    for (int64_t r = r0; r < r0 + nr; ++r) {
-      // One reduced dim (the usual case) needs no division per row.
-      const in_t* row = base + (p.n_reduce_outer == 1 ? r * p.reduce_stride : p.column_row_offset(r));
-      if constexpr (kWidensToFloat<in_t> && !kPartials) {
-        float wide[kColWidth];
-        widen_block(row, width, col_stride, wide);
-        for (int64_t c = 0; c < width; ++c) dst[c] = Op::reduce(dst[c], wide[c]);
-        continue;
-      }
-      if (col_stride == 1) {
-        for (int64_t c = 0; c < width; ++c) dst[c] = fold<Op, kPartials>(dst[c], row[c]);
-      } else {
-        for (int64_t c = 0; c < width; ++c) dst[c] = fold<Op, kPartials>(dst[c], row[c * col_stride]);
+  // A stream leaf's lanes each take as many rows as a column's accumulator does in the others.
+  constexpr int64_t kLeafRows = [] {
+    if constexpr (kLeafKind == ColumnLeaf::kStream) return kColLeafRows * (kStreamPeriod<N, L::kWidth> / N);
+    return kColLeafRows;
+  }();
+  if (nr <= kLeafRows) {
+    if constexpr (kLeafKind == ColumnLeaf::kStream) {
+      return stream_column_leaf<L, N>(base, r0, nr, dst);
+    } else if constexpr (kLeafKind == ColumnLeaf::kNarrow) {
+      return narrow_column_leaf<L, N>(base, col_stride, r0, nr, p, dst);
+    } else {
+      static_assert(kColVectors == 8, "one case per vector count");
+      switch ((width + L::kWidth - 1) / L::kWidth) {
+        case 1: return column_tile_leaf<L, 1>(base, width, col_stride, r0, nr, p, dst);
+        case 2: return column_tile_leaf<L, 2>(base, width, col_stride, r0, nr, p, dst);
+        case 3: return column_tile_leaf<L, 3>(base, width, col_stride, r0, nr, p, dst);
+        case 4: return column_tile_leaf<L, 4>(base, width, col_stride, r0, nr, p, dst);
+        case 5: return column_tile_leaf<L, 5>(base, width, col_stride, r0, nr, p, dst);
+        case 6: return column_tile_leaf<L, 6>(base, width, col_stride, r0, nr, p, dst);
+        case 7: return column_tile_leaf<L, 7>(base, width, col_stride, r0, nr, p, dst);
+        default: return column_tile_leaf<L, 8>(base, width, col_stride, r0, nr, p, dst);
       }
     }
-    return;
   }
   const int64_t h = nr / 2;
-  acc_t upper[kColWidth];
-  column_block_reduce<Op, kPartials>(base, width, col_stride, r0, h, p, dst);
-  column_block_reduce<Op, kPartials>(base, width, col_stride, r0 + h, nr - h, p, upper);
-  for (int64_t c = 0; c < width; ++c) dst[c] = Op::combine(dst[c], upper[c]);
+  acc_t upper[kColWidth<L>];
+  column_block_reduce<L, kLeafKind, N>(base, width, col_stride, r0, h, p, dst);
+  column_block_reduce<L, kLeafKind, N>(base, width, col_stride, r0 + h, nr - h, p, upper);
+  for (int64_t c = 0; c < width; ++c) dst[c] = L::op::combine(dst[c], upper[c]);
 }
 
-template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typename out_t>
-void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
+// Calls f(leaf kind, N) with the leaves a columns pass of this width and
+// layout reads: vectors across a tile of columns, or for fewer columns than
+// a vector holds, a stream where their rows lie end to end, else a scalar
+// per column.
+template <class L, int N = 1, class F>
+void with_column_leaf(const ReducePass& p, F&& f) {
+  if constexpr (N < L::kWidth) {
+    if (p.n_cols > N) return with_column_leaf<L, N + 1>(p, f);
+    if (p.col_stride == 1 && p.n_reduce_outer == 1 && p.reduce_stride == N)
+      return f(std::integral_constant<ColumnLeaf, ColumnLeaf::kStream>{}, std::integral_constant<int, N>{});
+    return f(std::integral_constant<ColumnLeaf, ColumnLeaf::kNarrow>{}, std::integral_constant<int, N>{});
+  } else {
+    return f(std::integral_constant<ColumnLeaf, ColumnLeaf::kTile>{}, std::integral_constant<int, 0>{});
+  }
+}
+
+template <class Op, bool kPartials, bool kWritesPartials, ColumnLeaf kLeafKind, int N, typename in_t, typename out_t>
+void run_columns_with(const ReducePass& p, const in_t* in, out_t* out) {
   using acc_t = typename Op::acc_type;
-  const int64_t col_blocks = (p.n_cols + kColWidth - 1) / kColWidth;
+  using L = Lanes<Op, kPartials, acc_t>;
+  constexpr int64_t kTile = kColWidth<L>;
+  const int64_t col_blocks = (p.n_cols + kTile - 1) / kTile;
   const int64_t n_rows = p.n_reduce * p.n_reduce_outer;
   const int64_t row_tasks = (n_rows + kRowsPerTask - 1) / kRowsPerTask;
   const int64_t tasks = p.n_out * col_blocks;
@@ -326,33 +594,32 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     // Rows enough for one task: each task writes its outputs itself, with
     // no partials buffer and no second pass ([19, 7, 8192] float32 over
     // dim 1 zeroed and re-read 600 KB of partials).
-    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, n_rows * kColWidth));
+    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, n_rows * kTile));
     at::parallel_for(0, tasks, grain, [&](int64_t b, int64_t e) {
-      acc_t column[kColWidth];
+      acc_t column[kTile];
       for (int64_t task = b; task < e; ++task) {
         const int64_t o = task / col_blocks, cb = task % col_blocks;
         int64_t in_off, out_off;
         p.outer.offsets(o, in_off, out_off);
-        const int64_t c0 = cb * kColWidth, width = std::min(kColWidth, p.n_cols - c0);
-        column_block_reduce<Op, kPartials, in_t, acc_t>(in + in_off + c0 * p.col_stride, width, p.col_stride, 0,
-                                                        n_rows, p, column);
+        const int64_t c0 = cb * kTile, width = std::min(kTile, p.n_cols - c0);
+        column_block_reduce<L, kLeafKind, N>(in + in_off + c0 * p.col_stride, width, p.col_stride, 0, n_rows, p, column);
         for (int64_t c = 0; c < width; ++c)
           out[out_off + (c0 + c) * p.out_col_stride] = finish<Op, kWritesPartials, out_t>(column[c]);
       }
     });
     return;
   }
-  std::vector<acc_t> partial(static_cast<size_t>(tasks * row_tasks * kColWidth));
+  std::vector<acc_t> partial(static_cast<size_t>(tasks * row_tasks * kTile));
   at::parallel_for(0, tasks * row_tasks, 1, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       const int64_t task = t / row_tasks, rt = t % row_tasks;
       const int64_t o = task / col_blocks, cb = task % col_blocks;
       int64_t in_off, out_off;
       p.outer.offsets(o, in_off, out_off);
-      const int64_t c0 = cb * kColWidth, width = std::min(kColWidth, p.n_cols - c0);
+      const int64_t c0 = cb * kTile, width = std::min(kTile, p.n_cols - c0);
       const int64_t r0 = rt * kRowsPerTask, nr = std::min(kRowsPerTask, n_rows - r0);
-      column_block_reduce<Op, kPartials, in_t, acc_t>(in + in_off + c0 * p.col_stride, width, p.col_stride, r0, nr, p,
-                                    partial.data() + t * kColWidth);
+      column_block_reduce<L, kLeafKind, N>(in + in_off + c0 * p.col_stride, width, p.col_stride, r0, nr, p,
+                             partial.data() + t * kTile);
     }
   });
   at::parallel_for(0, tasks, 1, [&](int64_t b, int64_t e) {
@@ -361,14 +628,21 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
       const int64_t o = task / col_blocks, cb = task % col_blocks;
       int64_t in_off, out_off;
       p.outer.offsets(o, in_off, out_off);
-      const int64_t c0 = cb * kColWidth, width = std::min(kColWidth, p.n_cols - c0);
+      const int64_t c0 = cb * kTile, width = std::min(kTile, p.n_cols - c0);
       for (int64_t c = 0; c < width; ++c) {
-        for (int64_t rt = 0; rt < row_tasks; ++rt)
-          column[rt] = partial[(task * row_tasks + rt) * kColWidth + c];
+        for (int64_t rt = 0; rt < row_tasks; ++rt) column[rt] = partial[(task * row_tasks + rt) * kTile + c];
         out[out_off + (c0 + c) * p.out_col_stride] =
             finish<Op, kWritesPartials, out_t>(pairwise_combine<Op>(column.data(), row_tasks));
       }
     }
+  });
+}
+
+template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typename out_t>
+void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
+  using L = Lanes<Op, kPartials, typename Op::acc_type>;
+  with_column_leaf<L>(p, [&](auto kind, auto n) {
+    run_columns_with<Op, kPartials, kWritesPartials, decltype(kind)::value, decltype(n)::value>(p, in, out);
   });
 }
 

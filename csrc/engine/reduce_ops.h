@@ -13,6 +13,11 @@
 //   walk_type<in_t>    the running type of a columns thread before it is
 //                      widened to acc_t (sum of bytes: int32), with
 //                      walk_start and walk to fold inputs into it.
+//   kCombinesLanes     the CPU kernels may hold its accumulators as GCC
+//                      vectors, combined element-wise by combine_lanes, and
+//                      fold an input x in as combine(acc, acc_t(x));
+//                      otherwise they keep arrays of scalars and call
+//                      reduce and combine on each.
 // And one an op must set itself:
 //   kPartialsFoldAsInputs  reduce(acc, partial) is combine(acc, partial) and
 //                      project<acc_t> is the identity, so that a kernel may
@@ -35,6 +40,7 @@ template <class Self, typename acc_t>
 struct OpBase {
   using acc_type = acc_t;
   using wide_op = Self;
+  static constexpr bool kCombinesLanes = false;
 
   template <typename in_t>
   static constexpr bool packs_bytes() {
@@ -92,6 +98,12 @@ struct SumOp : OpBase<SumOp<acc_t>, acc_t> {
   }
 
   C10_HOST_DEVICE static acc_t combine(acc_t a, acc_t b) { return a + b; }
+
+  static constexpr bool kCombinesLanes = true;
+  template <typename V>
+  static V combine_lanes(V a, V b) {
+    return a + b;
+  }
 
   // Byte inputs of an integer sum: the CUDA engine hands the 16 bytes of a
   // load over as the four 32-bit words they arrived in. Taking them apart
@@ -161,6 +173,12 @@ struct ProdOp : OpBase<ProdOp<acc_t>, acc_t> {
   }
 
   C10_HOST_DEVICE static acc_t combine(acc_t a, acc_t b) { return a * b; }
+
+  static constexpr bool kCombinesLanes = true;
+  template <typename V>
+  static V combine_lanes(V a, V b) {
+    return a * b;
+  }
 };
 
 }  // namespace gpureduce

@@ -1,0 +1,82 @@
+"""The CPU kernels (csrc/cpu/reduce_cpu.h) at the sizes where their code
+changes path: rows around the vector width (8 lanes of 4-byte accumulators,
+4 of 8-byte ones), the block of four vectors, the 1024-element leaf and the
+32-leaf task; columns narrower than a vector (a stream where the rows lie
+end to end, else a scalar per column), tiles of vectors with a partly
+filled last one, and the 4096-row task. Sum against a float64 reference,
+prod against torch.prod, for accumulators of each width."""
+import pytest
+import torch
+
+import reduce_op
+from axes import DEVICES, OPS, assert_matches_torch, assert_op_matches, near_one, random_tensor
+
+ROW_LENGTHS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 2049,
+               32767, 32768, 32769, 100003]
+COLUMN_WIDTHS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 129]
+COLUMN_ROWS = [1, 2, 15, 16, 17, 129, 4097]
+# float32 and bfloat16 (8 lanes of float), float64 and int8 (4 lanes of 8
+# bytes, int8 widened), complex64 (the op's own reduce and combine).
+DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int8, torch.int64, torch.bool,
+          torch.complex64]
+
+
+def _check_sum(x, dim):
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+
+
+def _check_prod(x, dim):
+    op = OPS["prod"]
+    assert_op_matches(op, op.ours_dim(x, dim, False), op.ref_dim(x, dim, False), op.scale(x, dim, False))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows(dtype):
+    g = torch.Generator().manual_seed(5)
+    for n in ROW_LENGTHS:
+        outputs = 3 if n < 5000 else 1
+        x = random_tensor((outputs, n), dtype, "cpu", g)
+        _check_sum(x, 1)
+        _check_sum(x, [0, 1])  # several rows to one output
+        # Elements at a stride of 2: gathered lanes, no overlapping last load.
+        s = random_tensor((outputs, 2 * n), dtype, "cpu", g)[:, ::2]
+        _check_sum(s, 1)
+        if n <= 1025:
+            p = near_one((outputs, n), dtype, "contiguous", "cpu", g)
+            _check_prod(p, 1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns(dtype):
+    g = torch.Generator().manual_seed(6)
+    for w in COLUMN_WIDTHS:
+        for r in COLUMN_ROWS:
+            if w * r > 200_000:
+                continue
+            x = random_tensor((2, r, w), dtype, "cpu", g)
+            _check_sum(x, 1)  # dense: a stream below the vector width, else tiles
+            # Rows not end to end (every other row): a scalar per column below the vector width.
+            _check_sum(random_tensor((2, 2 * r, w), dtype, "cpu", g)[:, ::2], 1)
+            # Columns at a stride of 2: gathered lanes.
+            _check_sum(random_tensor((2, r, 2 * w), dtype, "cpu", g)[:, :, ::2], 1)
+            # Two reduced dims around a kept one, the columns innermost.
+            _check_sum(random_tensor((3, 2, r, w), dtype, "cpu", g), [0, 2])
+            if r <= 129:
+                _check_prod(near_one((2, r, w), dtype, "contiguous", "cpu", g), 1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_size_one_reduced_dims(device):
+    # Each output is one element folded into the op's identity, as torch
+    # does: a sum of -0.0 is +0.0, a product keeps it. (On every device: the
+    # planner makes these passes.)
+    x = torch.full((3, 1, 5), -0.0, device=device)
+    assert torch.equal(torch.sum(x, 1).signbit(), reduce_op.sum(x, 1).signbit())
+    assert not reduce_op.sum(x, 1).signbit().any()
+    assert torch.ops.gpureduce.prod.dim_int(x, 1).signbit().all()
+    g = torch.Generator().manual_seed(7)
+    for dtype in DTYPES:
+        for shape, dim in [((1, 1000), 0), ((300, 1, 7), 1), ((1, 3), [0]), ((1,), 0), ((5, 1, 1), [1, 2])]:
+            x = random_tensor(shape, dtype, "cpu", g).to(device)
+            _check_sum(x, dim)
+            _check_sum(x.transpose(0, -1), dim)
