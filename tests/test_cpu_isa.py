@@ -17,7 +17,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Each case: (shape, dim, transpose the last two dims first).
 CASES = [((1,), None, False), ((15,), None, False), ((33,), None, False), ((255,), None, False),
          ((257,), None, False), ((4099,), None, False), ((100003,), None, False), ((7, 300), 1, False),
-         ((300, 7), 0, False), ((65, 513), 0, False), ((513, 65), 1, True), ((3, 40, 17), (0, 2), False)]
+         ((300, 7), 0, False), ((65, 513), 0, False), ((513, 65), 1, True), ((3, 40, 17), (0, 2), False),
+         ((1025,), None, False), ((32769,), None, False), ((3, 1030), 1, False), ((300, 5), 0, False),
+         ((300, 12), 0, False), ((4100, 3), 0, False), ((3, 1, 9), 1, False)]
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "bool", "int16", "int32", "int64",
           "complex64"]
 

@@ -177,6 +177,11 @@ struct Lanes<Op, kPartials, acc_t, true> {
   static vec fold(vec acc, const in_t* p, int64_t stride) {
     if (stride == 1) return combine(acc, load(p));
     vec v;
+    if (stride == 0) {  // a small expanded input, read as it is: one element in every lane
+      const acc_t x = static_cast<acc_t>(widen_one(*p));
+      for (int k = 0; k < kWidth; ++k) v[k] = x;
+      return combine(acc, v);
+    }
     for (int k = 0; k < kWidth; ++k) v[k] = static_cast<acc_t>(widen_one(p[k * stride]));
     return combine(acc, v);
   }
