@@ -586,10 +586,22 @@ void with_column_leaf(const ReducePass& p, F&& f) {
   }
 }
 
-template <class Op, bool kPartials, bool kWritesPartials, ColumnLeaf kLeafKind, int N, typename in_t, typename out_t>
-void run_columns_with(const ReducePass& p, const in_t* in, out_t* out) {
+// Reduces rows [r0, r0 + nr) of a tile of `width` columns into dst.
+template <typename in_t, typename acc_t>
+using ColumnBlockFn = void (*)(const in_t*, int64_t width, int64_t col_stride, int64_t r0, int64_t nr,
+                               const ReducePass&, acc_t* dst);
+
+// The driver takes its tiles' reducer as a pointer, a call per tile, so that
+// it is compiled once per dtype pair rather than once per leaf kind and
+// width (15 drivers per pair doubled the compile time of these files).
+template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typename out_t>
+void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   using acc_t = typename Op::acc_type;
   using L = Lanes<Op, kPartials, acc_t>;
+  ColumnBlockFn<in_t, acc_t> block = nullptr;
+  with_column_leaf<L>(p, [&](auto kind, auto n) {
+    block = &column_block_reduce<L, decltype(kind)::value, decltype(n)::value, in_t, acc_t>;
+  });
   constexpr int64_t kTile = kColWidth<L>;
   const int64_t col_blocks = (p.n_cols + kTile - 1) / kTile;
   const int64_t n_rows = p.n_reduce * p.n_reduce_outer;
@@ -607,7 +619,7 @@ void run_columns_with(const ReducePass& p, const in_t* in, out_t* out) {
         int64_t in_off, out_off;
         p.outer.offsets(o, in_off, out_off);
         const int64_t c0 = cb * kTile, width = std::min(kTile, p.n_cols - c0);
-        column_block_reduce<L, kLeafKind, N>(in + in_off + c0 * p.col_stride, width, p.col_stride, 0, n_rows, p, column);
+        block(in + in_off + c0 * p.col_stride, width, p.col_stride, 0, n_rows, p, column);
         for (int64_t c = 0; c < width; ++c)
           out[out_off + (c0 + c) * p.out_col_stride] = finish<Op, kWritesPartials, out_t>(column[c]);
       }
@@ -623,7 +635,7 @@ void run_columns_with(const ReducePass& p, const in_t* in, out_t* out) {
       p.outer.offsets(o, in_off, out_off);
       const int64_t c0 = cb * kTile, width = std::min(kTile, p.n_cols - c0);
       const int64_t r0 = rt * kRowsPerTask, nr = std::min(kRowsPerTask, n_rows - r0);
-      column_block_reduce<L, kLeafKind, N>(in + in_off + c0 * p.col_stride, width, p.col_stride, r0, nr, p,
+      block(in + in_off + c0 * p.col_stride, width, p.col_stride, r0, nr, p,
                              partial.data() + t * kTile);
     }
   });
@@ -640,14 +652,6 @@ void run_columns_with(const ReducePass& p, const in_t* in, out_t* out) {
             finish<Op, kWritesPartials, out_t>(pairwise_combine<Op>(column.data(), row_tasks));
       }
     }
-  });
-}
-
-template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typename out_t>
-void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
-  using L = Lanes<Op, kPartials, typename Op::acc_type>;
-  with_column_leaf<L>(p, [&](auto kind, auto n) {
-    run_columns_with<Op, kPartials, kWritesPartials, decltype(kind)::value, decltype(n)::value>(p, in, out);
   });
 }
 
