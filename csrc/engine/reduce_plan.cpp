@@ -226,9 +226,10 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   // and folded in as k copies at the end; a kept one is computed at index 0
   // and broadcast. (Before the cast below, which would copy the expansion.)
   int64_t repeats = 1;
-  std::vector<int64_t> broadcast_dims;
+  std::vector<int64_t> broadcast_dims, repeated_dims;
   for (int64_t d = 0; d < input.dim(); ++d) {
     if (input.stride(d) != 0 || input.size(d) <= 1) continue;
+    repeated_dims.push_back(d);
     if (mask[d]) {
       repeats *= input.size(d);
     } else {
@@ -239,8 +240,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   // dim is a dispatched op: 0.3 us each on the CPU).
   auto narrowed_input = [&] {
     at::Tensor narrowed = input;
-    for (int64_t d = 0; d < input.dim(); ++d)
-      if (input.stride(d) == 0 && input.size(d) > 1) narrowed = narrowed.narrow(d, 0, 1);
+    for (int64_t d : repeated_dims) narrowed = narrowed.narrow(d, 0, 1);
     return narrowed;
   };
   // With repeats to fold, 16-bit float results stay in float until the fold,
@@ -258,8 +258,9 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     // over dim 0 took 4.5 us, 1.4 folded directly, torch.sum 2.2 on the
     // H200). A 16-bit float kept as its own result dtype computes in float
     // and rounds once, as kout does.
-    bool reduces = false;
-    for (int64_t d = 0; d < input.dim(); ++d) reduces = reduces || (mask[d] && input.stride(d) != 0 && input.size(d) > 1);
+    bool reduces = false;  // a reduced dim of more than one element that is not a repeat
+    for (int64_t d = 0; d < input.dim(); ++d)
+      reduces = reduces || (mask[d] && input.stride(d) != 0 && input.size(d) > 1);
     const at::ScalarType own = input.scalar_type();
     const bool own_rounds_like_kout =
         (own == at::kHalf || own == at::kBFloat16) && out.scalar_type() == own && kout == at::kFloat;
