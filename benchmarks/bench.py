@@ -198,7 +198,7 @@ class Timer:
 
     def graph_us(self, fn: Callable, inputs: Sequence[torch.Tensor]) -> float:
         if self.device != "cuda":
-            return self.wall_us(fn, inputs)
+            return self.cpu_us(fn, inputs)
         for x in inputs:
             fn(x)
         torch.cuda.synchronize()
@@ -251,6 +251,16 @@ class Timer:
             b.synchronize()
             times.append(a.elapsed_time(b) * 1e3)
         return statistics.median(times)
+
+    def cpu_us(self, fn: Callable, inputs: Sequence[torch.Tensor]) -> float:
+        """CPU time per call, as benchmarks/cpu_bench.py takes it: the median
+        of blocks of many calls (torch.utils.benchmark) on one input. Medians
+        of 20 single calls, which this used before, put ratios of 0.54-1.1 on
+        the same two calls from one run to the next (2026-11-24)."""
+        import torch.utils.benchmark as tbench
+
+        t = tbench.Timer(stmt="fn(x)", globals={"fn": fn, "x": inputs[0]}, num_threads=torch.get_num_threads())
+        return t.blocked_autorange(min_run_time=0.05).median * 1e6
 
     def wall_us(self, fn: Callable, inputs: Sequence[torch.Tensor], reps: int = 20) -> float:
         sync = torch.cuda.synchronize if self.device == "cuda" else (lambda: None)
@@ -478,7 +488,7 @@ def markdown(meta, rows) -> str:
              f"{meta['date']}; torch {meta['torch']}, CUDA {meta['cuda']}, driver {meta.get('driver')}; "
              + (f"read roof {meta['roof_gbps']:.0f} GB/s ({meta['roof_method']}). GPU times are medians of "
               "CUDA-graph replays" if meta["device"] == "cuda" else
-              "CPU run: times are medians of wall-clock calls; no read roof")
+              "CPU run: times are medians of blocks of calls (torch.utils.benchmark); no read roof")
              + "; speedup = torch_us / gpureduce_us.", "",
              "| case | dtype | gpureduce µs | torch µs | gpureduce GB/s | torch GB/s | speedup | roof | ok |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
