@@ -78,9 +78,9 @@ CUDA_DIR = os.path.join("csrc", "cuda")
 
 
 def fast_calls_extension():
-    # reduce_op._fast: pybind11 bindings of the operator's overloads (the
-    # per-call fast path of reduce_op.sum). Kept out of _C, which LibTorch
-    # programs load without Python.
+    # reduce_op._fast: the operator's overloads called from Python through
+    # typed handles (the per-call fast path of reduce_op.sum and the drop-in).
+    # Kept out of _C, which LibTorch programs load without Python.
     return cpp_extension.CppExtension(
         "reduce_op._fast", sorted(glob.glob(os.path.join(FAST_CALLS_DIR, "*.cpp"))),
         extra_compile_args={"cxx": ["-O2", "-std=c++20"]},

@@ -1,18 +1,29 @@
-"""Drop-in mode: route torch.sum and Tensor.sum to gpureduce.sum."""
+"""Drop-in mode: route torch.sum and Tensor.sum to gpureduce.sum.
+
+Both forms replace torch.sum and Tensor.sum by a wrapper whose common calls
+are parsed and run in C++ (reduce_op._fast.dropin_sum), so that a routed
+call costs about what torch.sum does. patch() routes every thread's calls
+until unpatch(). replace_torch_sum() routes only its own thread's: the
+wrapper is installed while any block is open, and a thread outside a block
+gets torch's function from it. A block also pushes a TorchFunctionMode,
+which catches what the wrapper cannot: references to torch.sum taken before
+the block, and forms the wrapper leaves to torch's function.
+"""
 from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import _args, _build_info, _calls
+from . import _args, _build_info, _calls, _fast
 
 __all__ = ["replace_torch_sum", "patch", "unpatch"]
 
-_SUM_FUNCS = (torch.sum, torch.Tensor.sum)
+_TORCH_SUMS = {"torch.sum": torch.sum, "Tensor.sum": torch.Tensor.sum}
 
 
 def _ours(x: torch.Tensor) -> bool:
@@ -94,48 +105,111 @@ def _gpureduce_sum(b: Dict[str, Any]) -> torch.Tensor:
 class _ReplaceTorchSum(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func in _SUM_FUNCS:
-            bound = _bind(args, kwargs)
-            if bound is not None:
-                return _gpureduce_sum(bound)
-        return func(*args, **kwargs)
-
-
-@contextlib.contextmanager
-def replace_torch_sum() -> Iterator[None]:
-    """Inside the block, torch.sum, Tensor.sum and x.sum(dim, ...) run
-    gpureduce.sum, including in nn.Module forward and backward."""
-    with _ReplaceTorchSum():
-        yield
+        # (torch names a method by looking it up on the class, so while the
+        # wrappers are installed, func is Tensor.sum's wrapper: a form the
+        # operator does not take then goes to torch's own function, not
+        # back to the wrapper.)
+        torch_func = _torch_func_of(func)
+        if torch_func is None:
+            return func(*args, **kwargs)
+        bound = _bind(args, kwargs)
+        if bound is not None:
+            return _gpureduce_sum(bound)
+        return torch_func(*args, **kwargs)
 
 
 _originals: Dict[str, Callable[..., Any]] = {}
+_lock = threading.Lock()
+_blocks_open = 0  # replace_torch_sum() blocks open, in all threads
+_patched = False  # patch() in force
+_is_compiling = torch.compiler.is_compiling
+_dropin_sum = _fast.dropin_sum
+_in_block = _fast.in_block
 
 
 def _wrap(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def routed(*args: Any, **kwargs: Any) -> Any:
-        bound = _bind(args, kwargs)
-        if bound is None:
+        if _is_compiling():  # torch.compile traces the Python binding
+            bound = _bind(args, kwargs)
+            return original(*args, **kwargs) if bound is None else _gpureduce_sum(bound)
+        result = _dropin_sum(args, kwargs)
+        if result is not None:
+            return result
+        if _in_block():
+            # torch's function checks the arguments as torch does and hands
+            # the call to this thread's mode.
             return original(*args, **kwargs)
-        return _gpureduce_sum(bound)
+        if not _patched:
+            return original(*args, **kwargs)  # a block open on another thread only
+        with _ReplaceTorchSum():
+            return original(*args, **kwargs)
 
     return routed
 
 
-def patch() -> None:
-    """Route torch.sum and Tensor.sum to gpureduce.sum process-wide."""
+_ROUTED = {name: _wrap(f) for name, f in _TORCH_SUMS.items()}
+
+
+def _torch_func_of(func: Any) -> Optional[Callable[..., Any]]:
+    """torch's sum for itself or for its wrapper, else None (by identity:
+    what torch.compile traces)."""
+    for name, torch_func in _TORCH_SUMS.items():
+        if func is torch_func or func is _ROUTED[name]:
+            return torch_func
+    return None
+
+
+def _install() -> None:
+    """The wrappers in place of torch.sum and Tensor.sum (under _lock)."""
     if _originals:
         return
     _originals["torch.sum"] = torch.sum
     _originals["Tensor.sum"] = torch.Tensor.sum
-    torch.sum = _wrap(_originals["torch.sum"])
-    torch.Tensor.sum = _wrap(_originals["Tensor.sum"])
+    torch.sum = _ROUTED["torch.sum"]
+    torch.Tensor.sum = _ROUTED["Tensor.sum"]
+
+
+def _uninstall_if_unused() -> None:
+    """torch's functions back once no block is open and patch() is off (under _lock)."""
+    if _originals and not _patched and _blocks_open == 0:
+        torch.sum = _originals.pop("torch.sum")
+        torch.Tensor.sum = _originals.pop("Tensor.sum")
+
+
+@contextlib.contextmanager
+def replace_torch_sum() -> Iterator[None]:
+    """Inside the block, torch.sum, Tensor.sum and x.sum(dim, ...) run
+    gpureduce.sum on this thread, including in nn.Module forward and
+    backward."""
+    global _blocks_open
+    with _lock:
+        _blocks_open += 1
+        _install()
+    _fast.enter_block()
+    try:
+        with _ReplaceTorchSum():
+            yield
+    finally:
+        _fast.exit_block()
+        with _lock:
+            _blocks_open -= 1
+            _uninstall_if_unused()
+
+
+def patch() -> None:
+    """Route torch.sum and Tensor.sum to gpureduce.sum process-wide."""
+    global _patched
+    with _lock:
+        _patched = True
+        _fast.set_patched(True)
+        _install()
 
 
 def unpatch() -> None:
     """Undo :func:`patch`."""
-    if not _originals:
-        return
-    torch.sum = _originals.pop("torch.sum")
-    torch.Tensor.sum = _originals.pop("Tensor.sum")
+    global _patched
+    with _lock:
+        _patched = False
+        _fast.set_patched(False)
+        _uninstall_if_unused()

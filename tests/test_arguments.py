@@ -32,6 +32,16 @@ FORMS = [
     ("int dtype of a tensor that needs grad", (XG,), {"dtype": torch.int32}),
     ("meta input, cpu out", (torch.empty(4, 5, device="meta"), 0), {"out": torch.full((5,), 7.0)}),
     ("cpu input, meta out", (torch.empty(4, 5), 0), {"out": torch.empty(5, device="meta")}),
+    # Forms the drop-in's C++ path takes: its errors must be torch's too.
+    ("dim out of range", (X, 5), {}),
+    ("repeated dim", (X, (1, 1)), {}),
+    ("dim None, keepdim", (X, None, True), {}),
+    ("empty dim list", (X, []), {}),
+    ("dim, keepdim and dtype by name", (X,), {"dim": 1, "keepdim": True, "dtype": torch.float64}),
+    ("keepdim twice", (X, 1, True), {"keepdim": True}),
+    ("dim twice", (X, 1), {"dim": 1}),
+    ("huge dim", (X, 2**70), {}),
+    ("int input", (torch.arange(12).view(3, 4), -1), {}),
 ]
 
 
@@ -57,11 +67,27 @@ def test_reduce_op_sum_forms(label, args, kwargs):
     _assert_same(_outcome(reduce_op.sum, args, kwargs), _outcome(torch.sum, args, kwargs), label)
 
 
+def _method(*args, **kwargs):
+    return args[0].sum(*args[1:], **kwargs)
+
+
+@pytest.mark.parametrize("route", ["block", "patch"])
+@pytest.mark.parametrize("as_method", [False, True], ids=["torch.sum", "Tensor.sum"])
 @pytest.mark.parametrize("label,args,kwargs", FORMS, ids=[f[0] for f in FORMS])
-def test_dropin_forms(label, args, kwargs):
-    ref = _outcome(torch.sum, args, kwargs)
-    with reduce_op.replace_torch_sum():
-        ours = _outcome(torch.sum, args, kwargs)
+def test_dropin_forms(label, args, kwargs, as_method, route):
+    if as_method and (not isinstance(args[0], torch.Tensor) or "out" in kwargs):
+        pytest.skip("no method form")
+    call = _method if as_method else (lambda *a, **k: torch.sum(*a, **k))
+    ref = _outcome(call, args, kwargs)
+    if route == "block":
+        with reduce_op.replace_torch_sum():
+            ours = _outcome(call, args, kwargs)
+    else:
+        reduce_op.patch()
+        try:
+            ours = _outcome(call, args, kwargs)
+        finally:
+            reduce_op.unpatch()
     _assert_same(ours, ref, label)
 
 

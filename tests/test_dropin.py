@@ -1,15 +1,18 @@
 """Drop-in mode: replace_torch_sum() and patch()/unpatch() route torch.sum,
 Tensor.sum and x.sum(dim, ...) to gpureduce.sum, in forward and backward,
 and the example scripts run."""
+import contextlib
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import reduce_op
-from reduce_op import _dropin
 from axes import DEVICES, assert_matches_torch
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
@@ -30,17 +33,27 @@ CALLS = [
 ]
 
 
+class _OpLog(TorchDispatchMode):
+    """The operators that reach the dispatcher, by schema name, whichever
+    path called them (the drop-in's C++ path, torch.ops or torch's own).
+    len() is the number of gpureduce::sum calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(func._schema.name)
+        return func(*args, **(kwargs or {}))
+
+    def __len__(self):
+        return self.names.count("gpureduce::sum")
+
+
 @pytest.fixture
-def spy(monkeypatch):
-    calls = []
-    real = _dropin._gpureduce_sum
-
-    def counting(bound):
-        calls.append(bound)
-        return real(bound)
-
-    monkeypatch.setattr(_dropin, "_gpureduce_sum", counting)
-    return calls
+def spy():
+    with _OpLog() as log:
+        yield log
 
 
 def _devices():
@@ -53,10 +66,10 @@ def test_replace_torch_sum_routes(label, fn, dim, keepdim, dtype, device, spy):
     x = torch.randn(3, 4, 5, device=device)
     with reduce_op.replace_torch_sum():
         out = fn(x)
-    assert len(spy) == 1, label
+    assert len(spy) == 1 and "aten::sum" not in spy.names, (label, spy.names)
     assert_matches_torch(out, x, dim, keepdim, dtype)
     fn(x)  # outside the block: torch's own
-    assert len(spy) == 1
+    assert len(spy) == 1 and "aten::sum" in spy.names
 
 
 @pytest.mark.parametrize("call", [lambda x: x.sum(1, dim=1), lambda x: x.sum(1, True, keepdim=True),
@@ -133,3 +146,126 @@ def test_profiler_example_names_the_op(device, tmp_path):
     if device == "cuda":
         assert "gpureduce::cuda::gpureduce_" in r.stdout  # the engine's kernels by name
     assert trace.exists() and trace.stat().st_size > 0
+
+
+def test_block_routes_only_its_own_thread():
+    x = torch.randn(4, 5)
+    seen = {}
+
+    def other_thread():
+        with _OpLog() as log:
+            seen["result"] = x.sum(1)
+        seen["names"] = log.names
+
+    with _OpLog() as here:
+        with reduce_op.replace_torch_sum():
+            t = threading.Thread(target=other_thread)
+            t.start()
+            t.join()
+            ours = x.sum(1)
+    assert len(here) == 1
+    assert "gpureduce::sum" not in seen["names"] and "aten::sum" in seen["names"]
+    assert torch.equal(seen["result"], torch.sum(x, 1))
+    assert_matches_torch(ours, x, 1, False)
+
+
+def test_torch_functions_restored_after_blocks_and_patch():
+    torch_sum, tensor_sum = torch.sum, torch.Tensor.sum
+    with reduce_op.replace_torch_sum():
+        with reduce_op.replace_torch_sum():  # nested: still routed, through the modes
+            pass
+        assert torch.sum is not torch_sum
+    assert torch.sum is torch_sum and torch.Tensor.sum is tensor_sum
+    reduce_op.patch()
+    try:
+        with reduce_op.replace_torch_sum():
+            pass
+        assert torch.sum is not torch_sum  # patch() outlives the block
+    finally:
+        reduce_op.unpatch()
+    assert torch.sum is torch_sum and torch.Tensor.sum is tensor_sum
+
+
+def test_nested_blocks_route(spy):
+    x = torch.randn(4, 5)
+    with reduce_op.replace_torch_sum():
+        with reduce_op.replace_torch_sum():
+            out = x.sum(0)
+    assert len(spy) == 1
+    assert_matches_torch(out, x, 0, False)
+
+
+def test_reference_taken_before_the_block_is_routed(spy):
+    x = torch.randn(4, 5)
+    early_sum, early_method = torch.sum, torch.Tensor.sum  # as a library might hold them
+    with reduce_op.replace_torch_sum():
+        a, b = early_sum(x, 1), early_method(x, 0)
+    assert len(spy) == 2
+    assert_matches_torch(a, x, 1, False)
+    assert_matches_torch(b, x, 0, False)
+
+
+class _SeenFuncs(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.funcs = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.funcs.append(str(func) if isinstance(func, torch._ops.OpOverload) else func.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("route", ["block", "patch"])
+def test_a_users_mode_inside_still_sees_the_call(route, spy):
+    x = torch.randn(4, 5)
+    if route == "patch":
+        reduce_op.patch()
+    try:
+        with contextlib.ExitStack() as stack:
+            if route == "block":
+                stack.enter_context(reduce_op.replace_torch_sum())
+            mode = stack.enter_context(_SeenFuncs())
+            out = x.sum(1)
+    finally:
+        reduce_op.unpatch()
+    # torch's sum inside a block (the user's mode sees torch's function
+    # first); after patch(), which replaces torch.sum itself, the operator.
+    assert ("sum" if route == "block" else "gpureduce.sum.dim_IntList") in mode.funcs, mode.funcs
+    assert len(spy) == 1
+    assert_matches_torch(out, x, 1, False)
+
+
+def test_compiled_function_uses_the_operator():
+    torch._dynamo.reset()
+    graphs = []
+
+    def record(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    def f(x):
+        return x.sum(1) + torch.sum(x, dim=0, keepdim=True)
+
+    x = torch.randn(4, 4)
+    with reduce_op.replace_torch_sum():
+        out = torch.compile(f, backend=record, fullgraph=True)(x)
+    torch.testing.assert_close(out, f(x))
+    targets = [str(n.target) for g in graphs for n in g.graph.nodes if n.op == "call_function"]
+    assert sum("gpureduce.sum" in t for t in targets) == 2, targets
+
+
+def test_compiled_function_under_patch_gives_torchs_result():
+    # torch.compile resolves torch.sum and Tensor.sum itself, past patch()'s
+    # wrappers: the graph has torch's sum (README, drop-in mode).
+    torch._dynamo.reset()
+
+    def f(x):
+        return x.sum(1) + torch.sum(x, dim=0, keepdim=True)
+
+    x = torch.randn(4, 4)
+    reduce_op.patch()
+    try:
+        out = torch.compile(f, fullgraph=True)(x)
+    finally:
+        reduce_op.unpatch()
+    torch.testing.assert_close(out, f(x))
