@@ -51,6 +51,15 @@ at::ScalarType staged_input_dtype(at::ScalarType in, at::ScalarType out) {
 // Expanded inputs of at most this many bytes (counting their repeats) are
 // reduced as they are, not narrowed to their distinct elements first.
 constexpr int64_t kRereadExpandedBytes = int64_t(256) << 10;
+// On the CPU, expanded inputs of at most this many bytes are read as they
+// are even where every reduced dim is a repeat: the fold is a TensorIterator
+// multiply, which cost 5.1 us a call whatever the size, against 2.1-3.3 us
+// for reading up to 16 KB as it is (2 threads, this project's 2-core
+// machine; bfloat16 [1] expanded to 4096: 5.1 -> 2.3 us, torch.sum 3.2;
+// float32 [10] expanded to [10, 409] over dim 1: 5.5 -> 3.3, torch.sum 2.7;
+// [10, 1638]: 5.5 -> 5.9, so no further). On the GPU the fold is one launch
+// like the reduction's.
+constexpr int64_t kCpuRereadBeforeFoldBytes = int64_t(16) << 10;
 
 // Dims of size 1 dropped, sorted into memory order (innermost first) and
 // neighbours merged where the memory allows it.
@@ -250,7 +259,9 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
 
   // A view of `out` with the input's rank, size 1 at the reduced dims.
   const at::Tensor out_kd = keepdim ? out : with_reduced_dims(out, mask);
-  if (repeats > 1 && broadcast_dims.empty() && at::canCast(kout, out_kd.scalar_type())) {
+  const int64_t expanded_bytes = input.numel() * static_cast<int64_t>(input.element_size());
+  const bool fold_costs_more = input.device().is_cpu() && expanded_bytes <= kCpuRereadBeforeFoldBytes;
+  if (repeats > 1 && broadcast_dims.empty() && at::canCast(kout, out_kd.scalar_type()) && !fold_costs_more) {
     // Every reduced dim of more than one element was of stride 0: the result
     // is the op's fold of the input itself, in one kernel, where that kernel
     // computes in the dtype the reduction would have (a cast and a copy of
@@ -276,8 +287,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   // launch: re-reading a few hundred KB from cache costs less than a second
   // kernel to fold or broadcast ([4096, 11] float32 expanded from [11] over
   // dim 1: 3.40 us in two launches against torch.sum's 2.18, H200).
-  const bool reread = (repeats > 1 || !broadcast_dims.empty()) &&
-                      input.numel() * static_cast<int64_t>(input.element_size()) <= kRereadExpandedBytes;
+  const bool reread = (repeats > 1 || !broadcast_dims.empty()) && expanded_bytes <= kRereadExpandedBytes;
   if (reread) {
     repeats = 1;
     broadcast_dims.clear();
