@@ -76,7 +76,9 @@ def test_size_one_reduced_dims(device):
     assert torch.ops.gpureduce.prod.dim_int(x, 1).signbit().all()
     g = torch.Generator().manual_seed(7)
     for dtype in DTYPES:
-        for shape, dim in [((1, 1000), 0), ((300, 1, 7), 1), ((1, 3), [0]), ((1,), 0), ((5, 1, 1), [1, 2])]:
+        # (and around the CPU's element-wise chunks of 4096)
+        for shape, dim in [((1, 1000), 0), ((300, 1, 7), 1), ((1, 3), [0]), ((1,), 0), ((5, 1, 1), [1, 2]),
+                           ((3, 1, 4097), 1), ((2, 8191, 1), 2)]:
             x = random_tensor(shape, dtype, "cpu", g).to(device)
             _check_sum(x, dim)
             _check_sum(x.transpose(0, -1), dim)
