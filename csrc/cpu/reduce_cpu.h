@@ -112,6 +112,7 @@ struct Lanes<Op, kPartials, acc_t, true> {
   using op = Op;
   static constexpr bool kReadsPartials = kPartials;
   static constexpr int kWidth = kVecBytes / static_cast<int>(sizeof(acc_t));
+  using acc = acc_t;
   using vec = typename VecOf<acc_t, kVecBytes>::type;
 
   static vec identity() {
@@ -241,6 +242,7 @@ struct Lanes<Op, kPartials, acc_t, false> {
   using op = Op;
   static constexpr bool kReadsPartials = kPartials;
   static constexpr int kWidth = sizeof(acc_t) >= kVecBytes ? 1 : kVecBytes / static_cast<int>(sizeof(acc_t));
+  using acc = acc_t;
   struct vec {
     acc_t v[kWidth];
   };
@@ -294,7 +296,37 @@ constexpr int kChains = 4;
 // Inlined: a call per leaf (stack realignment for the vectors, vzeroupper)
 // was a tenth of the time of rows of 34 int64.
 template <class L, typename in_t>
+__attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride);
+
+// Lanes of the type an op walks inputs of in_t in before widening them to
+// its accumulator (sum of bytes: int32, twice the lanes of int64; a leaf of
+// kLeaf bytes cannot overflow them), where that differs.
+template <class L, typename in_t>
+constexpr bool kWalksNarrower = [] {
+  if constexpr (L::kReadsPartials || !kNativeLanes<typename L::op, typename L::acc>) {
+    return false;
+  } else {
+    return !std::is_same_v<typename L::op::template walk_type<in_t>, typename L::acc>;
+  }
+}();
+
+// A leaf walked in the op's narrower lanes (kWalksNarrower), widened to L's.
+template <class L, typename in_t>
+__attribute__((always_inline)) inline typename L::vec leaf_lanes_walked(const in_t* p, int64_t n, int64_t stride) {
+  using walk_t = typename L::op::template walk_type<in_t>;
+  using LW = Lanes<typename L::op, false, walk_t>;
+  static_assert(LW::kWidth == 2 * L::kWidth, "walk lanes of half the accumulator's width");
+  using half = typename VecOf<walk_t, kVecBytes / 2>::type;
+  const typename LW::vec w = leaf_lanes<LW>(p, n, stride);
+  half lo, hi;
+  std::memcpy(&lo, &w, sizeof(half));
+  std::memcpy(&hi, reinterpret_cast<const char*>(&w) + sizeof(half), sizeof(half));
+  return L::combine(__builtin_convertvector(lo, typename L::vec), __builtin_convertvector(hi, typename L::vec));
+}
+
+template <class L, typename in_t>
 __attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride) {
+  if constexpr (kWalksNarrower<L, in_t>) return leaf_lanes_walked<L>(p, n, stride);
   constexpr int W = L::kWidth;
   typename L::vec a[kChains];
 #pragma GCC unroll 8
