@@ -13,7 +13,7 @@ from axes import DEVICES, OPS, assert_matches_torch, assert_op_matches, near_one
 
 ROW_LENGTHS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 2049,
                32767, 32768, 32769, 100003]
-COLUMN_WIDTHS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 129]
+COLUMN_WIDTHS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 32, 33, 63, 64, 65, 129]
 COLUMN_ROWS = [1, 2, 15, 16, 17, 129, 4097]
 # float32 and bfloat16 (8 lanes of float), float64 and int8 (4 lanes of 8
 # bytes, int8 widened), complex64 (the op's own reduce and combine).
@@ -54,7 +54,7 @@ def test_columns(dtype):
             if w * r > 200_000:
                 continue
             x = random_tensor((2, r, w), dtype, "cpu", g)
-            _check_sum(x, 1)  # dense: a stream below the vector width, else tiles
+            _check_sum(x, 1)  # dense: a stream below two vector widths (but one), else tiles
             # Rows not end to end (every other row): a scalar per column below the vector width.
             _check_sum(random_tensor((2, 2 * r, w), dtype, "cpu", g)[:, ::2], 1)
             # Columns at a stride of 2: gathered lanes.

@@ -566,13 +566,15 @@ void narrow_column_leaf(const in_t* base, int64_t col_stride, int64_t r0, int64_
   for (int k = 0; k < N; ++k) dst[k] = acc[k];
 }
 
-// N narrow columns whose rows lie end to end (dense, one reduced dim): the
-// leaf's rows are one stream of nr * N elements, read a period of
-// P = lcm(N, W) elements (P / W vectors) at a time, so that lane k of vector
-// j always holds column (j * W + k) % N; the lanes are folded into their
-// columns at the end, and the rows short of a whole period are added one by
-// one. A row at a time, [6, 2243, 7] bfloat16 over dim 1 took 1.5x
-// torch.sum's time.
+// N columns (fewer than two vectors' lanes, not one vector's) whose rows
+// lie end to end (dense, one reduced dim): the leaf's rows are one stream
+// of nr * N elements, read a period of P = lcm(N, W) elements (P / W
+// vectors) at a time, so that lane k of vector j always holds column
+// (j * W + k) % N; the lanes are folded into their columns at the end, and
+// the rows short of a whole period are added one by one. A row at a time,
+// [6, 2243, 7] bfloat16 over dim 1 took 1.5x torch.sum's time; [2, 11100,
+// 9] float32 (a vector and an overlapping one per row) 1.4-2.1x, in the
+// stream 1.05x (session 16).
 template <int N, int W>
 constexpr int kStreamPeriod = N / std::gcd(N, W) * W;
 
@@ -610,8 +612,8 @@ enum class ColumnLeaf { kTile, kNarrow, kStream };
 
 // Reduces rows [r0, r0 + nr) of `width` (<= kColWidth) columns into dst,
 // pairwise over rows, in leaves of the given kind. N: the column count of
-// narrow and stream leaves (< W), fixed so that their accumulators stay in
-// registers.
+// narrow (< W) and stream (< 2W) leaves, fixed so that their accumulators
+// stay in registers.
 template <class L, ColumnLeaf kLeafKind, int N, typename in_t, typename acc_t>
 void column_block_reduce(const in_t* base, int64_t width, int64_t col_stride, int64_t r0, int64_t nr,
                          const ReducePass& p, acc_t* dst) {
@@ -652,19 +654,22 @@ void column_block_reduce(const in_t* base, int64_t width, int64_t col_stride, in
 }
 
 // Calls f(leaf kind, N) with the leaves a columns pass of this width and
-// layout reads: vectors across a tile of columns, or for fewer columns than
-// a vector holds, a stream where their rows lie end to end, else a scalar
-// per column.
+// layout reads: a stream where fewer columns than two vectors hold (not
+// exactly one) lie end to end, else vectors across a tile of columns, or
+// for fewer columns than a vector holds, a scalar per column.
 template <class L, int N = 1, class F>
 void with_column_leaf(const ReducePass& p, F&& f) {
-  if constexpr (N < L::kWidth) {
+  if constexpr (N < 2 * L::kWidth) {
     if (p.n_cols > N) return with_column_leaf<L, N + 1>(p, f);
-    if (p.col_stride == 1 && p.n_reduce_outer == 1 && p.reduce_stride == N)
-      return f(std::integral_constant<ColumnLeaf, ColumnLeaf::kStream>{}, std::integral_constant<int, N>{});
-    return f(std::integral_constant<ColumnLeaf, ColumnLeaf::kNarrow>{}, std::integral_constant<int, N>{});
-  } else {
-    return f(std::integral_constant<ColumnLeaf, ColumnLeaf::kTile>{}, std::integral_constant<int, 0>{});
+    const bool rows_end_to_end = p.col_stride == 1 && p.n_reduce_outer == 1 && p.reduce_stride == N;
+    if constexpr (N != L::kWidth) {
+      if (rows_end_to_end)
+        return f(std::integral_constant<ColumnLeaf, ColumnLeaf::kStream>{}, std::integral_constant<int, N>{});
+    }
+    if constexpr (N < L::kWidth)
+      return f(std::integral_constant<ColumnLeaf, ColumnLeaf::kNarrow>{}, std::integral_constant<int, N>{});
   }
+  return f(std::integral_constant<ColumnLeaf, ColumnLeaf::kTile>{}, std::integral_constant<int, 0>{});
 }
 
 // Reduces rows [r0, r0 + nr) of a tile of `width` columns into dst.
