@@ -94,3 +94,16 @@ def test_byte_rows_at_their_extremes(dtype, value):
         assert torch.equal(reduce_op.sum(x, 1), torch.sum(x, 1)), (dtype, n)
         assert torch.equal(reduce_op.sum(x), torch.sum(x)), (dtype, n)
         assert torch.equal(reduce_op.sum(x[:, ::3], 1), torch.sum(x[:, ::3], 1)), (dtype, n)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_short_rows_under_a_general_indexer(dtype):
+    # One leaf per output whose outputs do not lie at one stride (a .step
+    # view, channels_last over C): rows shorter than a vector are folded one
+    # element at a time, longer ones in lanes.
+    g = torch.Generator().manual_seed(8)
+    for n in (1, 2, 3, 4, 7, 8, 9, 17, 33):
+        x = random_tensor((7, 6, n), dtype, "cpu", g)[::2]
+        _check_sum(x, 2)
+        _check_sum(x.transpose(0, 1), 2)
+        _check_sum(random_tensor((2, n, 3, 5), dtype, "cpu", g).to(memory_format=torch.channels_last), 1)
