@@ -526,11 +526,12 @@ template <class L, int NV, typename in_t, typename acc_t>
 void column_tile_leaf(const in_t* base, int64_t width, int64_t col_stride, int64_t r0, int64_t nr,
                       const ReducePass& p, acc_t* dst) {
   constexpr int W = L::kWidth;
-  // Tiles of up to four vectors fold alternate rows into two sets of
-  // accumulators: with one set, each row's adds waited on the last row's
-  // (3 cycles a row whatever the width; [2, 11100, 9] float32 over dim 1
-  // took 2.1x torch.sum's time).
-  constexpr int kSets = NV <= 4 ? 2 : 1;
+  // Tiles of up to four vectors fold successive rows into several sets of
+  // accumulators in turn (four sets up to two vectors, two up to four):
+  // with one set, each row's adds waited on the last row's (3 cycles a row
+  // whatever the width; [2, 11100, 9] float32 over dim 1 took 2.1x
+  // torch.sum's time).
+  constexpr int kSets = NV <= 2 ? 4 : NV <= 4 ? 2 : 1;
   const int64_t last = width - (NV - 1) * W;  // columns of the last vector, 1..W
   typename L::vec a[kSets][NV];
 #pragma GCC unroll 8
@@ -538,29 +539,46 @@ void column_tile_leaf(const in_t* base, int64_t width, int64_t col_stride, int64
 #pragma GCC unroll 8
     for (int k = 0; k < NV; ++k) a[s][k] = L::identity();
   }
-  ColumnRows rows(p, r0);
-  auto fold_row = [&](typename L::vec(&acc)[NV], const in_t* row) __attribute__((always_inline)) {
-#pragma GCC unroll 8
-    for (int k = 0; k < NV - 1; ++k) acc[k] = L::fold(acc[k], row + k * W * col_stride, col_stride);
-    if (last == W) {
-      acc[NV - 1] = L::fold(acc[NV - 1], row + (NV - 1) * W * col_stride, col_stride);
-    } else if (col_stride == 1) {
-      acc[NV - 1] = L::fold_last(acc[NV - 1], row + width - W, last);  // the top `last` lanes
-    } else {
-      acc[NV - 1] = L::fold_lanes(acc[NV - 1], row + (NV - 1) * W * col_stride, last, col_stride);
+  // The rows, folded by fold_row: one loop for dense columns and one for
+  // strided ones, so that the loop tests no layout per row (with one loop
+  // for both, [1, 4096, 8] float32 over dim 1 took 2.4x torch.sum's time:
+  // four branches a row, for one vector add).
+  auto walk_rows = [&](auto fold_row) __attribute__((always_inline)) {
+    ColumnRows rows(p, r0);
+    int64_t r = r0;
+    for (; r + kSets <= r0 + nr; r += kSets) {
+#pragma GCC unroll 4
+      for (int s = 0; s < kSets; ++s) fold_row(a[s], base + rows.next());
     }
+    for (; r < r0 + nr; ++r) fold_row(a[0], base + rows.next());
   };
-  int64_t r = r0;
-  if constexpr (kSets == 2) {
-    for (; r + 2 <= r0 + nr; r += 2) {
-      fold_row(a[0], base + rows.next());
-      fold_row(a[1], base + rows.next());
-    }
-  }
-  for (; r < r0 + nr; ++r) fold_row(a[0], base + rows.next());
-  if constexpr (kSets == 2) {
+  if (col_stride == 1) {
+    // The last vector loaded to end at the tile's last column, its lanes
+    // before the tile's start masked (none where it is full).
+    walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) __attribute__((always_inline)) {
 #pragma GCC unroll 8
-    for (int k = 0; k < NV; ++k) a[0][k] = L::combine(a[0][k], a[1][k]);
+      for (int k = 0; k < NV - 1; ++k) acc[k] = L::fold(acc[k], row + k * W, 1);
+      acc[NV - 1] = L::fold_last(acc[NV - 1], row + width - W, last);
+    });
+  } else {
+    walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) __attribute__((always_inline)) {
+#pragma GCC unroll 8
+      for (int k = 0; k < NV - 1; ++k) acc[k] = L::fold(acc[k], row + k * W * col_stride, col_stride);
+      if (last == W) {
+        acc[NV - 1] = L::fold(acc[NV - 1], row + (NV - 1) * W * col_stride, col_stride);
+      } else {
+        acc[NV - 1] = L::fold_lanes(acc[NV - 1], row + (NV - 1) * W * col_stride, last, col_stride);
+      }
+    });
+  }
+  // The sets folded pairwise: (0 + 1) + (2 + 3).
+#pragma GCC unroll 4
+  for (int w = kSets / 2; w >= 1; w /= 2) {
+#pragma GCC unroll 4
+    for (int s = 0; s < w; ++s) {
+#pragma GCC unroll 8
+      for (int k = 0; k < NV; ++k) a[s][k] = L::combine(a[s][k], a[s + w][k]);
+    }
   }
 #pragma GCC unroll 8
   for (int k = 0; k < NV - 1; ++k) L::store(a[0][k], dst + k * W, 0, W);
