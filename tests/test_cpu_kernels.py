@@ -84,11 +84,12 @@ def test_size_one_reduced_dims(device):
             _check_sum(x.transpose(0, -1), dim)
 
 
-@pytest.mark.parametrize("dtype,value", [(torch.int8, -128), (torch.int8, 127), (torch.uint8, 255), (torch.bool, True)])
-def test_byte_rows_at_their_extremes(dtype, value):
-    # Byte inputs are summed in int32 lanes within a leaf of a row, then
-    # widened: rows of the dtype's extreme value, around the leaf's size and
-    # past it, must still sum exactly.
+@pytest.mark.parametrize("dtype,value", [(torch.int8, -128), (torch.int8, 127), (torch.uint8, 255), (torch.bool, True),
+                                         (torch.int16, -32768), (torch.int16, 32767)])
+def test_narrow_int_rows_at_their_extremes(dtype, value):
+    # 1- and 2-byte integers are summed in int32 lanes within a leaf of a
+    # row, then widened: rows of the dtype's extreme value, around the
+    # leaf's size and past it, must still sum exactly.
     for n in (7, 8, 1023, 1024, 1025, 4097, 70000):
         x = torch.full((3, n), value, dtype=dtype)
         assert torch.equal(reduce_op.sum(x, 1), torch.sum(x, 1)), (dtype, n)

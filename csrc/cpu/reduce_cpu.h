@@ -298,24 +298,27 @@ constexpr int kChains = 4;
 template <class L, typename in_t>
 __attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride);
 
-// Lanes of the type an op walks inputs of in_t in before widening them to
-// its accumulator (sum of bytes: int32, twice the lanes of int64; a leaf of
-// kLeaf bytes cannot overflow them), where that differs.
+// Whether a leaf folds inputs of in_t into lanes of a narrower type than
+// the accumulator's, widened at its end (the op's leaf_walk_type: sum of
+// 1- and 2-byte integers, int32, twice the lanes of int64; a leaf of kLeaf
+// inputs cannot overflow them).
 template <class L, typename in_t>
 constexpr bool kWalksNarrower = [] {
   if constexpr (L::kReadsPartials || !kNativeLanes<typename L::op, typename L::acc>) {
     return false;
   } else {
-    return !std::is_same_v<typename L::op::template walk_type<in_t>, typename L::acc>;
+    return !std::is_same_v<typename L::op::template leaf_walk_type<in_t>, typename L::acc>;
   }
 }();
 
 // A leaf walked in the op's narrower lanes (kWalksNarrower), widened to L's.
 template <class L, typename in_t>
 __attribute__((always_inline)) inline typename L::vec leaf_lanes_walked(const in_t* p, int64_t n, int64_t stride) {
-  using walk_t = typename L::op::template walk_type<in_t>;
+  using walk_t = typename L::op::template leaf_walk_type<in_t>;
   using LW = Lanes<typename L::op, false, walk_t>;
   static_assert(LW::kWidth == 2 * L::kWidth, "walk lanes of half the accumulator's width");
+  static_assert(sizeof(in_t) > 2 || kLeaf / LW::kWidth * 65536 < (int64_t(1) << 31),
+                "a leaf's inputs of up to 2 bytes cannot overflow a lane");
   using half = typename VecOf<walk_t, kVecBytes / 2>::type;
   const typename LW::vec w = leaf_lanes<LW>(p, n, stride);
   half lo, hi;

@@ -12,7 +12,10 @@
 //                      time through reduce_packed_bytes (sum: dp4a);
 //   walk_type<in_t>    the running type of a columns thread before it is
 //                      widened to acc_t (sum of bytes: int32), with
-//                      walk_start and walk to fold inputs into it.
+//                      walk_start and walk to fold inputs into it;
+//   leaf_walk_type<in_t>  the lanes' type of a CPU row leaf (at most 1024
+//                      inputs) before it is widened to acc_t (sum of 1- and
+//                      2-byte integers: int32, twice the lanes of int64).
 //   kCombinesLanes     the CPU kernels may hold its accumulators as GCC
 //                      vectors, combined element-wise by combine_lanes, and
 //                      fold an input x in as combine(acc, acc_t(x));
@@ -48,6 +51,8 @@ struct OpBase {
   }
   template <typename in_t>
   using walk_type = acc_t;
+  template <typename in_t>
+  using leaf_walk_type = acc_t;
   template <typename in_t>
   C10_HOST_DEVICE static acc_t walk_start() {
     return Self::identity();
@@ -119,6 +124,11 @@ struct SumOp : OpBase<SumOp<acc_t>, acc_t> {
   // fit in the registers.
   template <typename in_t>
   using walk_type = std::conditional_t<sizeof(in_t) == 1 && std::is_integral_v<acc_t>, int32_t, acc_t>;
+  // A CPU row leaf of at most 1024 inputs of 1 or 2 bytes sums them in
+  // int32 lanes (at most 128 a lane: 2^22 in magnitude), then widens.
+  template <typename in_t>
+  using leaf_walk_type =
+      std::conditional_t<sizeof(in_t) <= 2 && std::is_integral_v<in_t> && std::is_integral_v<acc_t>, int32_t, acc_t>;
   template <typename in_t>
   C10_HOST_DEVICE static walk_type<in_t> walk_start() {
     return walk_type<in_t>(0);
