@@ -197,19 +197,22 @@ def replace_torch_sum() -> Iterator[None]:
             _uninstall_if_unused()
 
 
-def patch() -> None:
-    """Route torch.sum and Tensor.sum to gpureduce.sum process-wide."""
+def _set_patched(on: bool) -> None:
     global _patched
     with _lock:
-        _patched = True
-        _fast.set_patched(True)
-        _install()
+        _patched = on
+        _fast.set_patched(on)
+        if on:
+            _install()
+        else:
+            _uninstall_if_unused()
+
+
+def patch() -> None:
+    """Route torch.sum and Tensor.sum to gpureduce.sum process-wide."""
+    _set_patched(True)
 
 
 def unpatch() -> None:
     """Undo :func:`patch`."""
-    global _patched
-    with _lock:
-        _patched = False
-        _fast.set_patched(False)
-        _uninstall_if_unused()
+    _set_patched(False)
