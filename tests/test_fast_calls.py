@@ -2,6 +2,10 @@
 gives: the profiler records the operator, autograd records its node,
 __torch_function__ modes and subclasses still see the call, and results
 are the operator's."""
+import threading
+import time
+
+import pytest
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -69,3 +73,33 @@ def test_bindings_match_torch_on_every_plain_form():
                 torch.sum(x, dtype=dtype) if not keepdim else torch.sum(x, list(range(3)), True, dtype=dtype))
             assert ours.shape == ref.shape and ours.dtype == ref.dtype, (dim, keepdim, dtype)
             torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("route", ["reduce_op.sum", "patch"])
+def test_gil_released_during_the_call(route):
+    # As torch's own bindings do: another Python thread runs while a long
+    # CPU sum is in the operator. The other thread waits on an event set
+    # just before the call; holding the GIL, the call would keep it from
+    # running until the sum had returned (it then ran at the first Python
+    # step after the call, so the test asks for it in the call's first half).
+    x = torch.randn(40_000_000)
+    ev, seen = threading.Event(), {}
+
+    def other():
+        ev.wait()
+        seen["t"] = time.perf_counter()
+
+    t = threading.Thread(target=other)
+    t.start()
+    if route == "patch":
+        reduce_op.patch()
+    try:
+        start = time.perf_counter()
+        ev.set()
+        out = reduce_op.sum(x) if route == "reduce_op.sum" else x.sum()
+        done = time.perf_counter()
+    finally:
+        reduce_op.unpatch()
+    t.join()
+    assert seen["t"] < start + 0.5 * (done - start), (seen["t"] - start, done - start)
+    torch.testing.assert_close(out, x.double().sum().float(), rtol=1e-4, atol=1e-2)
