@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
+import torch.utils.benchmark as tbench
 
 import reduce_op
 
@@ -257,8 +258,6 @@ class Timer:
         of blocks of many calls (torch.utils.benchmark) on one input. Medians
         of 20 single calls, which this used before, put ratios of 0.54-1.1 on
         the same two calls from one run to the next (2026-11-24)."""
-        import torch.utils.benchmark as tbench
-
         t = tbench.Timer(stmt="fn(x)", globals={"fn": fn, "x": inputs[0]}, num_threads=torch.get_num_threads())
         return t.blocked_autorange(min_run_time=0.05).median * 1e6
 

@@ -40,22 +40,6 @@ def _bind(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Dict[str, A
     is torch's to make: argument forms torch rejects (so that torch raises
     its own error), named dims, unknown keywords, and tensors gpureduce has
     no kernel for (sparse, nested, quantized, other devices)."""
-    if 0 < len(args) <= 3 and len(kwargs) <= 2:
-        # x.sum(), x.sum(d), x.sum(d, keepdim), keepdim= and dim= by name,
-        # with an int or no dim: the forms models use, bound without the
-        # general path below.
-        x = args[0]
-        d = args[1] if len(args) > 1 else None
-        k = args[2] if len(args) > 2 else False
-        if kwargs:
-            if len(args) == 1 and "dim" in kwargs:
-                d = kwargs["dim"]
-            if len(args) < 3 and "keepdim" in kwargs:
-                k = kwargs["keepdim"]
-            if len(kwargs) != ("dim" in kwargs and len(args) == 1) + ("keepdim" in kwargs and len(args) < 3):
-                d = "general"  # another keyword, or one given twice: the general path decides
-        if type(x) is torch.Tensor and (d is None or type(d) is int) and type(k) is bool and _ours(x):
-            return {"input": x, "dim": None if d is None else [d], "keepdim": k, "dtype": None, "out": None}
     kwargs = dict(kwargs)
     rest = list(args)
     if rest:
@@ -136,12 +120,11 @@ def _wrap(original: Callable[..., Any]) -> Callable[..., Any]:
         result = _dropin_sum(args, kwargs)
         if result is not None:
             return result
-        if _in_block():
-            # torch's function checks the arguments as torch does and hands
-            # the call to this thread's mode.
+        if _in_block() or not _patched:
+            # In a block, torch's function checks the arguments as torch does
+            # and hands the call to this thread's mode; with no block here and
+            # no patch(), the wrapper is installed for another thread's block.
             return original(*args, **kwargs)
-        if not _patched:
-            return original(*args, **kwargs)  # a block open on another thread only
         with _ReplaceTorchSum():
             return original(*args, **kwargs)
 

@@ -291,10 +291,6 @@ struct Lanes<Op, kPartials, acc_t, false> {
 // one chain of adds would leave the loads waiting.
 constexpr int kChains = 4;
 
-// A leaf of at most kLeaf elements of a row, into one vector of lanes: blocks
-// of kChains vectors, then the rest.
-// Inlined: a call per leaf (stack realignment for the vectors, vzeroupper)
-// was a tenth of the time of rows of 34 int64.
 template <class L, typename in_t>
 __attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride);
 
@@ -327,6 +323,10 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes_walked(const in
   return L::combine(__builtin_convertvector(lo, typename L::vec), __builtin_convertvector(hi, typename L::vec));
 }
 
+// A leaf of at most kLeaf elements of a row, into one vector of lanes: blocks
+// of kChains vectors, then the rest.
+// Inlined: a call per leaf (stack realignment for the vectors, vzeroupper)
+// was a tenth of the time of rows of 34 int64.
 template <class L, typename in_t>
 __attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride) {
   if constexpr (kWalksNarrower<L, in_t>) return leaf_lanes_walked<L>(p, n, stride);

@@ -183,7 +183,7 @@ bool operator_takes(const at::Tensor& x) {
          (dev == c10::DeviceType::CUDA && has_cuda_kernel());
 }
 
-bool is_ascii(PyObject* key, const char* name) { return PyUnicode_CompareWithASCIIString(key, name) == 0; }
+bool key_is(PyObject* key, const char* name) { return PyUnicode_CompareWithASCIIString(key, name) == 0; }
 
 // dropin_sum(args, kwargs): the result, or None where the call is not one
 // of the forms above.
@@ -203,11 +203,11 @@ PyObject* dropin_sum(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc)
     PyObject *key, *value;
     while (PyDict_Next(kwargs, &pos, &key, &value)) {
       if (!PyUnicode_Check(key)) Py_RETURN_NONE;
-      if (n == 1 && is_ascii(key, "dim")) {
+      if (n == 1 && key_is(key, "dim")) {
         dim = value;
-      } else if (n < 3 && is_ascii(key, "keepdim")) {
+      } else if (n < 3 && key_is(key, "keepdim")) {
         keepdim = value;
-      } else if (is_ascii(key, "dtype")) {
+      } else if (key_is(key, "dtype")) {
         dtype_arg = value;
       } else {
         Py_RETURN_NONE;  // out=, axis=, keepdims=, or one given twice: torch's parser decides
