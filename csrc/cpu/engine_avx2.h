@@ -1,11 +1,11 @@
 // The CPU engine (reduce_cpu.h) compiled for AVX2, FMA and F16C: 8-wide
 // float vectors and hardware float16 conversion, which the baseline x86-64
-// build cannot use. Included first, and only, by each op's <op>_cpu_avx2.cpp,
-// which instantiates cpu_avx2::run_pass for its family. Only the engine's
-// own code is compiled for AVX2: every header it includes is included before
-// the target switch, for the baseline, so that no inline function shared
-// with the other files is emitted with instructions an older CPU lacks (the
-// engine's templates live in a namespace of their own).
+// build cannot use. Included first, and only, by the AVX2 instance files
+// (instances/<op>_<group>_avx2.cpp). Only the engine's own code is compiled
+// for AVX2: every header it includes is included before the target switch,
+// for the baseline, so that no inline function shared with the other files
+// is emitted with instructions an older CPU lacks (the engine's templates
+// live in a namespace of their own, cpu_avx2).
 #pragma once
 
 #if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <type_traits>
 #include <vector>
 
@@ -32,19 +33,8 @@
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 #define GPUREDUCE_CPU_AVX2 1
-#define GPUREDUCE_CPU_NS cpu_avx2_kernels
+#define GPUREDUCE_CPU_NS cpu_avx2
 #include "reduce_cpu.h"
 #pragma GCC pop_options
-
-namespace gpureduce {
-namespace cpu_avx2 {
-
-template <class Family>
-void run_pass(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
-  cpu_avx2_kernels::run_pass_cpu<Family>(pass, in, out);
-}
-
-}  // namespace cpu_avx2
-}  // namespace gpureduce
 
 #endif

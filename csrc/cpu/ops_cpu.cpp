@@ -1,6 +1,7 @@
 // The ops on the CPU key: each is the CPU engine (reduce_cpu.h) instantiated
-// for its family (<op>_cpu.cpp, and <op>_cpu_avx2.cpp for AVX2, which runs
-// where the CPU has it), behind the shared entry points.
+// for its family and each dtype group (instances/<op>_<group>.cpp, and
+// <op>_<group>_avx2.cpp for AVX2, which runs where the CPU has it), behind
+// the shared entry points.
 #include <torch/library.h>
 
 #include <cstdlib>
@@ -30,10 +31,13 @@ namespace {
 
 template <class Family>
 void run_pass_best_isa(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
+  with_input_group(in.scalar_type(), [&](auto group) {
+    constexpr InputGroup G = decltype(group)::value;
 #if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
-  if (cpu_runs_avx2()) return cpu_avx2::run_pass<Family>(pass, in, out);
+    if (cpu_runs_avx2()) return cpu_avx2::run_pass_cpu<Family, G>(pass, in, out);
 #endif
-  cpu::run_pass_cpu<Family>(pass, in, out);
+    cpu::run_pass_cpu<Family, G>(pass, in, out);
+  });
 }
 
 template <class Family>

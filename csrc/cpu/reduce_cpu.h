@@ -4,11 +4,13 @@
 // of 16 rows, and the leaves are combined pairwise, so rounding error grows
 // like log n. Chunking depends
 // only on the shape, never on the thread count or the instruction set, so
-// results are bitwise reproducible. run_pass_cpu<Family> is instantiated
-// once per op and instruction set, each in a file of its own (<op>_cpu.cpp
-// and <op>_cpu_avx2.cpp), in namespace GPUREDUCE_CPU_NS: `cpu` for the
-// baseline build and `cpu_avx2_kernels` for the one compiled for AVX2, FMA
-// and F16C (cpu/isa.h picks one at run time).
+// results are bitwise reproducible. run_pass_cpu<Family, G> is instantiated
+// once per op, dtype group and instruction set, each in a file of its own
+// (instances/<op>_<group>.cpp and <op>_<group>_avx2.cpp: a file holding an
+// op's every group took a minute to compile on 2 cores), in namespace
+// GPUREDUCE_CPU_NS: `cpu` for the baseline build and `cpu_avx2` for the one
+// compiled for AVX2, FMA and F16C (engine_avx2.h; cpu/isa.h picks one at run
+// time).
 #pragma once
 
 #include <ATen/Parallel.h>
@@ -820,10 +822,10 @@ void run_pass_typed(const ReducePass& pass, const in_t* x, out_t* y) {
   }
 }
 
-// One pass of the op of `Family` on CPU tensors.
-template <class Family>
+// One pass of the op of `Family` on CPU tensors whose input is of group G.
+template <class Family, InputGroup G>
 void run_pass_cpu(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
-  dispatch_reduce_types(in.scalar_type(), out.scalar_type(), [&](auto in_tag, auto out_tag) {
+  dispatch_reduce_types<G>(in.scalar_type(), out.scalar_type(), [&](auto in_tag, auto out_tag) {
     using in_t = typename decltype(in_tag)::type;
     using out_t = typename decltype(out_tag)::type;
     using Op = typename Family::template Op<typename AccOf<out_t>::type>;
@@ -857,3 +859,10 @@ void run_pass_cpu(const ReducePass& pass, const at::Tensor& in, const at::Tensor
 
 }  // namespace GPUREDUCE_CPU_NS
 }  // namespace gpureduce
+
+// One instance file's whole content: the engine of this build for one op
+// family and one dtype group.
+#define GPUREDUCE_CPU_ENGINE_INSTANCE(FAMILY, GROUP)                                               \
+  template void                                                                                    \
+  gpureduce::GPUREDUCE_CPU_NS::run_pass_cpu<gpureduce::FAMILY, gpureduce::InputGroup::GROUP>(      \
+      const gpureduce::ReducePass&, const at::Tensor&, const at::Tensor&)

@@ -19,20 +19,9 @@ void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Te
 
 template <class Family>
 void run_pass_cuda(const ReducePass& p, const at::Tensor& in, const at::Tensor& out) {
-  switch (input_group(in.scalar_type())) {
-    case InputGroup::kFloat:
-      return run_pass_cuda_group<Family, InputGroup::kFloat>(p, in, out);
-    case InputGroup::kHalf:
-      return run_pass_cuda_group<Family, InputGroup::kHalf>(p, in, out);
-    case InputGroup::kBFloat16:
-      return run_pass_cuda_group<Family, InputGroup::kBFloat16>(p, in, out);
-    case InputGroup::kComplex:
-      return run_pass_cuda_group<Family, InputGroup::kComplex>(p, in, out);
-    case InputGroup::kNarrowInt:
-      return run_pass_cuda_group<Family, InputGroup::kNarrowInt>(p, in, out);
-    default:
-      return run_pass_cuda_group<Family, InputGroup::kWideInt>(p, in, out);
-  }
+  with_input_group(in.scalar_type(), [&](auto group) {
+    run_pass_cuda_group<Family, decltype(group)::value>(p, in, out);
+  });
 }
 
 }  // namespace cuda

@@ -9,6 +9,7 @@
 #include <c10/util/Exception.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace gpureduce {
 
@@ -40,6 +41,27 @@ inline InputGroup input_group(at::ScalarType in) {
       return InputGroup::kNarrowInt;
     default:
       return InputGroup::kWideInt;
+  }
+}
+
+// Calls f(std::integral_constant<InputGroup, G>{}) for in's group G: a
+// backend's way to the kernels it compiled for that group alone.
+template <typename F>
+decltype(auto) with_input_group(at::ScalarType in, F&& f) {
+  using G = InputGroup;
+  switch (input_group(in)) {
+    case G::kFloat:
+      return f(std::integral_constant<G, G::kFloat>{});
+    case G::kHalf:
+      return f(std::integral_constant<G, G::kHalf>{});
+    case G::kBFloat16:
+      return f(std::integral_constant<G, G::kBFloat16>{});
+    case G::kComplex:
+      return f(std::integral_constant<G, G::kComplex>{});
+    case G::kNarrowInt:
+      return f(std::integral_constant<G, G::kNarrowInt>{});
+    default:
+      return f(std::integral_constant<G, G::kWideInt>{});
   }
 }
 

@@ -4,34 +4,29 @@
 // family adds its functor, its empty result and how k copies fold together.
 #pragma once
 
-#include <ATen/ScalarOps.h>
 #include <ATen/core/Tensor.h>
-#include <ATen/ops/mul.h>
-#include <ATen/ops/pow.h>
 
 #include "reduce_ops.h"
 #include "reduce_plan.h"
 
 namespace gpureduce {
 
+// fill_empty and fold_repeats are defined in reduce_family.cpp: the ATen ops
+// they call have heavy headers, which every kernel file would otherwise parse.
 struct SumFamily {
   template <typename acc_t>
   using Op = SumOp<acc_t>;
-  static void fill_empty(const at::Tensor& t) { t.zero_(); }
+  static void fill_empty(const at::Tensor& t);
   // k copies of x sum to k * x: exact for integers, one rounding for floats
   // (k adds would round k times).
-  static void fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest) {
-    at::mul_out(const_cast<at::Tensor&>(dest), partial, c10::scalar_to_tensor(c10::Scalar(k)));
-  }
+  static void fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest);
 };
 
 struct ProdFamily {
   template <typename acc_t>
   using Op = ProdOp<acc_t>;
-  static void fill_empty(const at::Tensor& t) { t.fill_(1); }
-  static void fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest) {
-    at::pow_out(const_cast<at::Tensor&>(dest), partial, c10::Scalar(k));
-  }
+  static void fill_empty(const at::Tensor& t);
+  static void fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest);
 };
 
 template <class Family>

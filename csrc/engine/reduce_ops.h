@@ -37,6 +37,14 @@
 #include <cstdint>
 #include <type_traits>
 
+// nvcc's unroll hint; host compilers unroll these constant-trip loops at -O3
+// anyway, and gcc warns of a pragma it does not know.
+#if defined(__CUDACC__)
+#define GPUREDUCE_UNROLL _Pragma("unroll")
+#else
+#define GPUREDUCE_UNROLL
+#endif
+
 namespace gpureduce {
 
 template <class Self, typename acc_t>
@@ -72,11 +80,11 @@ struct OpBase {
   template <int V, typename in_t>
   C10_HOST_DEVICE static acc_t reduce_vector(const in_t (&v)[V]) {
     acc_t t[V];
-#pragma unroll
+GPUREDUCE_UNROLL
     for (int i = 0; i < V; ++i) t[i] = Self::reduce(Self::identity(), v[i]);
-#pragma unroll
+GPUREDUCE_UNROLL
     for (int w = 1; w < V; w *= 2) {
-#pragma unroll
+GPUREDUCE_UNROLL
       for (int i = 0; i + w < V; i += 2 * w) t[i] = Self::combine(t[i], t[i + w]);
     }
     return t[0];
@@ -162,7 +170,7 @@ struct SumOp : OpBase<SumOp<acc_t>, acc_t> {
   C10_HOST_DEVICE static acc_t reduce_vector(const in_t (&v)[V]) {
     if constexpr (sizeof(in_t) == 2 && std::is_integral_v<acc_t>) {
       int32_t s = 0;  // 8 int16 values cannot overflow int32
-#pragma unroll
+GPUREDUCE_UNROLL
       for (int i = 0; i < V; ++i) s += static_cast<int32_t>(v[i]);
       return static_cast<acc_t>(s);
     } else {

@@ -1,0 +1,5 @@
+// The baseline CPU engine for prod of int16, int32 and int64 inputs (reduce_cpu.h).
+#include "../../engine/reduce_family.h"
+#include "../reduce_cpu.h"
+
+GPUREDUCE_CPU_ENGINE_INSTANCE(ProdFamily, kWideInt);
