@@ -64,6 +64,32 @@ def test_expanded_dims_kept_and_reduced(n, reps, dtype, device, gen):
         assert_matches_torch(reduce_op.sum(x, (1, 2), dtype=torch.float64), x, (1, 2), False, torch.float64)
 
 
+# Reduced dims that are all repeats fold as k * x, in every dtype that fold
+# meets, below and above the size where the CPU's fold leaves its own loop
+# for at::mul_out (16K elements). A complex's parts are scaled each on its
+# own: a complex multiply by k + 0j turned inf + 1j into inf + nan j, where
+# torch.sum's k adds give inf + k j.
+@device_param()
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128, torch.float16, torch.bfloat16, torch.float32,
+                                   torch.float64, torch.int64, torch.bool], ids=str)
+@pytest.mark.parametrize("n", [5, 20000], ids=str)
+def test_repeats_folded(dtype, n, device, gen):
+    base = random_tensor((n,), dtype, device, gen)
+    if dtype.is_complex:
+        base[0] = complex(float("inf"), 1.0)
+        base[1] = complex(-2.0, float("-inf"))
+    for reps in (3, 70):
+        x = base[:, None].expand(-1, reps)
+        ours = reduce_op.sum(x, 1)
+        if dtype.is_complex:
+            torch.testing.assert_close(torch.view_as_real(ours[:2]), torch.view_as_real(torch.sum(x[:2], 1)),
+                                       rtol=0, atol=0)
+            ours, x = ours[2:], x[2:]
+        assert_matches_torch(ours, x, 1, False)
+        for keepdim in (False, True):
+            assert_matches_torch(reduce_op.sum(x, (0, 1), keepdim), x, (0, 1), keepdim)
+
+
 @device_param()
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.float16])
 def test_out(dtype, device, gen):
