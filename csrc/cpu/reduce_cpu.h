@@ -84,6 +84,43 @@ inline auto widen_one(in_t x) {
   }
 }
 
+#if defined(GPUREDUCE_CPU_AVX2)
+// 32 bytes of lanes of the integer type acc_t, each an integer of the
+// narrower type S at p, sign- or zero-extended as S is: one load and one
+// vpmovsx/vpmovzx. (gcc built the generic vector conversion from a byte at
+// a time, shifts and inserts: uint8 rows of 1070 read at 0.38 ns an
+// element on one thread, 1.6x torch.sum's time.)
+template <typename acc_t, typename S>
+__m256i widen_ints(const S* p) {
+  constexpr bool kSigned = std::is_signed_v<S>;
+  if constexpr (sizeof(acc_t) == 4) {  // 8 lanes
+    if constexpr (sizeof(S) == 1) {
+      const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+      return kSigned ? _mm256_cvtepi8_epi32(x) : _mm256_cvtepu8_epi32(x);
+    } else {
+      static_assert(sizeof(S) == 2, "narrower than the 4-byte lanes");
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      return kSigned ? _mm256_cvtepi16_epi32(x) : _mm256_cvtepu16_epi32(x);
+    }
+  } else {
+    static_assert(sizeof(acc_t) == 8, "4- or 8-byte lanes");  // 4 lanes
+    if constexpr (sizeof(S) == 1) {
+      int32_t bytes;
+      std::memcpy(&bytes, p, sizeof(bytes));
+      const __m128i x = _mm_cvtsi32_si128(bytes);
+      return kSigned ? _mm256_cvtepi8_epi64(x) : _mm256_cvtepu8_epi64(x);
+    } else if constexpr (sizeof(S) == 2) {
+      const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+      return kSigned ? _mm256_cvtepi16_epi64(x) : _mm256_cvtepu16_epi64(x);
+    } else {
+      static_assert(sizeof(S) == 4, "narrower than the 8-byte lanes");
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      return kSigned ? _mm256_cvtepi32_epi64(x) : _mm256_cvtepu32_epi64(x);
+    }
+  }
+}
+#endif
+
 // ---------------------------------------------------------------------------
 // Lanes: the kernels fold kLaneWidth inputs at a time into one 32-byte
 // vector of accumulators (an AVX2 register; two SSE ones in the baseline
@@ -141,6 +178,13 @@ struct Lanes<Op, kPartials, acc_t, true> {
         vec v;
         std::memcpy(&v, &w, sizeof(v));
         return v;
+      } else {
+        static_assert(kWidth == 4, "float or double accumulators");
+        using f32v = typename VecOf<float, 16>::type;
+        const __m128i w = _mm_slli_epi32(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))), 16);
+        f32v f;
+        std::memcpy(&f, &w, sizeof(f));
+        return __builtin_convertvector(f, vec);
       }
 #endif
       using u16v = typename VecOf<uint16_t, kWidth * 2>::type;
@@ -170,6 +214,14 @@ struct Lanes<Op, kPartials, acc_t, true> {
       return __builtin_convertvector(f, vec);
     } else {
       using S = StorageOf<in_t>;
+#if defined(GPUREDUCE_CPU_AVX2)
+      if constexpr (std::is_integral_v<S> && std::is_integral_v<acc_t> && sizeof(S) < sizeof(acc_t)) {
+        const __m256i w = widen_ints<acc_t>(reinterpret_cast<const S*>(p));
+        vec v;
+        std::memcpy(&v, &w, sizeof(v));
+        return v;
+      }
+#endif
       using iv = typename VecOf<S, kWidth * static_cast<int>(sizeof(S))>::type;
       iv x;
       std::memcpy(&x, p, sizeof(x));
