@@ -451,6 +451,15 @@ template <class Op, bool kWritesPartials, typename out_t, typename acc_t>
 out_t finish(acc_t a) {
   if constexpr (kWritesPartials) {
     return static_cast<out_t>(a);
+#if defined(GPUREDUCE_CPU_AVX2)
+  } else if constexpr (std::is_same_v<out_t, c10::Half> && std::is_same_v<acc_t, float>) {
+    // F16C's conversion, rounding to nearest even as c10's does: c10's
+    // header is compiled for the baseline, where it converts in software
+    // (half the time of [30, 32064] float16 over dim 0 went to it). A
+    // float16 projection is the float one rounded (reduce_ops.h).
+    return c10::Half(_cvtss_sh(Op::template project<float>(a), _MM_FROUND_TO_NEAREST_INT),
+                     c10::Half::from_bits());
+#endif
   } else {
     return Op::template project<out_t>(a);
   }
@@ -821,6 +830,12 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     // Rows enough for one task: each task writes its outputs itself, with
     // no partials buffer and no second pass ([19, 7, 8192] float32 over
     // dim 1 zeroed and re-read 600 KB of partials).
+    // Where the outputs are the accumulators themselves, dense, the tiles
+    // write them directly: through a buffer, [3, 50257] float64 over dim 0
+    // spent as long copying outputs as summing its three rows.
+    constexpr bool kOutputsAreAccumulators =
+        std::is_same_v<out_t, acc_t> && (kWritesPartials || Op::kPartialsFoldAsInputs);
+    const bool direct = kOutputsAreAccumulators && p.out_col_stride == 1;
     const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, n_rows * kTile));
     at::parallel_for(0, tasks, grain, [&](int64_t b, int64_t e) {
       acc_t column[kTile];
@@ -829,6 +844,13 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
         int64_t in_off, out_off;
         p.outer.offsets(o, in_off, out_off);
         const int64_t c0 = cb * kTile, width = std::min(kTile, p.n_cols - c0);
+        if constexpr (kOutputsAreAccumulators) {
+          if (direct) {
+            block(in + in_off + c0 * p.col_stride, width, p.col_stride, 0, n_rows, p,
+                  reinterpret_cast<acc_t*>(out + out_off + c0));
+            continue;
+          }
+        }
         block(in + in_off + c0 * p.col_stride, width, p.col_stride, 0, n_rows, p, column);
         for (int64_t c = 0; c < width; ++c)
           out[out_off + (c0 + c) * p.out_col_stride] = finish<Op, kWritesPartials, out_t>(column[c]);

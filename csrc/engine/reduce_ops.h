@@ -26,7 +26,9 @@
 //                      project<acc_t> is the identity, so that a kernel may
 //                      read or write another pass's partials as plain values.
 // Partials are accumulators: a pass that reads another pass's partials
-// folds them in with combine (see ReducePass::reads_partials).
+// folds them in with combine (see ReducePass::reads_partials). An op's
+// project to a 16-bit float is its project to float rounded once, as the
+// default's cast is: the CPU kernels round with the hardware's conversion.
 #pragma once
 
 #include <c10/macros/Macros.h>
