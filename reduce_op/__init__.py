@@ -109,15 +109,17 @@ def sum(  # noqa: A001 - mirrors torch.sum on purpose
     # a bool keepdim; a torch dtype or none; no out) go straight to the
     # operator, checked with as few attribute reads as can tell them apart:
     # every Python step here adds to each call (NOTES.md, per-call cost).
-    # (_calls picks the typed bindings or torch.ops.)
+    # They take the typed bindings as _calls.call_sum would (the same test:
+    # no __torch_function__ override, not compiling); call_sum takes the
+    # other calls, and torch.ops where that test fails.
     if out is None and type(keepdim) is bool and isinstance(input, torch.Tensor) and not input.is_nested \
             and (dtype is None or type(dtype) is torch.dtype):
         kind = type(dim)
         if dim is None or kind is int or ((kind is list or kind is tuple) and _args.all_ints(dim)):
             dims = None if dim is None else ([dim] if kind is int else dim)
             if not _has_torch_function(input) and not _is_compiling():
-                # call_sum's typed bindings, called here: a Python call
-                # more is 70 ns of a 1.5 us call.
+                # Not through call_sum: a Python call more is 70 ns of a
+                # 1.5 us call.
                 return _fast.sum_all(input, dtype) if dims is None and not keepdim \
                     else _fast.sum_dims(input, dims, keepdim, dtype)
             return _calls.call_sum(input, dims, keepdim, dtype)
