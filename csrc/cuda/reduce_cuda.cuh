@@ -375,9 +375,11 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   while (bx > HostPolicy::kColumnMinBx && ceil_div(a.vec_cols, bx) * a.n_outer < target_blocks) bx /= 2;
   // A thread per row, or, in a small pass whose rows are a power of two of
   // unrolled loops, a loop per thread: fewer levels of the tree over y
-  // ([16, 1000] float32 over dim 0 1.067x -> 1.271x of torch.sum). Not fewer
-  // threads than that: a thread's rows past its whole loops load one after
-  // another ([1, 7, 64] over dim 1 with two threads of 4 and 3 rows lost 0.45 us).
+  // ([16, 1000] float32 over dim 0 1.067x -> 1.271x of torch.sum). A loop
+  // per thread for any row count (pow2(rows / kUnroll) row threads, a
+  // thread's last rows loaded together) measured the same over 900 random
+  // cases of up to 16 MB (H200, NOTES.md session 18: geomean 1.695x against
+  // 1.689x, 33 against 34 below 0.97x of torch.sum).
   const int64_t loops = a.n_rows / Policy::kUnroll;
   const bool whole_loops = latency_columns && a.n_rows % Policy::kUnroll == 0 && pow2_at_least(loops) == loops;
   int64_t by = std::min<int64_t>(Policy::kThreads / bx, whole_loops ? loops : pow2_at_least(a.n_rows));

@@ -196,12 +196,20 @@ __global__ void __launch_bounds__(DensePolicy::kThreads, DensePolicy::kMinBlocks
     // Indices inside a tile fit 32 bits (a tile holds at most 16 K elements).
     const int c32 = static_cast<int>(C), nr32 = static_cast<int>(nr);
     if (looped) {
-      const int plane32 = static_cast<int>(a.plane);
-      for (int q = static_cast<int>(t); q < static_cast<int>(np) * c32; q += blockDim.x) {
-        const int p = q / c32, c = q - p * c32;
+      // Output (p, c) = (q / C, q % C) for q = t, t + blockDim.x, ...: the
+      // quotient and remainder are stepped, not divided, at each output. A
+      // division by the runtime C cost as much as reading planes of two or
+      // three rows (H200: [1832202, 2, 7] float64 over dim 1 0.86x -> 1.13x
+      // of torch.sum, [12863801, 3, 5] float32 0.90x -> 0.97x).
+      const int plane32 = static_cast<int>(a.plane), np32 = static_cast<int>(np);
+      const int step_p = static_cast<int>(blockDim.x) / c32, step_c = static_cast<int>(blockDim.x) - step_p * c32;
+      int p = static_cast<int>(t) / c32, c = static_cast<int>(t) - p * c32;
+      while (p < np32) {
         acc_t acc = Op::identity();
         for (int r = 0; r < nr32; ++r) acc = Op::reduce(acc, tile_element<in_t>(tile, head, p * plane32 + r * c32 + c));
         out[dense_out_offset(a, p0 + p, c)] = Op::template project<out_t>(acc);
+        p += step_p, c += step_c;
+        if (c >= c32) c -= c32, ++p;
       }
     } else if (p_slot < np) {
       acc_t acc = Op::identity();
