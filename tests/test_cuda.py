@@ -249,8 +249,8 @@ DENSE_CASES = [
     ((13000, 7, 3), 1, True, True), ((11000, 8, 3), 1, False, True), ((87382, 3), 1, True, True),
     ((87381, 3), 1, False, False), ((200, 65, 3), 1, False, True), ((200, 64, 3), 1, False, False),
     ((600, 300, 67), 1, False, True), ((500, 300, 67), 1, False, False),
-    # Small single planes of many rows: 64 and 128 threads a column, their
-    # partials folded in a tree (C = 4, and C = 2 with a group of 128).
+    # Small single planes of many rows: 64 and 128 threads a column whose
+    # partials one thread then combines (C = 4, and C = 2 with a group of 128).
     ((1, 1270, 4), 1, False, True), ((1, 2970, 2), 1, False, True),
 ]
 
