@@ -12,7 +12,10 @@ This package loads it and adds a Python front end:
 from __future__ import annotations
 
 import glob
+import importlib.abc
+import importlib.util
 import os
+import sys
 from typing import List, Optional, Sequence, Union
 
 import torch
@@ -55,7 +58,6 @@ _check_torch_version()
 torch.ops.load_library(library_path())
 
 from . import _args, _calls, _fast  # noqa: E402
-from ._calls import _has_torch_function, _is_compiling  # noqa: E402
 from ._dropin import patch, replace_torch_sum, unpatch  # noqa: E402
 
 DimArg = Optional[Union[int, Sequence[int]]]
@@ -70,7 +72,7 @@ def kernels() -> List[str]:
     return names if _build_info.WITH_CUDA else [k for k in names if k == "cpu"]
 
 
-def sum(  # noqa: A001 - mirrors torch.sum on purpose
+def _sum(
     input: torch.Tensor,
     dim: DimArg = None,
     keepdim: bool = False,
@@ -79,57 +81,64 @@ def sum(  # noqa: A001 - mirrors torch.sum on purpose
     out: Optional[torch.Tensor] = None,
     kernel: Optional[str] = None,
 ) -> torch.Tensor:
-    """Sum of ``input`` over ``dim``, exactly as ``torch.sum`` computes it.
-
-    Args:
-        input: the tensor to sum.
-        dim: a dim or dims to reduce (ints, numpy ints or 0-d integer
-            tensors, alone or in a list or tuple); ``None`` or ``[]`` reduce
-            all of them. Dims named by str (named tensors) are left to
-            ``torch.sum``.
-        keepdim: keep reduced dims with size 1.
-        dtype: the result (and accumulation input) dtype, a torch dtype or a
-            Python type (``float`` is float64); by default int and bool
-            promote to int64 and other dtypes keep their own.
-        out: optional output tensor, resized as torch.sum resizes it.
-        kernel: one of :func:`kernels` to run a classic teaching kernel instead
-            of the production engine. It sums every element (``dim``,
-            ``keepdim``, ``dtype`` and ``out`` must be left at their defaults).
-
-    Returns:
-        The sum; ``out`` itself when ``out`` is given.
-    """
+    """:func:`sum` in Python, for every form of its arguments: what the C
+    function that is :func:`sum` calls for the forms it does not take itself,
+    and what torch.compile traces in its place."""
     if kernel is not None:
         if dim is not None or keepdim or dtype is not None or out is not None:
             raise ValueError("kernel= sums every element: leave dim, keepdim, dtype and out unset")
         if kernel == "cpu" and input.device.type != "cpu":
             return torch.ops.gpureduce.classic_sum(input.cpu(), kernel).to(input.device)
         return torch.ops.gpureduce.classic_sum(input, kernel)
-    # The common forms (a tensor; no dim, an int, or a list or tuple of ints;
-    # a bool keepdim; a torch dtype or none; no out) go straight to the
-    # operator, checked with as few attribute reads as can tell them apart:
-    # every Python step here adds to each call (NOTES.md, per-call cost).
-    # They take the typed bindings as _calls.call_sum would (the same test:
-    # no __torch_function__ override, not compiling); call_sum takes the
-    # other calls, and torch.ops where that test fails.
-    if out is None and type(keepdim) is bool and isinstance(input, torch.Tensor) and not input.is_nested \
-            and (dtype is None or type(dtype) is torch.dtype):
-        kind = type(dim)
-        if dim is None or kind is int or ((kind is list or kind is tuple) and _args.all_ints(dim)):
-            dims = None if dim is None else ([dim] if kind is int else dim)
-            if not _has_torch_function(input) and not _is_compiling():
-                # Not through call_sum: a Python call more is 70 ns of a
-                # 1.5 us call.
-                return _fast.sum_all(input, dtype) if dims is None and not keepdim \
-                    else _fast.sum_dims(input, dims, keepdim, dtype)
-            return _calls.call_sum(input, dims, keepdim, dtype)
-    if _args.names_dims(dim):
+    if _args.torch_decides(dim):
         # Dims by name belong to torch's named tensors, which the operator
-        # does not take: torch.sum gives the result or the error, whichever
-        # this torch version gives (2.11 raises RuntimeError for an unknown
-        # name, later versions TypeError).
+        # does not take; torch's errors for them and for ints beyond int64
+        # differ between versions (2.11 raises RuntimeError for an unknown
+        # name, later versions TypeError): torch.sum gives the result or the
+        # error.
         return torch.sum(input, dim, keepdim, dtype=dtype, out=out)
     dim, keepdim, dtype = _args.normalize(input, dim, keepdim, dtype)
     if input.is_nested:
         raise NotImplementedError("gpureduce.sum does not take nested tensors")
     return _calls.call_sum(input, dim, keepdim, dtype, out)
+
+
+# reduce_op.sum is a C function (reduce_op._fast.sum, fast_calls.cpp): the
+# common forms of its arguments parsed and the operator called in C++, a
+# third of a microsecond less a call than in Python (NOTES.md, session 19);
+# it hands every other form to _sum.
+_fast.set_sum_general(_sum, torch._C._has_torch_function_unary)
+sum = _fast.sum  # noqa: A001 - mirrors torch.sum on purpose
+
+
+def _trace_sum_in_compiled_code() -> None:
+    """torch.compile cannot trace a C function: it traces _sum in sum's place."""
+    torch.compiler.substitute_in_graph(sum)(_sum)
+
+
+class _AfterDynamoImport(importlib.abc.MetaPathFinder):
+    """Registers _sum with torch.compile once torch._dynamo has been imported,
+    rather than importing it here: that import takes a second, and only
+    compiling needs it."""
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "torch._dynamo":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_then_register(module):
+            exec_module(module)
+            _trace_sum_in_compiled_code()
+
+        spec.loader.exec_module = exec_then_register
+        return spec
+
+
+if "torch._dynamo" in sys.modules:
+    _trace_sum_in_compiled_code()
+else:
+    sys.meta_path.insert(0, _AfterDynamoImport())

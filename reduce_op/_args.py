@@ -41,20 +41,15 @@ def _one_dim(d: Any, input: Any, dim: Any) -> int:
         raise _invalid(input, dim) from None
 
 
-def all_ints(dims: Any) -> bool:
-    """Whether every element of a list or tuple is a plain int."""
-    for d in dims:
-        if type(d) is not int:
-            return False
-    return True
-
-
-def names_dims(dim: Any) -> bool:
-    """Whether dim names dims (a str, or a list or tuple holding one): torch's
-    named-tensor overloads, which the operator does not have."""
-    if isinstance(dim, str):
-        return True
-    return isinstance(dim, (list, tuple)) and any(isinstance(d, str) for d in dim)
+def torch_decides(dim: Any) -> bool:
+    """Whether dim is a form whose result or error torch.sum must give
+    itself: dims named by str (torch's named-tensor overloads, which the
+    operator does not have), or ints outside int64, for which torch raises
+    ValueError alone and TypeError in a list (torch 2.13)."""
+    for d in dim if isinstance(dim, (list, tuple)) else (dim,):
+        if isinstance(d, str) or (type(d) is int and not -(1 << 63) <= d < (1 << 63)):
+            return True
+    return False
 
 
 def normalize(input: Any, dim: Any, keepdim: Any, dtype: Any) -> Tuple[Optional[List[int]], bool, Optional[torch.dtype]]:

@@ -72,7 +72,7 @@ def _bind(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Dict[str, A
     if not _ours(x):
         return None
     d = bound["dim"]
-    if isinstance(d, str) or (isinstance(d, (list, tuple)) and any(isinstance(i, str) for i in d)):
+    if _args.torch_decides(d):
         return None
     try:
         bound["dim"], bound["keepdim"], bound["dtype"] = _args.normalize(x, d, bound["keepdim"], bound["dtype"])

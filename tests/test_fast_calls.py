@@ -103,3 +103,63 @@ def test_gil_released_during_the_call(route):
     t.join()
     assert seen["t"] < start + 0.5 * (done - start), (seen["t"] - start, done - start)
     torch.testing.assert_close(out, x.double().sum().float(), rtol=1e-4, atol=1e-2)
+
+
+def test_sum_signature_is_torch_sums():
+    import inspect
+
+    params = inspect.signature(reduce_op.sum).parameters
+    assert list(params) == ["input", "dim", "keepdim", "dtype", "out", "kernel"]
+    assert [params[k].default for k in ("dim", "keepdim", "dtype", "out", "kernel")] == [None, False, None, None, None]
+    assert all(params[k].kind == inspect.Parameter.KEYWORD_ONLY for k in ("dtype", "out", "kernel"))
+    assert "torch.sum" in reduce_op.sum.__doc__
+
+
+def test_forms_the_c_function_hands_to_python():
+    # reduce_op.sum (C) takes the common forms and hands the rest, with the
+    # arguments as given, to reduce_op._sum: each of these gives torch's
+    # result or torch's error type.
+    import numpy as np
+
+    x = torch.randn(3, 4)
+    for args, kwargs in [((x,), {"dim": np.int64(1)}), ((x, torch.tensor(0)), {}), ((x,), {"dtype": float}),
+                         ((x, 1), {"out": torch.empty(3)}), ((x, (0, 1), True), {}), ((x,), {"input": None}),
+                         ((), {"input": x, "dim": 1}), ((x, 1, False, torch.float64), {}),
+                         ((x, 1), {"dim": 1}), ((x, 2**70), {}), ((x, [0, 2**70]), {})]:
+        try:
+            expected = torch.sum(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - the error's type is what is compared
+            with pytest.raises(type(e)):
+                reduce_op.sum(*args, **kwargs)
+            continue
+        got = reduce_op.sum(*args, **kwargs)
+        assert got.shape == expected.shape and got.dtype == expected.dtype, (args, kwargs)
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dynamo_first", [False, True])
+def test_compile_traces_the_python_sum(dynamo_first):
+    # torch.compile cannot trace the C function: reduce_op registers _sum in
+    # its place, at once where torch._dynamo is loaded before reduce_op, else
+    # when it is loaded. A fresh interpreter for each order.
+    import subprocess
+    import sys
+
+    code = f"""
+import torch
+if {dynamo_first}:
+    import torch._dynamo
+import reduce_op
+graphs = []
+def record(gm, example_inputs):
+    graphs.append(gm)
+    return gm.forward
+def f(x):
+    return reduce_op.sum(x, 1) + reduce_op.sum(x, dtype=torch.float64) + reduce_op.sum(x, [0, 1], keepdim=True)
+x = torch.randn(3, 5)
+torch.testing.assert_close(torch.compile(f, backend=record, fullgraph=True)(x), f(x))
+targets = [str(n.target) for g in graphs for n in g.graph.nodes if n.op == "call_function"]
+assert sum("gpureduce.sum" in t for t in targets) == 3, targets
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]

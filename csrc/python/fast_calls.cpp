@@ -71,7 +71,9 @@ at::Tensor call_sum(const at::Tensor& x, const std::optional<DimList>& dims, boo
 enum class Parsed { kTaken, kOther, kError };
 
 // A plain Python int (not a bool, which is an int subclass). One outside
-// int64 raises ValueError, as torch's argument parser does.
+// int64 sets ValueError (sum_dims raises it; sum and dropin_sum leave such
+// dims to torch, which raises ValueError for one alone and TypeError for
+// one in a list).
 Parsed plain_int(PyObject* o, int64_t* v) {
   if (!PyLong_CheckExact(o)) return Parsed::kOther;
   int overflow = 0;
@@ -142,6 +144,90 @@ PyObject* sum_dims(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
   END_HANDLE_TH_ERRORS
 }
 
+// ---- reduce_op.sum itself ----
+//
+// reduce_op.sum is this function: the forms most calls use (a tensor
+// without a __torch_function__ override or mode, not nested; no dim, an
+// int, or a tuple or list of ints; a bool keepdim; a torch dtype or none;
+// no out= or kernel=) are parsed here and the operator called through its
+// typed handle. Every other call goes, with its arguments as given, to
+// reduce_op._sum, the Python function that takes all of sum's forms and
+// that torch.compile traces in this one's place (reduce_op/__init__.py).
+// As a Python function checking those forms before this module's typed
+// calls, reduce_op.sum cost 1.52 us on 8 float32 elements where torch.sum
+// cost 1.44 and the typed call alone 1.01 (CPU, 2 threads; NOTES.md,
+// session 19).
+
+PyObject* g_sum_general = nullptr;         // reduce_op._sum
+PyObject* g_has_torch_function = nullptr;  // torch._C._has_torch_function_unary
+
+bool key_is(PyObject* key, const char* name) { return PyUnicode_CompareWithASCIIString(key, name) == 0; }
+
+// The slot of a keyword argument of sum: 0 input, 1 dim, 2 keepdim, 3
+// dtype, 4 out, 5 kernel; -1 for any other name.
+int sum_keyword_slot(PyObject* key) {
+  static const char* const kNames[] = {"input", "dim", "keepdim", "dtype", "out", "kernel"};
+  if (!PyUnicode_Check(key)) return -1;
+  for (int i = 0; i < 6; ++i) {
+    if (key_is(key, kNames[i])) return i;
+  }
+  return -1;
+}
+
+PyObject* sum(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t nargs, PyObject* kwnames) {
+  HANDLE_TH_ERRORS
+  TORCH_CHECK(g_sum_general != nullptr, "reduce_op._fast.sum: reduce_op has not set its Python sum");
+  PyObject* arg[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  bool take = nargs <= 3;
+  for (Py_ssize_t i = 0; take && i < nargs; ++i) arg[i] = argv[i];
+  const Py_ssize_t n_kw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t k = 0; take && k < n_kw; ++k) {
+    const int slot = sum_keyword_slot(PyTuple_GET_ITEM(kwnames, k));
+    if (slot < 0 || arg[slot] != nullptr) {
+      take = false;  // unknown or given twice: the Python function raises as Python does
+    } else {
+      arg[slot] = argv[nargs + k];
+    }
+  }
+  auto absent = [](PyObject* o) { return o == nullptr || o == Py_None; };
+  std::optional<at::ScalarType> dtype;
+  std::optional<DimList> dims;
+  take = take && arg[0] != nullptr && THPVariable_Check(arg[0]) && absent(arg[4]) && absent(arg[5]) &&
+         (arg[2] == nullptr || arg[2] == Py_True || arg[2] == Py_False) &&
+         parse_dtype(arg[3] == nullptr ? Py_None : arg[3], &dtype) == Parsed::kTaken;
+  if (take) {
+    const Parsed p = parse_dims(arg[1], &dims);
+    if (p == Parsed::kError) PyErr_Clear();  // torch.sum raises its own error for it (reduce_op._sum)
+    take = p == Parsed::kTaken;
+  }
+  if (take) {
+    PyObject* has = PyObject_CallOneArg(g_has_torch_function, arg[0]);
+    if (has == nullptr) return nullptr;
+    take = has == Py_False;
+    Py_DECREF(has);
+  }
+  if (take) {
+    const at::Tensor& x = THPVariable_Unpack(arg[0]);
+    if (!x.is_nested()) return THPVariable_Wrap(call_sum(x, dims, arg[2] == Py_True, dtype));
+  }
+  return PyObject_Vectorcall(g_sum_general, argv, nargs, kwnames);
+  END_HANDLE_TH_ERRORS
+}
+
+// set_sum_general(sum_general, has_torch_function): what sum calls for the
+// forms it does not take, and the test of __torch_function__ it uses.
+PyObject* set_sum_general(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
+  if (argc != 2 || !PyCallable_Check(argv[0]) || !PyCallable_Check(argv[1])) {
+    PyErr_SetString(PyExc_TypeError, "set_sum_general(sum_general, has_torch_function)");
+    return nullptr;
+  }
+  Py_INCREF(argv[0]);
+  Py_INCREF(argv[1]);
+  Py_XSETREF(g_sum_general, argv[0]);
+  Py_XSETREF(g_has_torch_function, argv[1]);
+  Py_RETURN_NONE;
+}
+
 // ---- The drop-in's call path (reduce_op/_dropin.py) ----
 //
 // torch.sum and Tensor.sum, while routed, call a Python wrapper that first
@@ -183,8 +269,6 @@ bool operator_takes(const at::Tensor& x) {
          (dev == c10::DeviceType::CUDA && has_cuda_kernel());
 }
 
-bool key_is(PyObject* key, const char* name) { return PyUnicode_CompareWithASCIIString(key, name) == 0; }
-
 // dropin_sum(args, kwargs): the result, or None where the call is not one
 // of the forms above.
 PyObject* dropin_sum(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
@@ -219,8 +303,8 @@ PyObject* dropin_sum(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc)
   if (parse_dtype(dtype_arg, &dtype) != Parsed::kTaken) Py_RETURN_NONE;
   std::optional<DimList> dims;
   const Parsed p = parse_dims(dim, &dims);
-  if (p == Parsed::kError) return nullptr;
-  if (p == Parsed::kOther) Py_RETURN_NONE;
+  if (p == Parsed::kError) PyErr_Clear();  // torch's parser raises its own error for it
+  if (p != Parsed::kTaken) Py_RETURN_NONE;
   const at::Tensor& x = THPVariable_Unpack(PyTuple_GET_ITEM(args, 0));
   if (!operator_takes(x)) Py_RETURN_NONE;
   return THPVariable_Wrap(call_sum(x, dims, keepdim == Py_True, dtype));
@@ -249,7 +333,35 @@ PyCFunction fastcall() {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(F));
 }
 
+constexpr const char* kSumDoc =
+    "sum($module, input, dim=None, keepdim=False, *, dtype=None, out=None, kernel=None)\n"
+    "--\n"
+    "\n"
+    "Sum of ``input`` over ``dim``, exactly as ``torch.sum`` computes it.\n"
+    "\n"
+    "Args:\n"
+    "    input: the tensor to sum.\n"
+    "    dim: a dim or dims to reduce (ints, numpy ints or 0-d integer\n"
+    "        tensors, alone or in a list or tuple); ``None`` or ``[]`` reduce\n"
+    "        all of them. Dims named by str (named tensors) are left to\n"
+    "        ``torch.sum``.\n"
+    "    keepdim: keep reduced dims with size 1.\n"
+    "    dtype: the result (and accumulation input) dtype, a torch dtype or a\n"
+    "        Python type (``float`` is float64); by default int and bool\n"
+    "        promote to int64 and other dtypes keep their own.\n"
+    "    out: optional output tensor, resized as torch.sum resizes it.\n"
+    "    kernel: one of ``reduce_op.kernels()`` to run a classic teaching kernel\n"
+    "        instead of the production engine. It sums every element (``dim``,\n"
+    "        ``keepdim``, ``dtype`` and ``out`` must be left at their defaults).\n"
+    "\n"
+    "Returns:\n"
+    "    The sum; ``out`` itself when ``out`` is given.\n";
+
 PyMethodDef methods[] = {
+    {"sum", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&sum)), METH_FASTCALL | METH_KEYWORDS,
+     kSumDoc},
+    {"set_sum_general", fastcall<&set_sum_general>(), METH_FASTCALL,
+     "set_sum_general(sum_general, has_torch_function): the Python sum for the forms sum does not take"},
     {"sum_all", fastcall<&sum_all>(), METH_FASTCALL, "sum_all(input, dtype): gpureduce::sum.default"},
     {"sum_dims", fastcall<&sum_dims>(), METH_FASTCALL,
      "sum_dims(input, dims, keepdim, dtype): gpureduce::sum.dim_IntList"},
