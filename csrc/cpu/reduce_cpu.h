@@ -465,15 +465,29 @@ out_t finish(acc_t a) {
   }
 }
 
+// Leaves per task of a rows pass: kLeavesPerTask, or fewer (a power of two)
+// where a pass of 64K elements or more would otherwise have fewer than 16
+// tasks, so that the threads get even shares: the 5 tasks of a [134365]
+// int64 full sum went 3 to one thread and 2 to the other, 1.18x torch.sum's
+// time on 2 threads. Like the leaves, it depends on the shape alone.
+inline int64_t leaves_per_task(int64_t n_out, int64_t n_leaves, int64_t elements) {
+  int64_t k = kLeavesPerTask;
+  if (elements < 65536) return k;
+  while (k > 1 && n_out * ((n_leaves + k - 1) / k) < 16) k /= 2;
+  return k;
+}
+
 // Rows: each output's rows are cut into leaves; leaves are grouped into tasks
-// of a fixed count, tasks run in parallel, and the sums are combined pairwise.
+// of a count fixed by the shape, tasks run in parallel, and the sums are
+// combined pairwise.
 template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typename out_t>
 void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
   using acc_t = typename Op::acc_type;
   using L = Lanes<Op, kPartials, acc_t>;
   const int64_t leaves_per_row = (p.row_len + kLeaf - 1) / kLeaf;
   const int64_t n_leaves = p.n_rows * leaves_per_row;
-  const int64_t tasks_per_out = (n_leaves + kLeavesPerTask - 1) / kLeavesPerTask;
+  const int64_t task_leaves = leaves_per_task(p.n_out, n_leaves, p.n_out * p.n_rows * p.row_len);
+  const int64_t tasks_per_out = (n_leaves + task_leaves - 1) / task_leaves;
 
   // Leaves [first, first + count) of one output, combined pairwise.
   auto sum_leaves = [&](const in_t* base, int64_t first, int64_t count) {
@@ -498,19 +512,27 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
     // more to set up and fold together than such a row has elements
     // ([22, 3, 224, 224] channels_last float16 over dim 1 took 1.35x
     // torch.sum's time).
-    auto row_total = [&](const in_t* x) {
-      if (p.row_len < L::kWidth) {
+    auto row_total = [](const in_t* x, int64_t row_len, int64_t elem_stride) __attribute__((always_inline)) {
+      if (row_len < L::kWidth) {
         acc_t acc = Op::identity();
-        for (int64_t k = 0; k < p.row_len; ++k) acc = fold<Op, kPartials>(acc, widen_one(x[k * p.elem_stride]));
+        for (int64_t k = 0; k < row_len; ++k) acc = fold<Op, kPartials>(acc, widen_one(x[k * elem_stride]));
         return acc;
       }
-      return L::total(leaf_lanes<L>(x, p.row_len, p.elem_stride));
+      return L::total(leaf_lanes<L>(x, row_len, elem_stride));
     };
     const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, p.row_len));
     if (p.outer.ndim == 1) {  // outputs at one stride: no general indexer
-      const int64_t in_step = p.outer.in_strides[0], out_step = p.outer.out_strides[0];
       at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
-        for (int64_t o = b; o < e; ++o) out[o * out_step] = finish<Op, kWritesPartials, out_t>(row_total(in + o * in_step));
+        // The geometry in locals of this loop: read through `p` or the
+        // closure, which int64 outputs may alias, it was reloaded and the
+        // layout tested again after every store (rows of 34 int64 took
+        // 1.2x torch.sum's time).
+        const int64_t row_len = p.row_len, elem_stride = p.elem_stride;
+        const int64_t in_step = p.outer.in_strides[0], out_step = p.outer.out_strides[0];
+        const in_t* const x = in;
+        out_t* const y = out;
+        for (int64_t o = b; o < e; ++o)
+          y[o * out_step] = finish<Op, kWritesPartials, out_t>(row_total(x + o * in_step, row_len, elem_stride));
       });
       return;
     }
@@ -520,7 +542,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
       for (int64_t o = b; o < e; ++o) {
         int64_t in_off, out_off;
         p.outer.offsets(o, in_off, out_off);
-        out[out_off] = finish<Op, kWritesPartials, out_t>(row_total(in + in_off));
+        out[out_off] = finish<Op, kWritesPartials, out_t>(row_total(in + in_off, p.row_len, p.elem_stride));
       }
     });
     return;
@@ -537,13 +559,19 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
     return;
   }
   std::vector<acc_t> partial(static_cast<size_t>(p.n_out * tasks_per_out));
-  at::parallel_for(0, p.n_out * tasks_per_out, 1, [&](int64_t b, int64_t e) {
+  // At least 32K elements to a thread, as in the other paths: with a task
+  // to a thread, a .step view of [55, 22, 49] float32 (28 rows of 1078, two
+  // tasks) woke the second thread for 3 us of work, 1.05-1.5x torch.sum's
+  // time.
+  const int64_t task_elements = (p.n_rows * p.row_len + tasks_per_out - 1) / tasks_per_out;
+  const int64_t grain = std::max<int64_t>(1, 32768 / task_elements);
+  at::parallel_for(0, p.n_out * tasks_per_out, grain, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       const int64_t o = t / tasks_per_out, k = t % tasks_per_out;
       int64_t in_off, out_off;
       p.outer.offsets(o, in_off, out_off);
-      const int64_t first = k * kLeavesPerTask;
-      partial[t] = sum_leaves(in + in_off, first, std::min(kLeavesPerTask, n_leaves - first));
+      const int64_t first = k * task_leaves;
+      partial[t] = sum_leaves(in + in_off, first, std::min(task_leaves, n_leaves - first));
     }
   });
   for (int64_t o = 0; o < p.n_out; ++o) {
@@ -584,13 +612,43 @@ constexpr int kColVectors = 8;
 template <class L>
 constexpr int64_t kColWidth = kColVectors * L::kWidth;
 
-// A leaf of at most kColLeafRows rows of a tile of NV vectors of columns,
-// NV a template argument so that the accumulators stay in registers (with a
-// run-time count gcc kept them in memory). The tile is at least one vector
-// wide; only its last vector may be partly filled.
-template <class L, int NV, typename in_t, typename acc_t>
-void column_tile_leaf(const in_t* base, int64_t width, int64_t col_stride, int64_t r0, int64_t nr,
-                      const ReducePass& p, acc_t* dst) {
+// Sums of K things side by side, as one value of a PairwiseStack: K vectors
+// of lanes (a tile of columns) or K scalar accumulators (narrow and stream
+// leaves). E gives the element type (vec), its identity and its combine.
+template <class E, int K>
+struct SideBySide {
+  struct vec {
+    typename E::vec v[K];
+  };
+  static vec identity() {
+    vec r;
+#pragma GCC unroll 8
+    for (int k = 0; k < K; ++k) r.v[k] = E::identity();
+    return r;
+  }
+  static vec combine(vec a, vec b) {
+#pragma GCC unroll 8
+    for (int k = 0; k < K; ++k) a.v[k] = E::combine(a.v[k], b.v[k]);
+    return a;
+  }
+};
+
+// An op's accumulator as the element of a SideBySide.
+template <class Op>
+struct Scalar {
+  using vec = typename Op::acc_type;
+  static vec identity() { return Op::identity(); }
+  static vec combine(vec a, vec b) { return Op::combine(a, b); }
+};
+
+// A leaf of nr (<= its kind's leaf rows) rows of a tile of NV vectors of
+// columns, the rows taken from `rows`; NV a template argument so that the
+// accumulators stay in registers (with a run-time count gcc kept them in
+// memory). The tile is at least one vector wide; only its last vector may
+// be partly filled: `last` columns (1..W).
+template <class L, int NV, typename in_t>
+__attribute__((always_inline)) inline typename SideBySide<L, NV>::vec column_tile_leaf(
+    const in_t* base, int64_t width, int64_t col_stride, ColumnRows& rows, int64_t nr) {
   constexpr int W = L::kWidth;
   // Tiles of up to four vectors fold successive rows into several sets of
   // accumulators in turn (four sets up to two vectors, two up to four):
@@ -598,25 +656,21 @@ void column_tile_leaf(const in_t* base, int64_t width, int64_t col_stride, int64
   // whatever the width; [2, 11100, 9] float32 over dim 1 took 2.1x
   // torch.sum's time).
   constexpr int kSets = NV <= 2 ? 4 : NV <= 4 ? 2 : 1;
-  const int64_t last = width - (NV - 1) * W;  // columns of the last vector, 1..W
-  typename L::vec a[kSets][NV];
-#pragma GCC unroll 8
-  for (int s = 0; s < kSets; ++s) {
-#pragma GCC unroll 8
-    for (int k = 0; k < NV; ++k) a[s][k] = L::identity();
-  }
+  const int64_t last = width - (NV - 1) * W;
+  typename SideBySide<L, NV>::vec a[kSets];
+#pragma GCC unroll 4
+  for (int s = 0; s < kSets; ++s) a[s] = SideBySide<L, NV>::identity();
   // The rows, folded by fold_row: one loop for dense columns and one for
   // strided ones, so that the loop tests no layout per row (with one loop
   // for both, [1, 4096, 8] float32 over dim 1 took 2.4x torch.sum's time:
   // four branches a row, for one vector add).
   auto walk_rows = [&](auto fold_row) __attribute__((always_inline)) {
-    ColumnRows rows(p, r0);
-    int64_t r = r0;
-    for (; r + kSets <= r0 + nr; r += kSets) {
+    int64_t r = 0;
+    for (; r + kSets <= nr; r += kSets) {
 #pragma GCC unroll 4
-      for (int s = 0; s < kSets; ++s) fold_row(a[s], base + rows.next());
+      for (int s = 0; s < kSets; ++s) fold_row(a[s].v, base + rows.next());
     }
-    for (; r < r0 + nr; ++r) fold_row(a[0], base + rows.next());
+    for (; r < nr; ++r) fold_row(a[0].v, base + rows.next());
   };
   if (col_stride == 1) {
     // The last vector loaded to end at the tile's last column, its lanes
@@ -641,40 +695,31 @@ void column_tile_leaf(const in_t* base, int64_t width, int64_t col_stride, int64
 #pragma GCC unroll 4
   for (int w = kSets / 2; w >= 1; w /= 2) {
 #pragma GCC unroll 4
-    for (int s = 0; s < w; ++s) {
-#pragma GCC unroll 8
-      for (int k = 0; k < NV; ++k) a[s][k] = L::combine(a[s][k], a[s + w][k]);
-    }
+    for (int s = 0; s < w; ++s) a[s] = SideBySide<L, NV>::combine(a[s], a[s + w]);
   }
-#pragma GCC unroll 8
-  for (int k = 0; k < NV - 1; ++k) L::store(a[0][k], dst + k * W, 0, W);
-  L::store(a[0][NV - 1], dst + (NV - 1) * W, last < W && col_stride == 1 ? W - last : 0, last);
+  return a[0];
 }
 
 // A leaf of N columns, fewer than a vector holds: one scalar accumulator
 // per column, N a template argument so that they stay in registers. (With a
 // run-time width and a guard per column, [3, 32282, 1, 5] float32 over dim 1
 // went 74 -> 144 us against torch.sum's 73.)
-template <class L, int N, typename in_t, typename acc_t>
-void narrow_column_leaf(const in_t* base, int64_t col_stride, int64_t r0, int64_t nr, const ReducePass& p,
-                        acc_t* dst) {
-  acc_t acc[N];
-#pragma GCC unroll 8
-  for (int k = 0; k < N; ++k) acc[k] = L::op::identity();
-  ColumnRows rows(p, r0);
-  for (int64_t r = r0; r < r0 + nr; ++r) {
+template <class L, int N, typename in_t>
+__attribute__((always_inline)) inline typename SideBySide<Scalar<typename L::op>, N>::vec narrow_column_leaf(
+    const in_t* base, int64_t col_stride, ColumnRows& rows, int64_t nr) {
+  auto acc = SideBySide<Scalar<typename L::op>, N>::identity();
+  for (int64_t r = 0; r < nr; ++r) {
     const in_t* row = base + rows.next();
 #pragma GCC unroll 8
-    for (int k = 0; k < N; ++k) acc[k] = fold<typename L::op, L::kReadsPartials>(acc[k], row[k * col_stride]);
+    for (int k = 0; k < N; ++k) acc.v[k] = fold<typename L::op, L::kReadsPartials>(acc.v[k], row[k * col_stride]);
   }
-#pragma GCC unroll 8
-  for (int k = 0; k < N; ++k) dst[k] = acc[k];
+  return acc;
 }
 
 // N columns (fewer than two vectors' lanes, not one vector's) whose rows
 // lie end to end (dense, one reduced dim): the leaf's rows are one stream
-// of nr * N elements, read a period of P = lcm(N, W) elements (P / W
-// vectors) at a time, so that lane k of vector j always holds column
+// of nr * N elements from row r0, read a period of P = lcm(N, W) elements
+// (P / W vectors) at a time, so that lane k of vector j always holds column
 // (j * W + k) % N; the lanes are folded into their columns at the end, and
 // the rows short of a whole period are added one by one. A row at a time,
 // [6, 2243, 7] bfloat16 over dim 1 took 1.5x torch.sum's time; [2, 11100,
@@ -683,8 +728,9 @@ void narrow_column_leaf(const in_t* base, int64_t col_stride, int64_t r0, int64_
 template <int N, int W>
 constexpr int kStreamPeriod = N / std::gcd(N, W) * W;
 
-template <class L, int N, typename in_t, typename acc_t>
-void stream_column_leaf(const in_t* base, int64_t r0, int64_t nr, acc_t* dst) {
+template <class L, int N, typename in_t>
+__attribute__((always_inline)) inline typename SideBySide<Scalar<typename L::op>, N>::vec stream_column_leaf(
+    const in_t* base, int64_t r0, int64_t nr) {
   constexpr int W = L::kWidth, P = kStreamPeriod<N, W>, NV = P / W, kRowsPerPeriod = P / N;
   using op = typename L::op;
   typename L::vec a[NV];
@@ -696,66 +742,92 @@ void stream_column_leaf(const in_t* base, int64_t r0, int64_t nr, acc_t* dst) {
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) a[j] = L::fold(a[j], s + q * P + j * W, 1);
   }
-  acc_t acc[N];
-#pragma GCC unroll 8
-  for (int c = 0; c < N; ++c) acc[c] = op::identity();
+  auto acc = SideBySide<Scalar<op>, N>::identity();
 #pragma GCC unroll 8
   for (int j = 0; j < NV; ++j) {
 #pragma GCC unroll 8
-    for (int k = 0; k < W; ++k) acc[(j * W + k) % N] = op::combine(acc[(j * W + k) % N], L::lane(a[j], k));
+    for (int k = 0; k < W; ++k) acc.v[(j * W + k) % N] = op::combine(acc.v[(j * W + k) % N], L::lane(a[j], k));
   }
   for (int64_t r = periods * kRowsPerPeriod; r < nr; ++r) {
 #pragma GCC unroll 8
-    for (int c = 0; c < N; ++c) acc[c] = fold<op, L::kReadsPartials>(acc[c], s[r * N + c]);
+    for (int c = 0; c < N; ++c) acc.v[c] = fold<op, L::kReadsPartials>(acc.v[c], s[r * N + c]);
   }
-#pragma GCC unroll 8
-  for (int c = 0; c < N; ++c) dst[c] = acc[c];
+  return acc;
 }
 
 // How the leaves of a tile of columns read their rows.
 enum class ColumnLeaf { kTile, kNarrow, kStream };
 
-// Reduces rows [r0, r0 + nr) of `width` (<= kColWidth) columns into dst,
-// pairwise over rows, in leaves of the given kind. N: the column count of
-// narrow (< W) and stream (< 2W) leaves, fixed so that their accumulators
-// stay in registers.
-template <class L, ColumnLeaf kLeafKind, int N, typename in_t, typename acc_t>
-void column_block_reduce(const in_t* base, int64_t width, int64_t col_stride, int64_t r0, int64_t nr,
-                         const ReducePass& p, acc_t* dst) {
+// Levels of the pairwise stack of a columns task: its leaves number at most
+// kRowsPerTask / kColLeafRows.
+constexpr int kColStackLevels = 10;
+static_assert(kRowsPerTask / kColLeafRows < (int64_t(1) << (kColStackLevels - 1)), "a level per leaf-count bit");
+
+// Reduces rows [r0, r0 + nr) (at most kRowsPerTask) of a tile of `width`
+// columns into dst, in leaves of the given kind, K columns (narrow and
+// stream leaves) or K vectors of columns (tiles) side by side, K fixed so
+// that the accumulators stay in registers. The leaves are fixed runs of
+// rows from r0, combined pairwise as they come (PairwiseStack). Recursive
+// halving, with a call, a division (the first row's offsets) and a
+// combine in memory per leaf, made [1, 2048, 16, 16] float32 over dim 1
+// take 1.2x torch.sum's time; with leaves four times as long, 1.0x.
+template <class L, ColumnLeaf kLeafKind, int K, typename in_t, typename acc_t>
+void column_leaves_reduce(const in_t* base, int64_t width, int64_t col_stride, int64_t r0, int64_t nr,
+                          const ReducePass& p, acc_t* dst) {
   // Rows per leaf: a stream leaf's lanes each take as many rows as a
   // column's accumulator does in a full tile; narrower tiles and scalar
   // columns take more rows, so that a leaf holds about as many elements as
   // a full tile's (with 16 rows whatever the width, [2, 11100, 9] float32
   // over dim 1 spent its time between leaves of 144 elements).
-  const int64_t leaf_rows = [&]() -> int64_t {
-    if constexpr (kLeafKind == ColumnLeaf::kStream) return kColLeafRows * (kStreamPeriod<N, L::kWidth> / N);
-    if constexpr (kLeafKind == ColumnLeaf::kNarrow) return kColLeafRows * kColVectors;
-    return kColLeafRows * (kColVectors / ((width + L::kWidth - 1) / L::kWidth));
-  }();
-  if (nr <= leaf_rows) {
+  constexpr int64_t leaf_rows = kLeafKind == ColumnLeaf::kStream ? kColLeafRows * (kStreamPeriod<K, L::kWidth> / K)
+                                : kLeafKind == ColumnLeaf::kNarrow ? kColLeafRows * kColVectors
+                                                                   : kColLeafRows * (kColVectors / K);
+  using E = std::conditional_t<kLeafKind == ColumnLeaf::kTile, L, Scalar<typename L::op>>;
+  PairwiseStack<SideBySide<E, K>, kColStackLevels> stack;
+  ColumnRows rows(p, r0);
+  for (int64_t r = 0; r < nr; r += leaf_rows) {
+    const int64_t n = std::min(leaf_rows, nr - r);
     if constexpr (kLeafKind == ColumnLeaf::kStream) {
-      return stream_column_leaf<L, N>(base, r0, nr, dst);
+      stack.push(stream_column_leaf<L, K>(base, r0 + r, n));
     } else if constexpr (kLeafKind == ColumnLeaf::kNarrow) {
-      return narrow_column_leaf<L, N>(base, col_stride, r0, nr, p, dst);
+      stack.push(narrow_column_leaf<L, K>(base, col_stride, rows, n));
     } else {
-      static_assert(kColVectors == 8, "one case per vector count");
-      switch ((width + L::kWidth - 1) / L::kWidth) {
-        case 1: return column_tile_leaf<L, 1>(base, width, col_stride, r0, nr, p, dst);
-        case 2: return column_tile_leaf<L, 2>(base, width, col_stride, r0, nr, p, dst);
-        case 3: return column_tile_leaf<L, 3>(base, width, col_stride, r0, nr, p, dst);
-        case 4: return column_tile_leaf<L, 4>(base, width, col_stride, r0, nr, p, dst);
-        case 5: return column_tile_leaf<L, 5>(base, width, col_stride, r0, nr, p, dst);
-        case 6: return column_tile_leaf<L, 6>(base, width, col_stride, r0, nr, p, dst);
-        case 7: return column_tile_leaf<L, 7>(base, width, col_stride, r0, nr, p, dst);
-        default: return column_tile_leaf<L, 8>(base, width, col_stride, r0, nr, p, dst);
-      }
+      stack.push(column_tile_leaf<L, K>(base, width, col_stride, rows, n));
     }
   }
-  const int64_t h = nr / 2;
-  acc_t upper[kColWidth<L>];
-  column_block_reduce<L, kLeafKind, N>(base, width, col_stride, r0, h, p, dst);
-  column_block_reduce<L, kLeafKind, N>(base, width, col_stride, r0 + h, nr - h, p, upper);
-  for (int64_t c = 0; c < width; ++c) dst[c] = L::op::combine(dst[c], upper[c]);
+  const auto sums = stack.result();
+  if constexpr (kLeafKind == ColumnLeaf::kTile) {
+    constexpr int W = L::kWidth;
+    const int64_t last = width - (K - 1) * W;
+#pragma GCC unroll 8
+    for (int k = 0; k < K - 1; ++k) L::store(sums.v[k], dst + k * W, 0, W);
+    L::store(sums.v[K - 1], dst + (K - 1) * W, last < W && col_stride == 1 ? W - last : 0, last);
+  } else {
+#pragma GCC unroll 8
+    for (int k = 0; k < K; ++k) dst[k] = sums.v[k];
+  }
+}
+
+// column_leaves_reduce for leaves of a kind and N columns (narrow and
+// stream leaves), or for tiles with as many vectors as `width` needs.
+template <class L, ColumnLeaf kLeafKind, int N, typename in_t, typename acc_t>
+void column_block_reduce(const in_t* base, int64_t width, int64_t col_stride, int64_t r0, int64_t nr,
+                         const ReducePass& p, acc_t* dst) {
+  if constexpr (kLeafKind != ColumnLeaf::kTile) {
+    return column_leaves_reduce<L, kLeafKind, N>(base, width, col_stride, r0, nr, p, dst);
+  } else {
+    static_assert(kColVectors == 8, "one case per vector count");
+    switch ((width + L::kWidth - 1) / L::kWidth) {
+      case 1: return column_leaves_reduce<L, kLeafKind, 1>(base, width, col_stride, r0, nr, p, dst);
+      case 2: return column_leaves_reduce<L, kLeafKind, 2>(base, width, col_stride, r0, nr, p, dst);
+      case 3: return column_leaves_reduce<L, kLeafKind, 3>(base, width, col_stride, r0, nr, p, dst);
+      case 4: return column_leaves_reduce<L, kLeafKind, 4>(base, width, col_stride, r0, nr, p, dst);
+      case 5: return column_leaves_reduce<L, kLeafKind, 5>(base, width, col_stride, r0, nr, p, dst);
+      case 6: return column_leaves_reduce<L, kLeafKind, 6>(base, width, col_stride, r0, nr, p, dst);
+      case 7: return column_leaves_reduce<L, kLeafKind, 7>(base, width, col_stride, r0, nr, p, dst);
+      default: return column_leaves_reduce<L, kLeafKind, 8>(base, width, col_stride, r0, nr, p, dst);
+    }
+  }
 }
 
 // Calls f(leaf kind, N) with the leaves a columns pass of this width and
@@ -836,7 +908,10 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     constexpr bool kOutputsAreAccumulators =
         std::is_same_v<out_t, acc_t> && (kWritesPartials || Op::kPartialsFoldAsInputs);
     const bool direct = kOutputsAreAccumulators && p.out_col_stride == 1;
-    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, n_rows * kTile));
+    // 32K elements to a thread, counted by the columns a tile holds, not
+    // by its capacity: [2, 384, 2, 2] float16 over dim 1 (two tasks of 4
+    // columns) woke the second thread, 2.6 us against 1.7 on one.
+    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, n_rows * std::min(kTile, p.n_cols)));
     at::parallel_for(0, tasks, grain, [&](int64_t b, int64_t e) {
       acc_t column[kTile];
       for (int64_t task = b; task < e; ++task) {
@@ -859,7 +934,9 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     return;
   }
   std::vector<acc_t> partial(static_cast<size_t>(tasks * row_tasks * kTile));
-  at::parallel_for(0, tasks * row_tasks, 1, [&](int64_t b, int64_t e) {
+  // At least 32K elements to a thread (a task of a few columns holds 4K-28K).
+  const int64_t grain = std::max<int64_t>(1, 32768 / (kRowsPerTask * std::min(kTile, p.n_cols)));
+  at::parallel_for(0, tasks * row_tasks, grain, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       const int64_t task = t / row_tasks, rt = t % row_tasks;
       const int64_t o = task / col_blocks, cb = task % col_blocks;
@@ -871,7 +948,8 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
                              partial.data() + t * kTile);
     }
   });
-  at::parallel_for(0, tasks, 1, [&](int64_t b, int64_t e) {
+  // The fold of the partials: row_tasks of them for each of a tile's columns.
+  at::parallel_for(0, tasks, std::max<int64_t>(1, 32768 / (row_tasks * kTile)), [&](int64_t b, int64_t e) {
     std::vector<acc_t> column(static_cast<size_t>(row_tasks));
     for (int64_t task = b; task < e; ++task) {
       const int64_t o = task / col_blocks, cb = task % col_blocks;
