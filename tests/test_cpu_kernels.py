@@ -14,7 +14,9 @@ from axes import DEVICES, OPS, assert_matches_torch, assert_op_matches, near_one
 ROW_LENGTHS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 2049,
                32767, 32768, 32769, 100003]
 COLUMN_WIDTHS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 32, 33, 63, 64, 65, 129]
-COLUMN_ROWS = [1, 2, 15, 16, 17, 129, 4097]
+# Rows around the leaves (16 rows, more for narrow tiles; 128 for a scalar
+# per column) and the tasks (4096 rows: 256 leaves, the pairwise stack full).
+COLUMN_ROWS = [1, 2, 15, 16, 17, 33, 65, 129, 4096, 4097]
 # float32 and bfloat16 (8 lanes of float), float64 and int8 (4 lanes of 8
 # bytes, int8 widened), complex64 (the op's own reduce and combine).
 DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int8, torch.int64, torch.bool,
