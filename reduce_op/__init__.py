@@ -112,8 +112,17 @@ sum = _fast.sum  # noqa: A001 - mirrors torch.sum on purpose
 
 
 def _trace_sum_in_compiled_code() -> None:
-    """torch.compile cannot trace a C function: it traces _sum in sum's place."""
-    torch.compiler.substitute_in_graph(sum)(_sum)
+    """torch.compile cannot trace a C function: it traces _sum in sum's place.
+    Should a torch version refuse the registration, compiled code still runs
+    reduce_op.sum, outside the graph, and importing torch._dynamo must not
+    fail for it."""
+    try:
+        torch.compiler.substitute_in_graph(sum)(_sum)
+    except Exception as e:  # noqa: BLE001 - any refusal leaves compile working without the substitute
+        import warnings
+
+        warnings.warn(f"reduce_op: torch.compile will not trace reduce_op.sum ({type(e).__name__}: {e}); "
+                      "compiled code calls it outside the graph", RuntimeWarning, stacklevel=2)
 
 
 class _AfterDynamoImport(importlib.abc.MetaPathFinder):

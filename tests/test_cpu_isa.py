@@ -19,7 +19,8 @@ CASES = [((1,), None, False), ((15,), None, False), ((33,), None, False), ((255,
          ((257,), None, False), ((4099,), None, False), ((100003,), None, False), ((7, 300), 1, False),
          ((300, 7), 0, False), ((65, 513), 0, False), ((513, 65), 1, True), ((3, 40, 17), (0, 2), False),
          ((1025,), None, False), ((32769,), None, False), ((3, 1030), 1, False), ((300, 5), 0, False),
-         ((300, 12), 0, False), ((4100, 3), 0, False), ((3, 1, 9), 1, False)]
+         ((300, 12), 0, False), ((4100, 3), 0, False), ((3, 1, 9), 1, False), ((700, 5, 2), (0, 2), False),
+         ((40000, 3, 3), (0, 2), False)]
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "uint8", "bool", "int16", "int32", "int64",
           "complex64"]
 

@@ -110,3 +110,17 @@ def test_short_rows_under_a_general_indexer(dtype):
         _check_sum(x, 2)
         _check_sum(x.transpose(0, 1), 2)
         _check_sum(random_tensor((2, n, 3, 5), dtype, "cpu", g).to(memory_format=torch.channels_last), 1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows_shorter_than_a_vector_many_to_an_output(dtype):
+    # Several rows of fewer elements than a vector to each output: leaves
+    # are runs of rows in scalar chains. Run lengths around the leaf (64
+    # rows of 2, 40 of 3, 16 of 7) and the task split (64K elements).
+    g = torch.Generator().manual_seed(9)
+    for n in (1, 2, 3, 7):
+        for r in (1, 3, 4, 5, 15, 16, 17, 39, 40, 41, 63, 64, 65, 1129, 40000):
+            x = random_tensor((r, 5, n), dtype, "cpu", g)
+            _check_sum(x, [0, 2])
+            _check_sum(x.transpose(0, 2), [0, 2])  # the same rows, read through a transposed view
+            _check_sum(x[:, ::2], [0, 2])

@@ -465,6 +465,14 @@ out_t finish(acc_t a) {
   }
 }
 
+// An op's accumulator as one value of a PairwiseStack (or a SideBySide).
+template <class Op>
+struct Scalar {
+  using vec = typename Op::acc_type;
+  static vec identity() { return Op::identity(); }
+  static vec combine(vec a, vec b) { return Op::combine(a, b); }
+};
+
 // Leaves per task of a rows pass: kLeavesPerTask, or fewer (a power of two)
 // where a pass of 64K elements or more would otherwise have fewer than 16
 // tasks, so that the threads get even shares: the 5 tasks of a [134365]
@@ -484,13 +492,52 @@ template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typenam
 void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
   using acc_t = typename Op::acc_type;
   using L = Lanes<Op, kPartials, acc_t>;
+  // Rows shorter than a vector, several to an output, are not a leaf each
+  // (a leaf's lanes to set up and fold for a few elements: rows of 2
+  // bfloat16, 1129 to each of 10 outputs, of [1129, 10, 2] transposed and
+  // summed over (0, 2), took 1.1-1.2x torch.sum's time): a leaf is then a
+  // run of rows, each folded element by element into one of kChains
+  // scalar chains in turn, a chain taking about as many elements as a
+  // float lane of a vector leaf (kLeaf / (8 * kChains)).
+  const bool scalar_rows = p.row_len < L::kWidth && p.n_rows > 1;
+  const int64_t rows_per_leaf = kChains * std::max<int64_t>(1, kLeaf / (8 * kChains) / p.row_len);
   const int64_t leaves_per_row = (p.row_len + kLeaf - 1) / kLeaf;
-  const int64_t n_leaves = p.n_rows * leaves_per_row;
+  const int64_t n_leaves = scalar_rows ? (p.n_rows + rows_per_leaf - 1) / rows_per_leaf : p.n_rows * leaves_per_row;
   const int64_t task_leaves = leaves_per_task(p.n_out, n_leaves, p.n_out * p.n_rows * p.row_len);
   const int64_t tasks_per_out = (n_leaves + task_leaves - 1) / task_leaves;
 
+  // Rows [r0, r0 + nr) of scalar_rows in kChains chains, combined pairwise.
+  auto scalar_rows_leaf = [&](const in_t* base, int64_t r0, int64_t nr) {
+    acc_t c[kChains];
+#pragma GCC unroll 4
+    for (int k = 0; k < kChains; ++k) c[k] = Op::identity();
+    const int64_t len = p.row_len, elem = p.elem_stride, step = p.row_stride;
+    const in_t* x = base + r0 * step;
+    int64_t r = 0;
+    for (; r + kChains <= nr; r += kChains) {
+#pragma GCC unroll 4
+      for (int k = 0; k < kChains; ++k) {
+        for (int64_t j = 0; j < len; ++j) c[k] = fold<Op, kPartials>(c[k], widen_one(x[k * step + j * elem]));
+      }
+      x += kChains * step;
+    }
+    for (; r < nr; ++r, x += step) {
+      for (int64_t j = 0; j < len; ++j) c[0] = fold<Op, kPartials>(c[0], widen_one(x[j * elem]));
+    }
+    return Op::combine(Op::combine(c[0], c[1]), Op::combine(c[2], c[3]));
+  };
+  static_assert(kChains == 4, "scalar_rows_leaf combines four chains");
+
   // Leaves [first, first + count) of one output, combined pairwise.
   auto sum_leaves = [&](const in_t* base, int64_t first, int64_t count) {
+    if (scalar_rows) {
+      PairwiseStack<Scalar<Op>, 8> stack;  // 2^8 > kLeavesPerTask
+      for (int64_t l = first; l < first + count; ++l) {
+        const int64_t r0 = l * rows_per_leaf;
+        stack.push(scalar_rows_leaf(base, r0, std::min(rows_per_leaf, p.n_rows - r0)));
+      }
+      return stack.result();
+    }
     PairwiseStack<L, 8> stack;  // 2^8 > kLeavesPerTask
     int64_t row = first / leaves_per_row, start = (first % leaves_per_row) * kLeaf;
     for (int64_t l = 0; l < count; ++l) {
@@ -505,7 +552,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
     return L::total(stack.result());
   };
 
-  if (n_leaves == 1) {
+  if (p.n_rows == 1 && leaves_per_row == 1) {
     // One leaf per output (rows of up to kLeaf elements, the usual short
     // rows): the leaf straight into the output, without the stack. Rows
     // shorter than a vector are folded one element at a time: lanes cost
@@ -631,14 +678,6 @@ struct SideBySide {
     for (int k = 0; k < K; ++k) a.v[k] = E::combine(a.v[k], b.v[k]);
     return a;
   }
-};
-
-// An op's accumulator as the element of a SideBySide.
-template <class Op>
-struct Scalar {
-  using vec = typename Op::acc_type;
-  static vec identity() { return Op::identity(); }
-  static vec combine(vec a, vec b) { return Op::combine(a, b); }
 };
 
 // A leaf of nr (<= its kind's leaf rows) rows of a tile of NV vectors of
