@@ -16,7 +16,7 @@ import importlib.abc
 import importlib.util
 import os
 import sys
-from typing import List, Optional, Sequence, Union
+from typing import Any, List, Optional, Sequence, Union
 
 import torch
 
@@ -80,10 +80,14 @@ def _sum(
     dtype: Optional[torch.dtype] = None,
     out: Optional[torch.Tensor] = None,
     kernel: Optional[str] = None,
+    **numpy_names: Any,
 ) -> torch.Tensor:
     """:func:`sum` in Python, for every form of its arguments: what the C
     function that is :func:`sum` calls for the forms it does not take itself,
-    and what torch.compile traces in its place."""
+    and what torch.compile traces in its place. ``numpy_names`` takes
+    numpy's ``axis=`` and ``keepdims=``, which torch.sum takes too."""
+    if numpy_names:
+        dim, keepdim = _args.numpy_names(dim, keepdim, numpy_names)
     if kernel is not None:
         if dim is not None or keepdim or dtype is not None or out is not None:
             raise ValueError("kernel= sums every element: leave dim, keepdim, dtype and out unset")

@@ -11,7 +11,7 @@ mode alike.
 from __future__ import annotations
 
 import operator
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
@@ -39,6 +39,24 @@ def _one_dim(d: Any, input: Any, dim: Any) -> int:
         return operator.index(d)
     except TypeError:
         raise _invalid(input, dim) from None
+
+
+def numpy_names(dim: Any, keepdim: Any, names: Dict[str, Any]) -> Tuple[Any, Any]:
+    """(dim, keepdim) with numpy's names ``axis=`` and ``keepdims=`` taken as
+    torch.sum takes them; TypeError as torch raises it for any other name,
+    for a name given twice, and for ``keepdims`` without a dim."""
+    for name in names:
+        if name not in ("axis", "keepdims"):
+            raise TypeError(f"sum() got an unexpected keyword argument '{name}'")
+    if "axis" in names:
+        if dim is not None:
+            raise TypeError("sum() got an unexpected keyword argument 'axis'")
+        dim = names["axis"]
+    if "keepdims" in names:
+        if keepdim is not False or dim is None:
+            raise ArgumentError("sum() received an invalid combination of arguments - got (Tensor, keepdims=...)")
+        keepdim = names["keepdims"]
+    return dim, keepdim
 
 
 def torch_decides(dim: Any) -> bool:

@@ -43,6 +43,11 @@ FORMS = [
     ("huge dim", (X, 2**70), {}),
     ("huge dim in a list", (X, [0, 2**70]), {}),
     ("input by name", (), {"input": X, "dim": 1}),
+    ("numpy's axis", (X,), {"axis": 1}),
+    ("numpy's axis and keepdims", (X,), {"axis": 0, "keepdims": True}),
+    ("dim and axis", (X,), {"dim": 1, "axis": 1}),
+    ("keepdims without a dim", (X,), {"keepdims": True}),
+    ("an unknown keyword", (X,), {"axes": 1}),
     ("int input", (torch.arange(12).view(3, 4), -1), {}),
 ]
 

@@ -350,6 +350,8 @@ constexpr const char* kSumDoc =
     "        Python type (``float`` is float64); by default int and bool\n"
     "        promote to int64 and other dtypes keep their own.\n"
     "    out: optional output tensor, resized as torch.sum resizes it.\n"
+    "    axis, keepdims: numpy's names for dim and keepdim, taken as torch.sum\n"
+    "        takes them.\n"
     "    kernel: one of ``reduce_op.kernels()`` to run a classic teaching kernel\n"
     "        instead of the production engine. It sums every element (``dim``,\n"
     "        ``keepdim``, ``dtype`` and ``out`` must be left at their defaults).\n"
