@@ -42,9 +42,11 @@ def _one_dim(d: Any, input: Any, dim: Any) -> int:
 
 
 def numpy_names(dim: Any, keepdim: Any, names: Dict[str, Any]) -> Tuple[Any, Any]:
-    """(dim, keepdim) with numpy's names ``axis=`` and ``keepdims=`` taken as
-    torch.sum takes them; TypeError as torch raises it for any other name,
-    for a name given twice, and for ``keepdims`` without a dim."""
+    """(dim, keepdim) with numpy's names ``axis=`` and ``keepdims=`` taken for
+    them, as torch.sum takes them. reduce_op.sum (C) has raised torch's
+    TypeError where one is given beside the name it stands for, or
+    keepdims without a dim; here (also where torch.compile traces
+    reduce_op._sum) any other name raises it."""
     for name in names:
         if name not in ("axis", "keepdims"):
             raise TypeError(f"sum() got an unexpected keyword argument '{name}'")
@@ -54,7 +56,7 @@ def numpy_names(dim: Any, keepdim: Any, names: Dict[str, Any]) -> Tuple[Any, Any
         dim = names["axis"]
     if "keepdims" in names:
         if keepdim is not False or dim is None:
-            raise ArgumentError("sum() received an invalid combination of arguments - got (Tensor, keepdims=...)")
+            raise TypeError("sum() got an unexpected keyword argument 'keepdims'")
         keepdim = names["keepdims"]
     return dim, keepdim
 

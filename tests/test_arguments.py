@@ -47,6 +47,9 @@ FORMS = [
     ("numpy's axis and keepdims", (X,), {"axis": 0, "keepdims": True}),
     ("dim and axis", (X,), {"dim": 1, "axis": 1}),
     ("keepdims without a dim", (X,), {"keepdims": True}),
+    ("dim None and axis", (X, None), {"axis": 1}),
+    ("keepdim False and keepdims", (X, 1, False), {"keepdims": True}),
+    ("axis, keepdim and keepdims by name", (X,), {"axis": 1, "keepdim": False, "keepdims": True}),
     ("an unknown keyword", (X,), {"axes": 1}),
     ("int input", (torch.arange(12).view(3, 4), -1), {}),
 ]

@@ -164,11 +164,13 @@ PyObject* g_has_torch_function = nullptr;  // torch._C._has_torch_function_unary
 bool key_is(PyObject* key, const char* name) { return PyUnicode_CompareWithASCIIString(key, name) == 0; }
 
 // The slot of a keyword argument of sum: 0 input, 1 dim, 2 keepdim, 3
-// dtype, 4 out, 5 kernel; -1 for any other name.
+// dtype, 4 out, 5 kernel, and numpy's names 6 axis, 7 keepdims; -1 for
+// any other name.
+constexpr int kSumSlots = 8;
 int sum_keyword_slot(PyObject* key) {
-  static const char* const kNames[] = {"input", "dim", "keepdim", "dtype", "out", "kernel"};
+  static const char* const kNames[kSumSlots] = {"input", "dim", "keepdim", "dtype", "out", "kernel", "axis", "keepdims"};
   if (!PyUnicode_Check(key)) return -1;
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < kSumSlots; ++i) {
     if (key_is(key, kNames[i])) return i;
   }
   return -1;
@@ -177,7 +179,7 @@ int sum_keyword_slot(PyObject* key) {
 PyObject* sum(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t nargs, PyObject* kwnames) {
   HANDLE_TH_ERRORS
   TORCH_CHECK(g_sum_general != nullptr, "reduce_op._fast.sum: reduce_op has not set its Python sum");
-  PyObject* arg[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  PyObject* arg[kSumSlots] = {};
   bool take = nargs <= 3;
   for (Py_ssize_t i = 0; take && i < nargs; ++i) arg[i] = argv[i];
   const Py_ssize_t n_kw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
@@ -188,6 +190,19 @@ PyObject* sum(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t nargs, PyObj
     } else {
       arg[slot] = argv[nargs + k];
     }
+  }
+  // numpy's names, as torch.sum takes them: not beside the name they stand
+  // for (given at all, None and False included), and keepdims only with a
+  // dim. Whether a name was given is known here only; reduce_op._sum maps
+  // them.
+  if (take && (arg[6] != nullptr || arg[7] != nullptr)) {
+    const bool axis_twice = arg[6] != nullptr && arg[1] != nullptr;
+    const bool keepdims_alone = arg[7] != nullptr && (arg[2] != nullptr || (arg[1] == nullptr && arg[6] == nullptr));
+    if (axis_twice || keepdims_alone) {
+      PyErr_Format(PyExc_TypeError, "sum() got an unexpected keyword argument '%s'", axis_twice ? "axis" : "keepdims");
+      return nullptr;
+    }
+    take = false;
   }
   auto absent = [](PyObject* o) { return o == nullptr || o == Py_None; };
   std::optional<at::ScalarType> dtype;
