@@ -61,6 +61,66 @@ __device__ __forceinline__ int64_t column_row_offset(const ColumnsArgs<acc_t>& a
   return (r - q * a.n_reduce) * a.reduce_stride + q * a.reduce_outer_stride;
 }
 
+// Where a columns thread finds its rows r, r + by, r + 2 by, ...: at(u) is
+// the u-th row of the current unrolled loop, and advance() steps one loop.
+// One reduced dim: a pointer stepped by by * reduce_stride. Recomputing
+// row * reduce_stride for each load, as the two-dims case must, took about
+// ten instructions a load (a 64-bit multiply, the pointer's shift and add,
+// and a branch on n_reduce_outer that the compiler left inside the loop):
+// more than the load itself when it reads one 2-byte element.
+template <typename in_t, int U>
+struct SteppedRows {
+  const in_t* p;
+  int64_t step;
+  __device__ __forceinline__ const in_t* at(int u) const { return p + u * step; }
+  __device__ __forceinline__ void advance() { p += U * step; }
+};
+// Two reduced dims: each row's offset from its index (a division by n_reduce).
+template <typename in_t, typename acc_t, int U>
+struct DividedRows {
+  const ColumnsArgs<acc_t>& a;
+  const in_t* base;
+  int64_t r, by;
+  __device__ __forceinline__ const in_t* at(int u) const { return base + column_row_offset(a, r + u * by); }
+  __device__ __forceinline__ void advance() { r += U * by; }
+};
+
+// Adds a thread's n rows (of V columns) into walk[], U loads in flight, in
+// an order fixed by the shape: each unrolled loop's rows last to first,
+// then the last rows (fewer than U) first to last. Reversed, a loop's first
+// add waits on its last load, so ptxas cannot put adds between the loads:
+// in row order it did, to save registers, and kept one to three of the four
+// loads in flight (float32 vectors of four at 40 registers, 16-bit singles
+// summed in double). The loop counts loops rather than comparing row
+// indices: r, re and by are not live in it.
+template <class Op, int U, typename in_t, int V, typename walk_t, class Rows>
+__device__ __forceinline__ void walk_column_rows(walk_t (&walk)[V], Rows rows, int64_t n) {
+  static_assert((U & (U - 1)) == 0, "the unroll is a power of two");
+#pragma unroll 1
+  for (int64_t loops = n / U; loops > 0; --loops, rows.advance()) {
+    alignas(16) in_t v[U][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u) load_vec_words<V>(rows.at(u), v[u]);
+#pragma unroll
+    for (int u = U - 1; u >= 0; --u)
+#pragma unroll
+      for (int j = 0; j < V; ++j) walk[j] = Op::walk(walk[j], v[u][j]);
+  }
+  // The last rows loaded together too: one memory round rather than one
+  // per row.
+  const int last = static_cast<int>(n % U);
+  alignas(16) in_t v[U - 1][V];
+#pragma unroll
+  for (int u = 0; u < U - 1; ++u)
+    if (u < last) load_vec_words<V>(rows.at(u), v[u]);
+#pragma unroll
+  for (int u = 0; u < U - 1; ++u)
+    if (u < last) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) walk[j] = Op::walk(walk[j], v[u][j]);
+    }
+}
+
 // Combines acc[V] across threadIdx.y with a fixed halving tree (row y takes
 // row y + h's partials); the result is valid in the threads with
 // threadIdx.y == 0. Each level moves all V columns of a thread at once, so a
@@ -92,7 +152,7 @@ constexpr int64_t kMaxNarrowColumnRows = int64_t(1) << 23;
 // Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
 // threadIdx.y strides over the rows of blockIdx.y's slice.
 template <class Op, typename in_t, typename out_t, int V>
-__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template columns_blocks_per_sm<V>())
+__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template columns_blocks_per_sm<in_t, typename Op::acc_type, V>())
     gpureduce_columns(ColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
                           out_t* __restrict__ out) {
   using acc_t = typename Op::acc_type;
@@ -129,28 +189,15 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
 #pragma unroll
   for (int j = 0; j < V; ++j) walk[j] = Op::template walk_start<in_t>();
   if (valid) {
-    int64_t r = rb + threadIdx.y;
-    for (; r + (U - 1) * by < re; r += U * by) {
-      alignas(16) in_t v[U][V];
-#pragma unroll
-      for (int u = 0; u < U; ++u) load_vec<V>(base + column_row_offset(a, r + u * by), v[u]);
-#pragma unroll
-      for (int u = 0; u < U; ++u)
-#pragma unroll
-        for (int j = 0; j < V; ++j) walk[j] = Op::walk(walk[j], v[u][j]);
+    // The thread's rows: r, r + by, ... below re (blockDim.y is a power of
+    // two, so the count is a shift, not a division).
+    const int64_t r = rb + threadIdx.y;
+    const int64_t n = r < re ? ((re - r - 1) >> (__ffs(blockDim.y) - 1)) + 1 : 0;
+    if (a.n_reduce_outer == 1) {
+      walk_column_rows<Op, U, in_t>(walk, SteppedRows<in_t, U>{base + r * a.reduce_stride, by * a.reduce_stride}, n);
+    } else {
+      walk_column_rows<Op, U, in_t>(walk, DividedRows<in_t, acc_t, U>{a, base, r, by}, n);
     }
-    // The last rows (fewer than U) loaded together too, then added in row
-    // order: one memory round rather than one per row.
-    alignas(16) in_t v[U - 1][V];
-#pragma unroll
-    for (int u = 0; u < U - 1; ++u)
-      if (r + u * by < re) load_vec<V>(base + column_row_offset(a, r + u * by), v[u]);
-#pragma unroll
-    for (int u = 0; u < U - 1; ++u)
-      if (r + u * by < re) {
-#pragma unroll
-        for (int j = 0; j < V; ++j) walk[j] = Op::walk(walk[j], v[u][j]);
-      }
   }
   acc_t acc[V];
 #pragma unroll

@@ -71,12 +71,20 @@ struct EnginePolicy {
   static constexpr int pitch_rows_blocks_per_sm() {
     return sizeof(in_t) == 4 && !kRagged ? 4 : 3;
   }
-  // The columns kernel likewise for vectors of four (float32, int32): three
-  // blocks of 512 threads, half as many loads again in flight per SM as two.
-  // float64 and int64 pairs spill a few bytes at 40 registers.
-  template <int V>
+  // The columns kernel: as many blocks of 512 threads as its walk's
+  // registers allow with no spill inside the walk and every load of an
+  // unrolled loop in flight before the first add (ptxas, sm_90; check both
+  // in the SASS after changing the walk): four (32 registers) for single
+  // elements of up to 4 bytes and 4-byte vectors of 16-bit elements, three
+  // (40) for other loads of 8 bytes and for float32 vectors of four, two for
+  // the rest. 16-bit floats summed in double (dtype=float64) in vectors of
+  // four keep only one or three loads in flight at 40 registers.
+  template <typename in_t, typename acc_t, int V>
   static constexpr int columns_blocks_per_sm() {
-    return V == 4 ? 3 : 2;
+    if (V == 1 ? sizeof(in_t) <= 4 : sizeof(in_t) == 2 && V == 2) return 4;
+    const bool half_to_double = sizeof(in_t) == 2 && std::is_same_v<acc_t, double>;
+    if (V * sizeof(in_t) == 8 && sizeof(in_t) >= 2 && !half_to_double) return 3;
+    return V == 4 && sizeof(in_t) == 4 && sizeof(acc_t) == 4 ? 3 : 2;
   }
   // Whether the inner rows kernel loads a lane's last chunks (fewer than
   // kUnroll) together rather than one after another (rows.cuh,
@@ -101,6 +109,28 @@ __device__ __forceinline__ void load_vec(const T* p, T (&out)[V]) {
   const VecOf<T, V> w = *reinterpret_cast<const VecOf<T, V>*>(p);
 #pragma unroll
   for (int i = 0; i < V; ++i) out[i] = w.v[i];
+}
+
+// load_vec as one word of 4, 8 or 16 bytes, for the columns kernel's walk.
+// Through load_vec's struct of V elements ptxas put a loop's adds between
+// its loads (float32 vectors of four: one load in flight), and through
+// __ldg's read-only words likewise for float32 vectors of four at 40
+// registers; plain words kept every load first (sm_90, CUDA 13.0).
+template <int V, typename T>
+__device__ __forceinline__ void load_vec_words(const T* p, T (&out)[V]) {
+  constexpr int kBytes = sizeof(T) * V;
+  if constexpr (kBytes == 16) {
+    const uint4 w = *reinterpret_cast<const uint4*>(p);
+    memcpy(&out, &w, 16);
+  } else if constexpr (kBytes == 8) {
+    const uint2 w = *reinterpret_cast<const uint2*>(p);
+    memcpy(&out, &w, 8);
+  } else if constexpr (kBytes == 4 && sizeof(T) < 4) {
+    const unsigned w = *reinterpret_cast<const unsigned*>(p);
+    memcpy(&out, &w, 4);
+  } else {
+    load_vec<V>(p, out);
+  }
 }
 
 // A load that skips L1, for partials written by other blocks of this grid.
