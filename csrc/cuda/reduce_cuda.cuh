@@ -468,14 +468,19 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
         (split <= 2 * kMaxClusterSplit || ceil_div(a.n_rows, by * kMaxClusterSplit) <= HostPolicy::kSmallSplitRows))
       split = kMaxClusterSplit;
   }
-  if constexpr (!std::is_same_v<typename Op::template walk_type<in_t>, acc_t>) {
-    // int32 running sums: no thread may walk more than kMaxNarrowColumnRows rows.
-    split = std::max(split, ceil_div(a.n_rows, by * kMaxNarrowColumnRows));
-    TORCH_CHECK(split <= 65535, "gpureduce: too many rows for one columns pass");
-  }
+  // No thread walks more than kMaxColumnThreadRows rows, nor with int32
+  // running sums more than kMaxNarrowColumnRows.
+  const int64_t max_thread_rows = std::is_same_v<typename Op::template walk_type<in_t>, acc_t>
+                                      ? kMaxColumnThreadRows
+                                      : kMaxNarrowColumnRows;
+  split = std::max(split, ceil_div(a.n_rows, by * max_thread_rows));
+  TORCH_CHECK(split <= 65535, "gpureduce: too many rows for one columns pass");
   a.rows_per_split = ceil_div(a.n_rows, split);
   split = ceil_div(a.n_rows, a.rows_per_split);
   a.split = static_cast<int>(split);
+  a.row_step_inner = by % a.n_reduce;
+  a.row_step = a.row_step_inner * a.reduce_stride + by / a.n_reduce * a.reduce_outer_stride;
+  a.row_carry = a.reduce_outer_stride - a.n_reduce * a.reduce_stride;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(split));
   const dim3 block(static_cast<unsigned>(block_x), static_cast<unsigned>(by));
   const auto stream = c10::cuda::getCurrentCUDAStream();

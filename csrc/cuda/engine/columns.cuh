@@ -25,6 +25,11 @@ struct ColumnsArgs {
   // + (r / n_reduce) * reduce_outer_stride: up to two reduced dims per pass.
   int64_t n_reduce, reduce_stride, n_reduce_outer, reduce_outer_stride, n_rows;
   FastDivmod reduce_div;  // by n_reduce
+  // A row thread's step from row r to r + blockDim.y (set with the block):
+  // row_step_inner rows along the inner reduced dim (blockDim.y % n_reduce)
+  // and row_step elements of input, then row_carry elements more where the
+  // inner index passes n_reduce.
+  int64_t row_step_inner, row_step, row_carry;
   int64_t vec_cols;       // n_cols / V
   int64_t x_tiles;        // column tiles per outer index
   // Outer indices per block (blockDim.x = outer_group * vec_cols): for
@@ -54,53 +59,62 @@ constexpr int column_scratch_slots() {
   return EnginePolicy::kThreads * V * sizeof(acc_t) <= 32768 ? EnginePolicy::kThreads : kColumnSlots;
 }
 
-template <typename acc_t>
-__device__ __forceinline__ int64_t column_row_offset(const ColumnsArgs<acc_t>& a, int64_t r) {
-  if (a.n_reduce_outer == 1) return r * a.reduce_stride;
-  const int64_t q = static_cast<int64_t>(a.reduce_div.div(static_cast<uint64_t>(r)));
-  return (r - q * a.n_reduce) * a.reduce_stride + q * a.reduce_outer_stride;
-}
-
-// Where a columns thread finds its rows r, r + by, r + 2 by, ...: at(u) is
-// the u-th row of the current unrolled loop, and advance() steps one loop.
+// Where a columns thread finds its rows r, r + by, r + 2 by, ... (by =
+// blockDim.y): next() gives the current row and steps to the thread's next.
 // One reduced dim: a pointer stepped by by * reduce_stride. Recomputing
-// row * reduce_stride for each load, as the two-dims case must, took about
-// ten instructions a load (a 64-bit multiply, the pointer's shift and add,
-// and a branch on n_reduce_outer that the compiler left inside the loop):
-// more than the load itself when it reads one 2-byte element.
-template <typename in_t, int U>
+// row * reduce_stride for each load took about ten instructions a load (a
+// 64-bit multiply, the pointer's shift and add, and a branch on
+// n_reduce_outer that the compiler left inside the loop): more than the load
+// itself when it reads one 2-byte element.
+template <typename in_t>
 struct SteppedRows {
   const in_t* p;
   int64_t step;
-  __device__ __forceinline__ const in_t* at(int u) const { return p + u * step; }
-  __device__ __forceinline__ void advance() { p += U * step; }
+  __device__ __forceinline__ const in_t* next() {
+    const in_t* row = p;
+    p += step;
+    return row;
+  }
 };
-// Two reduced dims: each row's offset from its index (a division by n_reduce).
-template <typename in_t, typename acc_t, int U>
-struct DividedRows {
+// Two reduced dims: the pointer and the row's index along the inner reduced
+// dim, carried into the outer one where it passes n_reduce. Finding each
+// row's offset from its index instead took a 64-bit division by n_reduce (a
+// multiply-high by its inverse) and two multiplies a row.
+template <typename in_t, typename acc_t>
+struct CarriedRows {
   const ColumnsArgs<acc_t>& a;
-  const in_t* base;
-  int64_t r, by;
-  __device__ __forceinline__ const in_t* at(int u) const { return base + column_row_offset(a, r + u * by); }
-  __device__ __forceinline__ void advance() { r += U * by; }
+  const in_t* p;
+  int64_t inner;
+  __device__ __forceinline__ const in_t* next() {
+    const in_t* row = p;
+    p += a.row_step;
+    inner += a.row_step_inner;
+    if (inner >= a.n_reduce) {
+      inner -= a.n_reduce;
+      p += a.row_carry;
+    }
+    return row;
+  }
 };
 
 // Adds a thread's n rows (of V columns) into walk[], U loads in flight, in
 // an order fixed by the shape: each unrolled loop's rows last to first,
-// then the last rows (fewer than U) first to last. Reversed, a loop's first
-// add waits on its last load, so ptxas cannot put adds between the loads:
-// in row order it did, to save registers, and kept one to three of the four
-// loads in flight (float32 vectors of four at 40 registers, 16-bit singles
-// summed in double). The loop counts loops rather than comparing row
-// indices: r, re and by are not live in it.
+// then the last rows (fewer than U) first to last. In row order ptxas put
+// each load's adds before the next load to save registers (sm_90, CUDA 13.0:
+// one to three of the four loads in flight for float32 vectors of four at
+// 40 registers, and for 16-bit singles summed in double); with the loop's
+// first add waiting on its last load it kept every load first, save for
+// float32 vectors of four over two reduced dims (one in flight), where it
+// moved the loads themselves. Check the SASS after changing the walk.
 template <class Op, int U, typename in_t, int V, typename walk_t, class Rows>
-__device__ __forceinline__ void walk_column_rows(walk_t (&walk)[V], Rows rows, int64_t n) {
-  static_assert((U & (U - 1)) == 0, "the unroll is a power of two");
+__device__ __forceinline__ void walk_column_rows(walk_t (&walk)[V], Rows& rows, int n) {
+  // Not unrolled further: unrolled four times by the compiler, its sixteen
+  // loads went out interleaved with the adds.
 #pragma unroll 1
-  for (int64_t loops = n / U; loops > 0; --loops, rows.advance()) {
+  for (int loops = n / U; loops > 0; --loops) {
     alignas(16) in_t v[U][V];
 #pragma unroll
-    for (int u = 0; u < U; ++u) load_vec_words<V>(rows.at(u), v[u]);
+    for (int u = 0; u < U; ++u) load_vec_words<V>(rows.next(), v[u]);
 #pragma unroll
     for (int u = U - 1; u >= 0; --u)
 #pragma unroll
@@ -112,7 +126,7 @@ __device__ __forceinline__ void walk_column_rows(walk_t (&walk)[V], Rows rows, i
   alignas(16) in_t v[U - 1][V];
 #pragma unroll
   for (int u = 0; u < U - 1; ++u)
-    if (u < last) load_vec_words<V>(rows.at(u), v[u]);
+    if (u < last) load_vec_words<V>(rows.next(), v[u]);
 #pragma unroll
   for (int u = 0; u < U - 1; ++u)
     if (u < last) {
@@ -148,6 +162,10 @@ __device__ __forceinline__ void combine_over_y(acc_t (&acc)[V], acc_t* sm) {
 // inputs of an integer sum, else the accumulator itself). A narrower one is
 // widened after at most kMaxNarrowColumnRows rows (the host splits to that).
 constexpr int64_t kMaxNarrowColumnRows = int64_t(1) << 23;
+// Every thread's count of rows is an int (the host splits to that): a 64-bit
+// loop counter held two of the registers that float32 vectors of four need
+// to keep four loads in flight at three blocks per SM.
+constexpr int64_t kMaxColumnThreadRows = int64_t(1) << 30;
 
 // Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
 // threadIdx.y strides over the rows of blockIdx.y's slice.
@@ -179,7 +197,6 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   const in_t* base = in + in_off + cv * V * a.col_stride;
   const int64_t rb = static_cast<int64_t>(blockIdx.y) * a.rows_per_split;
   const int64_t re = rb + a.rows_per_split < a.n_rows ? rb + a.rows_per_split : a.n_rows;
-  const int64_t by = blockDim.y;
 
   // Byte inputs add up in int32 while walking the rows (the host keeps a
   // thread under kMaxNarrowColumnRows rows, so 255 * rows cannot overflow):
@@ -192,11 +209,15 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
     // The thread's rows: r, r + by, ... below re (blockDim.y is a power of
     // two, so the count is a shift, not a division).
     const int64_t r = rb + threadIdx.y;
-    const int64_t n = r < re ? ((re - r - 1) >> (__ffs(blockDim.y) - 1)) + 1 : 0;
+    const int n = r < re ? static_cast<int>(((re - r - 1) >> (__ffs(blockDim.y) - 1)) + 1) : 0;
     if (a.n_reduce_outer == 1) {
-      walk_column_rows<Op, U, in_t>(walk, SteppedRows<in_t, U>{base + r * a.reduce_stride, by * a.reduce_stride}, n);
+      SteppedRows<in_t> rows{base + r * a.reduce_stride, a.row_step};
+      walk_column_rows<Op, U, in_t>(walk, rows, n);
     } else {
-      walk_column_rows<Op, U, in_t>(walk, DividedRows<in_t, acc_t, U>{a, base, r, by}, n);
+      const int64_t outer_row = static_cast<int64_t>(a.reduce_div.div(static_cast<uint64_t>(r)));
+      const int64_t inner = r - outer_row * a.n_reduce;
+      CarriedRows<in_t, acc_t> rows{a, base + inner * a.reduce_stride + outer_row * a.reduce_outer_stride, inner};
+      walk_column_rows<Op, U, in_t>(walk, rows, n);
     }
   }
   acc_t acc[V];
