@@ -86,6 +86,37 @@ def test_size_one_reduced_dims(device):
             _check_sum(x.transpose(0, -1), dim)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64], ids=str)
+def test_folds_keep_torchs_sign_of_zero(device, dtype):
+    # Reductions whose reduced dims are repeats (stride 0) or of size 1 only
+    # are folds of the input (k * x for sum), on the CPU from 16 KB up. torch's
+    # sum of repeats of -0.0, or of one -0.0, is +0.0 (its adds start from
+    # +0.0); a product keeps the sign the count gives it. Sizes around the
+    # CPU's own fold loop (16K elements).
+    for n in (5, 20000, 70000):
+        base = torch.randn(n, dtype=dtype).to(device)
+        base[::3] = -0.0
+        # (input, dim, repeats): a fold of k repeats rounds once where torch
+        # adds k times, so only the size-1 cases are bitwise torch's.
+        cases = [(base[:, None].expand(-1, 7), 1, 7), (base[None].expand(4, -1), 0, 4), (base[:, None], 1, 1),
+                 (base.view(-1, 5).t()[:, None, :], 1, 1), (base.view(-1, 5).t()[:, None, :], [1], 1)]
+        for x, dim, reps in cases:
+            d = dim if isinstance(dim, int) else dim[0]
+            # (prod's fold is a pow: test_prod.py's tolerances)
+            prod_tol = {torch.float16: 2e-2}.get(dtype, 1e-4)
+            for ours, ref, tol in [(reduce_op.sum(x, dim), torch.sum(x, dim), None),
+                                   (torch.ops.gpureduce.prod.dim_int(x, d), torch.prod(x, d), prod_tol)]:
+                assert ours.dtype == ref.dtype and ours.shape == ref.shape and ours.stride() == ref.stride()
+                if reps == 1:
+                    assert torch.equal(ours, ref), (n, x.shape, dim)
+                else:
+                    torch.testing.assert_close(ours, ref, rtol=tol, atol=tol, equal_nan=True)
+                zero = ref == 0
+                assert zero.any()
+                assert torch.equal(ours[zero].signbit(), ref[zero].signbit()), (n, x.shape, dim)
+
+
 @pytest.mark.parametrize("dtype,value", [(torch.int8, -128), (torch.int8, 127), (torch.uint8, 255), (torch.bool, True),
                                          (torch.int16, -32768), (torch.int16, 32767)])
 def test_narrow_int_rows_at_their_extremes(dtype, value):

@@ -66,7 +66,7 @@ def test_expanded_dims_kept_and_reduced(n, reps, dtype, device, gen):
 
 # Reduced dims that are all repeats fold as k * x, in every dtype that fold
 # meets, below and above the size where the CPU's fold leaves its own loop
-# for at::mul_out (16K elements). A complex's parts are scaled each on its
+# for at::add_out (16K elements). A complex's parts are scaled each on its
 # own: a complex multiply by k + 0j turned inf + 1j into inf + nan j, where
 # torch.sum's k adds give inf + k j.
 @device_param()

@@ -3,7 +3,7 @@
 
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ScalarOps.h>
-#include <ATen/ops/mul.h>
+#include <ATen/ops/add.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/view_as_real.h>
 
@@ -17,13 +17,14 @@ namespace gpureduce {
 namespace {
 
 // Up to this many elements, sum's fold on the CPU is a plain loop: through
-// at::mul_out (a TensorIterator) it cost 4-5 us a call whatever the size,
+// a TensorIterator op (at::mul_out, when measured) it cost 4-5 us a call whatever the size,
 // more than the reductions it ends.
 constexpr int64_t kCpuLoopFoldMax = int64_t(1) << 14;
 
-// y = k * x as at::mul_out(y, x, k) computes it: in float for the 16-bit
-// floats and float32 (k converted to float, one rounding), in double for
-// float64, modulo 2^64 for integers (bool read as 0 or 1).
+// y = 0 + k * x as at::add_out(y, 0, x, k) computes it: in float for the
+// 16-bit floats and float32 (k converted to float, one rounding), in double
+// for float64, modulo 2^64 for integers (bool read as 0 or 1). The 0 is
+// sum's identity: torch.sum of repeats of -0.0 is +0.0.
 template <typename src_t, typename dst_t>
 void scale_into(const src_t* x, int64_t n, int64_t k, dst_t* y) {
   if constexpr (std::is_same_v<dst_t, int64_t>) {
@@ -32,7 +33,7 @@ void scale_into(const src_t* x, int64_t n, int64_t k, dst_t* y) {
   } else {
     using math_t = std::conditional_t<std::is_same_v<src_t, double>, double, float>;
     const math_t kk = static_cast<math_t>(k);
-    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<dst_t>(static_cast<math_t>(x[i]) * kk);
+    for (int64_t i = 0; i < n; ++i) y[i] = static_cast<dst_t>(static_cast<math_t>(x[i]) * kk + math_t(0));
   }
 }
 
@@ -75,7 +76,7 @@ void SumFamily::fold_repeats(const at::Tensor& partial, int64_t k, const at::Ten
     return fold_repeats(at::view_as_real(partial), k, at::view_as_real(dest));
   }
   if (scale_by_loop(partial, k, dest)) return;
-  at::mul_out(const_cast<at::Tensor&>(dest), partial, c10::scalar_to_tensor(c10::Scalar(k)));
+  at::add_out(const_cast<at::Tensor&>(dest), c10::scalar_to_tensor(c10::Scalar(int64_t(0))), partial, c10::Scalar(k));
 }
 
 void ProdFamily::fill_empty(const at::Tensor& t) { t.fill_(1); }

@@ -261,9 +261,13 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   const at::Tensor out_kd = keepdim ? out : with_reduced_dims(out, mask);
   const int64_t expanded_bytes = input.numel() * static_cast<int64_t>(input.element_size());
   const bool fold_costs_more = input.device().is_cpu() && expanded_bytes <= kCpuRereadBeforeFoldBytes;
-  if (repeats > 1 && broadcast_dims.empty() && at::canCast(kout, out_kd.scalar_type()) && !fold_costs_more) {
-    // Every reduced dim of more than one element was of stride 0: the result
-    // is the op's fold of the input itself, in one kernel, where that kernel
+  if (broadcast_dims.empty() && at::canCast(kout, out_kd.scalar_type()) && !fold_costs_more) {
+    // Every reduced dim of more than one element was of stride 0, or there
+    // is no such dim (dims of size 1 only: the fold of one repeat, a map
+    // over the input in its own layout; read as a reduction of one-element
+    // rows, [176, 764, 23, 1] float32 permuted (2, 1, 0, 3) over dim 3 took
+    // 45.2 us against torch.sum's 26.3, H200). The result is the op's fold
+    // of the input itself, in one kernel, where that kernel
     // computes in the dtype the reduction would have (a cast and a copy of
     // the input first cost a second launch: [4, 6219] bfloat16 expanded
     // over dim 0 took 4.5 us, 1.4 folded directly, torch.sum 2.2 on the
