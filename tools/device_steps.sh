@@ -28,7 +28,7 @@ for step in "$@"; do
       rc=$?
       if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/logs/build.log" | head -40; log "build rc=$rc"; break; fi ;;
     tests)
-      timeout ${TEST_TIMEOUT:-330} python3 -m pytest -q -rfEs -p no:cacheprovider ${PYTEST_ARGS:-tests} > "$OUT/logs/tests.log" 2>&1
+      timeout ${TEST_TIMEOUT:-480} python3 -m pytest -q -rfEs -p no:cacheprovider ${PYTEST_ARGS:-tests} > "$OUT/logs/tests.log" 2>&1
       rc=$?; tail -30 "$OUT/logs/tests.log" ;;
     libtorch)
       timeout 300 python3 -m pytest -q -rA -p no:cacheprovider tests/test_libtorch.py > "$OUT/logs/libtorch.log" 2>&1
