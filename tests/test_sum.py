@@ -64,7 +64,7 @@ def test_expanded_dims_kept_and_reduced(n, reps, dtype, device, gen):
         assert_matches_torch(reduce_op.sum(x, (1, 2), dtype=torch.float64), x, (1, 2), False, torch.float64)
 
 
-# Reduced dims that are all repeats fold as k * x, in every dtype that fold
+# Reduced dims that are all repeats fold as 0 + k * x, in every dtype that fold
 # meets, below and above the size where the CPU's fold leaves its own loop
 # for at::add_out (16K elements). A complex's parts are scaled each on its
 # own: a complex multiply by k + 0j turned inf + 1j into inf + nan j, where
