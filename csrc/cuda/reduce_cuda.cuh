@@ -594,6 +594,7 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
     a.n_units = a.n_planes;
     a.group = static_cast<int>(T / a.C);
   }
+  a.set_output_steps(sizeof(in_t));
   const int64_t blocks = std::min(a.n_units, int64_t(sm_count()) * HostPolicy::kDenseBlocksPerSm);
   gpureduce_dense_tiles<Op, in_t, out_t>
       <<<static_cast<unsigned>(blocks), static_cast<unsigned>(T), 0, c10::cuda::getCurrentCUDAStream()>>>(a, x, y);

@@ -47,6 +47,23 @@ struct DenseArgs {
   OuterIndexer outer;     // plane -> output offset (its in_strides are the dense stream's)
   int64_t out_col_stride;
   int64_t total;  // elements in the stream
+  // Whole planes with group == 1: thread t's outputs q = t, t + kThreads, ...
+  // are (p, c) = (q / C, q % C), stepped by (step_p, step_c) and wrapped at
+  // C; with them the tile byte of (p, 0, c) and, for planes along one outer
+  // dim, the output's offset (set by DenseArgs::set_output_steps).
+  int step_p, step_c;
+  unsigned byte_step, byte_wrap;
+  int64_t out_step, out_wrap;
+
+  void set_output_steps(int64_t elem_bytes) {
+    step_p = static_cast<int>(DensePolicy::kThreads / C);
+    step_c = static_cast<int>(DensePolicy::kThreads % C);
+    byte_step = static_cast<unsigned>((step_p * plane + step_c) * elem_bytes);
+    byte_wrap = static_cast<unsigned>((plane - C) * elem_bytes);
+    const int64_t s0 = outer.ndim == 1 ? outer.out_strides[0] : 0;
+    out_step = step_p * s0 + step_c * out_col_stride;
+    out_wrap = s0 - C * out_col_stride;
+  }
 };
 
 // Output offset of plane p, column c.
@@ -69,7 +86,8 @@ struct DenseTileLayout {
   static constexpr int kPad = sizeof(in_t) < 4 ? 4 : static_cast<int>(sizeof(in_t));
   static constexpr int kRawBytes = DensePolicy::kTileBytes + 32;  // the tile and the vectors at both ends
   static constexpr int kBytes = kRawBytes + kRawBytes / 128 * kPad + kPad;
-  __device__ static __forceinline__ int64_t padded(int64_t byte) { return byte + byte / 128 * kPad; }
+  // Unsigned, so that the division is a shift.
+  __device__ static __forceinline__ unsigned padded(unsigned byte) { return byte + byte / 128 * kPad; }
 };
 
 // One thread's share of a tile in flight: up to kVecPerThread 16-byte
@@ -80,53 +98,65 @@ struct DenseTileLayout {
 template <typename in_t>
 struct TileLoad {
   uint4 r[DensePolicy::kVecPerThread];
-  int64_t nvec;
+  int nvec;  // 16-byte vectors of the tile, from a0 (at most 1024 + 1)
   uintptr_t a0;
 
   // Loads this thread's vectors of elements [e0, e0 + ne) of `in`; returns
   // the byte offset of element e0 from the 16-byte boundary below it.
-  __device__ __forceinline__ int64_t load(const in_t* __restrict__ in, int64_t total, int64_t e0, int64_t ne) {
+  // Indices are 32-bit and the bounds are tested once per tile: only the
+  // stream's first and last vectors can reach outside it (an element-wise
+  // load each), every other one is a plain 16-byte load.
+  __device__ __forceinline__ int load(const in_t* __restrict__ in, int64_t total, int64_t e0, int64_t ne) {
     const uintptr_t lo = reinterpret_cast<uintptr_t>(in);
     const uintptr_t hi = reinterpret_cast<uintptr_t>(in + total);
     const uintptr_t start = reinterpret_cast<uintptr_t>(in + e0);
+    const uintptr_t end16 = (reinterpret_cast<uintptr_t>(in + e0 + ne) + 15) & ~uintptr_t(15);
     a0 = start & ~uintptr_t(15);
-    nvec = static_cast<int64_t>(((reinterpret_cast<uintptr_t>(in + e0 + ne) + 15) & ~uintptr_t(15)) - a0) / 16;
+    nvec = static_cast<int>((end16 - a0) / 16);
+    // Vectors [whole_lo, whole_hi) lie wholly inside the stream.
+    const int whole_lo = a0 < lo ? 1 : 0;
+    const int whole_hi = end16 > hi ? nvec - 1 : nvec;
 #pragma unroll
     for (int u = 0; u < DensePolicy::kVecPerThread; ++u) {
-      const int64_t idx = threadIdx.x + int64_t(u) * blockDim.x;
-      const uintptr_t addr = a0 + static_cast<uintptr_t>(idx) * 16;
+      const int idx = static_cast<int>(threadIdx.x) + u * DensePolicy::kThreads;
       if (idx >= nvec) continue;
-      if (addr >= lo && addr + 16 <= hi) {
+      const uintptr_t addr = a0 + static_cast<uintptr_t>(idx) * 16;
+      if (idx >= whole_lo && idx < whole_hi) {
         r[u] = *reinterpret_cast<const uint4*>(addr);
-      } else {  // the stream's first or last vector only
-        uint4 part = make_uint4(0, 0, 0, 0);
-        for (int k = 0; k < int(16 / sizeof(in_t)); ++k) {
-          const uintptr_t ea = addr + k * sizeof(in_t);
-          if (ea >= lo && ea + sizeof(in_t) <= hi)
-            reinterpret_cast<in_t*>(&part)[k] = *reinterpret_cast<const in_t*>(ea);
-        }
-        r[u] = part;
+      } else {
+        r[u] = load_partial(addr, lo, hi);
       }
     }
-    return static_cast<int64_t>(start - a0);
+    return static_cast<int>(start - a0);
+  }
+
+  // The elements of the vector at addr that lie inside [lo, hi), zeros elsewhere.
+  __device__ __forceinline__ static uint4 load_partial(uintptr_t addr, uintptr_t lo, uintptr_t hi) {
+    uint4 part = make_uint4(0, 0, 0, 0);
+    for (int k = 0; k < int(16 / sizeof(in_t)); ++k) {
+      const uintptr_t ea = addr + k * sizeof(in_t);
+      if (ea >= lo && ea + sizeof(in_t) <= hi) reinterpret_cast<in_t*>(&part)[k] = *reinterpret_cast<const in_t*>(ea);
+    }
+    return part;
   }
 
   __device__ __forceinline__ void store(unsigned char* tile) const {
     using Layout = DenseTileLayout<in_t>;
 #pragma unroll
     for (int u = 0; u < DensePolicy::kVecPerThread; ++u) {
-      const int64_t idx = threadIdx.x + int64_t(u) * blockDim.x;
+      const int idx = static_cast<int>(threadIdx.x) + u * DensePolicy::kThreads;
       if (idx >= nvec) continue;
-      unsigned* w = reinterpret_cast<unsigned*>(tile + Layout::padded(idx * 16));  // 4-byte aligned (padding)
+      // 4-byte aligned (the padding)
+      unsigned* w = reinterpret_cast<unsigned*>(tile + Layout::padded(static_cast<unsigned>(idx) * 16));
       w[0] = r[u].x, w[1] = r[u].y, w[2] = r[u].z, w[3] = r[u].w;
     }
   }
 };
 
+// The element at unpadded byte offset `byte` of the tile.
 template <typename in_t>
-__device__ __forceinline__ in_t tile_element(const unsigned char* tile, int head, int i) {
-  const int byte = head + i * static_cast<int>(sizeof(in_t));
-  return *reinterpret_cast<const in_t*>(tile + byte + byte / 128 * DenseTileLayout<in_t>::kPad);
+__device__ __forceinline__ in_t tile_at(const unsigned char* tile, unsigned byte) {
+  return *reinterpret_cast<const in_t*>(tile + DenseTileLayout<in_t>::padded(byte));
 }
 
 // The tiles a block reads, in order: units blockIdx.x, blockIdx.x +
@@ -183,11 +213,11 @@ __global__ void __launch_bounds__(DensePolicy::kThreads, DensePolicy::kMinBlocks
   DenseTileCursor cur{static_cast<int64_t>(blockIdx.x), 0};
   if (!cur.valid(a)) return;
   TileLoad<in_t> next;
-  int64_t next_head = next.load(in, a.total, cur.first_element(a), cur.elements(a));
+  int next_head = next.load(in, a.total, cur.first_element(a), cur.elements(a));
   wide_t run = WideOp::identity();
   while (cur.valid(a)) {
     next.store(tile);
-    const int head = static_cast<int>(next_head);
+    const int head = next_head;
     __syncthreads();
     DenseTileCursor ahead = cur;
     ahead.advance(a);
@@ -195,27 +225,39 @@ __global__ void __launch_bounds__(DensePolicy::kThreads, DensePolicy::kMinBlocks
     const int64_t p0 = cur.first_plane(a), np = cur.planes(a), nr = cur.rows(a);
     // Indices inside a tile fit 32 bits (a tile holds at most 16 K elements).
     const int c32 = static_cast<int>(C), nr32 = static_cast<int>(nr);
+    constexpr unsigned E = sizeof(in_t);
     if (looped) {
-      // Output (p, c) = (q / C, q % C) for q = t, t + blockDim.x, ...: the
-      // quotient and remainder are stepped, not divided, at each output. A
-      // division by the runtime C cost as much as reading planes of two or
-      // three rows (H200: [1832202, 2, 7] float64 over dim 1 0.86x -> 1.13x
-      // of torch.sum, [12863801, 3, 5] float32 0.90x -> 0.97x).
-      const int plane32 = static_cast<int>(a.plane), np32 = static_cast<int>(np);
-      const int step_p = static_cast<int>(blockDim.x) / c32, step_c = static_cast<int>(blockDim.x) - step_p * c32;
-      int p = static_cast<int>(t) / c32, c = static_cast<int>(t) - p * c32;
+      // Output (p, c) = (q / C, q % C) for q = t, t + kThreads, ...: the
+      // quotient and remainder are stepped, not divided, at each output, and
+      // so are the tile byte of (p, 0, c) and the output's offset, by steps
+      // set on the host. A division by the runtime C cost as much as reading
+      // planes of two or three rows (H200: [1832202, 2, 7] float64 over dim 1
+      // 0.86x -> 1.13x of torch.sum, [12863801, 3, 5] float32 0.90x -> 0.97x),
+      // and 64-bit and signed index arithmetic made an output of three rows
+      // about 95 instructions (SASS, NOTES.md session 22).
+      const int np32 = static_cast<int>(np), R32 = static_cast<int>(a.R);
+      int p = static_cast<int>(p_slot), c = static_cast<int>(c_slot);
+      const unsigned row_bytes = static_cast<unsigned>(c32) * E;
+      unsigned byte = static_cast<unsigned>(head) + static_cast<unsigned>(p * static_cast<int>(a.plane) + c) * E;
+      const bool one_outer = a.outer.ndim == 1;
+      int64_t o = one_outer ? (p0 + p) * a.outer.out_strides[0] + c * a.out_col_stride : 0;
       while (p < np32) {
         acc_t acc = Op::identity();
-        for (int r = 0; r < nr32; ++r) acc = Op::reduce(acc, tile_element<in_t>(tile, head, p * plane32 + r * c32 + c));
-        out[dense_out_offset(a, p0 + p, c)] = Op::template project<out_t>(acc);
-        p += step_p, c += step_c;
-        if (c >= c32) c -= c32, ++p;
+        unsigned b = byte;
+#pragma unroll 4
+        for (int r = 0; r < R32; ++r, b += row_bytes) acc = Op::reduce(acc, tile_at<in_t>(tile, b));
+        out[one_outer ? o : dense_out_offset(a, p0 + p, c)] = Op::template project<out_t>(acc);
+        p += a.step_p, c += a.step_c, byte += a.byte_step, o += a.out_step;
+        if (c >= c32) c -= c32, ++p, byte += a.byte_wrap, o += a.out_wrap;
       }
     } else if (p_slot < np) {
       acc_t acc = Op::identity();
-      const int base = static_cast<int>(p_slot) * nr32 * c32 + static_cast<int>(c_slot);
-      for (int r = static_cast<int>(j_slot); r < nr32; r += g)
-        acc = Op::reduce(acc, tile_element<in_t>(tile, head, base + r * c32));
+      const unsigned row_bytes = static_cast<unsigned>(c32) * E;
+      unsigned b = static_cast<unsigned>(head) +
+                   static_cast<unsigned>((static_cast<int>(p_slot) * nr32 + static_cast<int>(j_slot)) * c32 +
+                                         static_cast<int>(c_slot)) * E;
+      for (int r = static_cast<int>(j_slot); r < nr32; r += g, b += g * row_bytes)
+        acc = Op::reduce(acc, tile_at<in_t>(tile, b));
       run = WideOp::combine(run, static_cast<wide_t>(acc));
     }
     if (!looped && cur.last_of_unit(a)) {
