@@ -360,6 +360,36 @@ def test_ragged_rows_several_per_output(shape, dims, offset, dtype):
         assert names and all(re.search(rf", float, float, {vec}, 1>\(", k) for k in names), names
 
 
+# Outputs of several rows read an element per load (no vector fits the rows'
+# width, start or stride) walk their chunks with the row and column stepped
+# rather than divided per chunk (ChunkWalk in engine/rows.cuh), carrying a
+# column past its row's end: rows shorter than a lane group (26 < 32: a
+# step crosses a row), longer ones (143 * 30, 1222), few outputs (the split
+# rows kernel, whose blocks' ranges start mid-row), and a permuted view whose
+# rows are strided. The flag: float32 runs a rows kernel of element loads.
+ELEMENT_ROW_CASES = [
+    ((15, 6947, 1, 26), (0, 2, 3), True), ((7, 267, 30, 143), (0, 2, 3), True), ((3, 5, 1222), (0, 2), True),
+    ((9, 7, 100003), (0, 2), True), ((2, 33, 26), (0, 2), True),
+    ((40, 300, 50), (0, 1), False),  # permuted below to [50, 40, 300] over (1, 2)
+]
+
+
+@pytest.mark.parametrize("case", range(len(ELEMENT_ROW_CASES)))
+@pytest.mark.parametrize("offset", [0, 1])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64, torch.int8, torch.int64], ids=str)
+def test_rows_of_element_loads_several_per_output(case, offset, dtype):
+    shape, dims, element_rows = ELEMENT_ROW_CASES[case]
+    x = _offset_cuda(shape, dtype, offset)
+    if case == len(ELEMENT_ROW_CASES) - 1:
+        x, dims = x.permute(2, 0, 1), (1, 2)
+    assert_matches_torch(reduce_op.sum(x, dims), x, dims, False)
+    assert torch.equal(reduce_op.sum(x, dims), reduce_op.sum(x, dims))
+    if dtype == torch.float32 and offset == 1 and element_rows:
+        names = _kernels_run(lambda: reduce_op.sum(x, dims))
+        element_rows_kernel = r"gpureduce_(inner|split)_rows<[^>]*, float, float, 1, 1[,>]"
+        assert any(re.search(element_rows_kernel, k) for k in names), names
+
+
 # Columns passes split along their rows: splits of 2 to 8 blocks are
 # finished inside a thread-block cluster (sm_90), larger ones through a
 # ticket; columns of a vector and narrower ones, one and several outer

@@ -227,6 +227,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     // A dependent scheduled early holds an SM slot: only a grid of one wave
     // lets the next kernel in from its start.
     a.early_trigger = split * p.n_out <= split_wave;
+    a.template set_chunk_step<V>(a.block_chunks == 0 ? split * threads : threads);
     const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
     at::Tensor workspace;
     if (split > 1) a.partials = partials_workspace<wide_t>(like, workspace, p.n_out * split);
@@ -276,6 +277,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
                                latency_blocks <= resident_blocks);
   if (latency_bound) {
     a.group = static_cast<int>(lane_per_chunk);
+    a.template set_chunk_step<V>(a.group);
     int64_t threads = Policy::kThreads;
     while (threads > HostPolicy::kMinLatencyThreads && ceil_div(p.n_out, threads / a.group) < sms) threads /= 2;
     gpureduce_inner_rows<Op, in_t, out_t, V, kStep>
@@ -306,6 +308,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     }
   }
   a.group = static_cast<int>(std::min<int64_t>(lanes_wanted, 32));
+  a.template set_chunk_step<V>(a.group);
   const int64_t groups_per_block = Policy::kThreads / a.group;
   const int64_t blocks = std::min(ceil_div(p.n_out, groups_per_block), resident_blocks * HostPolicy::kInnerRowsBlocksPerSlot);
   constexpr int kShortBlocks = EnginePolicy::template short_inner_rows_blocks_per_sm<in_t, V>();

@@ -40,6 +40,23 @@ struct RowsArgs {
   int ragged;
   int64_t row_len;
   acc_t* partials;  // [n_out][split]
+  // A thread's chunks c, c + step, ... (ChunkWalk), set on the host for
+  // the launch's step by set_chunk_step: the columns a step adds (step %
+  // chunks_per_row; 0 for one row per output, where no column carries), the
+  // element offset it adds, and the offset a carry into the next row adds.
+  int64_t step_cols, step_offset, carry_offset;
+
+  template <int V>
+  void set_chunk_step(int64_t step) {
+    const int64_t chunk_elems = V * elem_stride;
+    if (chunks == chunks_per_row) {
+      step_cols = 0, step_offset = step * chunk_elems, carry_offset = 0;
+    } else {
+      step_cols = step % chunks_per_row;
+      step_offset = step / chunks_per_row * row_stride + step_cols * chunk_elems;
+      carry_offset = row_stride - chunks_per_row * chunk_elems;
+    }
+  }
 };
 
 template <int V, typename acc_t>
@@ -48,6 +65,43 @@ __device__ __forceinline__ int64_t chunk_offset(const RowsArgs<acc_t>& a, int64_
   const int64_t row = static_cast<int64_t>(a.row_div.div(static_cast<uint64_t>(c)));
   return row * a.row_stride + (c - row * a.chunks_per_row) * V * a.elem_stride;
 }
+
+// The chunks c, c + step, c + 2 step, ... of an output, their element
+// offsets stepped rather than divided (chunk_offset: a 64-bit division and
+// multiplies, about 20 instructions a load): a thread's first chunk is
+// divided into its row and column once, and each step adds the columns and
+// offset that the host set for the launch's step (RowsArgs::set_chunk_step),
+// carrying a column past the row's end into the next row.
+struct ChunkWalk {
+  int64_t off;  // elements from the output's first element to the chunk
+  int64_t col;  // the chunk's column in its row (0 for one row per output)
+
+  template <int V, typename acc_t>
+  __device__ __forceinline__ static ChunkWalk at(const RowsArgs<acc_t>& a, int64_t c) {
+    if (a.chunks == a.chunks_per_row) return {c * V * a.elem_stride, 0};
+    const int64_t row = static_cast<int64_t>(a.row_div.div(static_cast<uint64_t>(c)));
+    const int64_t col = c - row * a.chunks_per_row;
+    return {row * a.row_stride + col * V * a.elem_stride, col};
+  }
+  template <typename acc_t>
+  __device__ __forceinline__ int64_t next(const RowsArgs<acc_t>& a) {
+    const int64_t at = off;
+    col += a.step_cols;
+    off += a.step_offset;
+    if (col >= a.chunks_per_row) col -= a.chunks_per_row, off += a.carry_offset;
+    return at;
+  }
+};
+
+// Whether a rows instance walks its chunks stepped (ChunkWalk): loads of
+// one element, where the division cost 176 instructions a round of four
+// loads against 80 stepped (float32, SASS). Vector instances keep the
+// division, which their 16-byte loads amortise: stepped, 16-bit vectors
+// held to 40 registers (three blocks per SM) and bytes summed in int64
+// spilled, and float32 vectors issued their round's loads one or three at
+// a time rather than four (NOTES.md session 22).
+template <typename in_t, int V>
+constexpr bool kSteppedChunks = V == 1;
 
 // Elements of a ragged row before its first 16-byte boundary.
 template <typename in_t>
@@ -156,12 +210,22 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
   wide_t acc[U];
 #pragma unroll
   for (int u = 0; u < U; ++u) acc[u] = WideOp::identity();
+  ChunkWalk walk{};
+  if constexpr (kSteppedChunks<in_t, V>) walk = ChunkWalk::at<V>(a, c);
+  // The offset of chunk c + u * step, the u-th of a round (stepped: called
+  // for each chunk in turn).
+  auto offset = [&](int u) -> int64_t {
+    if constexpr (kSteppedChunks<in_t, V>) {
+      return walk.next(a);
+    } else {
+      return chunk_offset<V>(a, c + u * step);
+    }
+  };
   if constexpr (V == 16 && kStep == 1 && Op::template packs_bytes<in_t>()) {
     for (; c + (U - 1) * step < end; c += U * step) {
       uint4 w[U];
 #pragma unroll
-      for (int u = 0; u < U; ++u)
-        w[u] = *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c + u * step));
+      for (int u = 0; u < U; ++u) w[u] = *reinterpret_cast<const uint4*>(base + offset(u));
 #pragma unroll
       for (int u = 0; u < U; ++u)
         acc[u] = WideOp::combine(acc[u], Op::template reduce_packed_bytes<in_t>(w[u]));
@@ -170,22 +234,26 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
       uint4 w[U - 1];
 #pragma unroll
       for (int u = 0; u < U - 1; ++u)
-        if (c + u * step < end) w[u] = *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c + u * step));
+        if (c + u * step < end) w[u] = *reinterpret_cast<const uint4*>(base + offset(u));
 #pragma unroll
       for (int u = 0; u < U - 1; ++u)
         if (c + u * step < end) acc[u] = WideOp::combine(acc[u], Op::template reduce_packed_bytes<in_t>(w[u]));
     } else {
       for (; c < end; c += step)
         acc[0] = WideOp::combine(acc[0], Op::template reduce_packed_bytes<in_t>(
-                                             *reinterpret_cast<const uint4*>(base + chunk_offset<V>(a, c))));
+                                             *reinterpret_cast<const uint4*>(base + offset(0))));
     }
   } else {
     for (; c + (U - 1) * step < end; c += U * step) {
       alignas(16) in_t v[U][V];
 #pragma unroll
-      for (int u = 0; u < U; ++u) load_vec<V>(base + chunk_offset<V>(a, c + u * step), v[u]);
+      for (int u = 0; u < U; ++u) load_vec<V>(base + offset(u), v[u]);
+      // Stepped, the round's adds go last chunk first, so that the first add
+      // waits on the last load: in chunk order ptxas issued each add right
+      // after its load, and the loads went out one at a time (SASS).
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
+      for (int k = 0; k < U; ++k) {
+        const int u = kSteppedChunks<in_t, V> ? U - 1 - k : k;
         in_t picked[P];
         pick_every<V, kStep>(v[u], picked);
         acc[u] = WideOp::combine(acc[u], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
@@ -195,7 +263,7 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
       alignas(16) in_t v[U - 1][V];
 #pragma unroll
       for (int u = 0; u < U - 1; ++u)
-        if (c + u * step < end) load_vec<V>(base + chunk_offset<V>(a, c + u * step), v[u]);
+        if (c + u * step < end) load_vec<V>(base + offset(u), v[u]);
 #pragma unroll
       for (int u = 0; u < U - 1; ++u) {
         if (c + u * step < end) {
@@ -207,7 +275,7 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
     } else {
       for (; c < end; c += step) {
         alignas(16) in_t v[V];
-        load_vec<V>(base + chunk_offset<V>(a, c), v);
+        load_vec<V>(base + offset(0), v);
         in_t picked[P];
         pick_every<V, kStep>(v, picked);
         acc[0] = WideOp::combine(acc[0], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
