@@ -588,6 +588,7 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
     // of 7 rows: 2.89 us against torch.sum's 2.00).
     const int64_t outs = a.planes_per_tile * a.C;
     a.group = outs * 2 <= T ? static_cast<int>(std::min(T / outs, pow2_at_least(a.R))) : 1;
+    if (a.group == 1) a.set_output_steps(sizeof(in_t));  // outputs looped over (engine/dense.cuh)
   } else {
     // A block per plane: only with enough planes to fill the GPU (145 planes
     // of [145, 35479, 13] over dim 1 ran at 0.33x of torch.sum).
@@ -597,7 +598,6 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
     a.n_units = a.n_planes;
     a.group = static_cast<int>(T / a.C);
   }
-  a.set_output_steps(sizeof(in_t));
   const int64_t blocks = std::min(a.n_units, int64_t(sm_count()) * HostPolicy::kDenseBlocksPerSm);
   gpureduce_dense_tiles<Op, in_t, out_t>
       <<<static_cast<unsigned>(blocks), static_cast<unsigned>(T), 0, c10::cuda::getCurrentCUDAStream()>>>(a, x, y);

@@ -47,7 +47,7 @@ struct DenseArgs {
   OuterIndexer outer;     // plane -> output offset (its in_strides are the dense stream's)
   int64_t out_col_stride;
   int64_t total;  // elements in the stream
-  // Whole planes with group == 1: thread t's outputs q = t, t + kThreads, ...
+  // Whole planes with group == 1 (set only for those): thread t's outputs q = t, t + kThreads, ...
   // are (p, c) = (q / C, q % C), stepped by (step_p, step_c) and wrapped at
   // C; with them the tile byte of (p, 0, c) and, for planes along one outer
   // dim, the output's offset (set by DenseArgs::set_output_steps).

@@ -100,7 +100,7 @@ struct ChunkWalk {
 // held to 40 registers (three blocks per SM) and bytes summed in int64
 // spilled, and float32 vectors issued their round's loads one or three at
 // a time rather than four (NOTES.md session 22).
-template <typename in_t, int V>
+template <int V>
 constexpr bool kSteppedChunks = V == 1;
 
 // Elements of a ragged row before its first 16-byte boundary.
@@ -211,11 +211,11 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
 #pragma unroll
   for (int u = 0; u < U; ++u) acc[u] = WideOp::identity();
   ChunkWalk walk{};
-  if constexpr (kSteppedChunks<in_t, V>) walk = ChunkWalk::at<V>(a, c);
+  if constexpr (kSteppedChunks<V>) walk = ChunkWalk::at<V>(a, c);
   // The offset of chunk c + u * step, the u-th of a round (stepped: called
   // for each chunk in turn).
   auto offset = [&](int u) -> int64_t {
-    if constexpr (kSteppedChunks<in_t, V>) {
+    if constexpr (kSteppedChunks<V>) {
       return walk.next(a);
     } else {
       return chunk_offset<V>(a, c + u * step);
@@ -253,7 +253,7 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
       // after its load, and the loads went out one at a time (SASS).
 #pragma unroll
       for (int k = 0; k < U; ++k) {
-        const int u = kSteppedChunks<in_t, V> ? U - 1 - k : k;
+        const int u = kSteppedChunks<V> ? U - 1 - k : k;
         in_t picked[P];
         pick_every<V, kStep>(v[u], picked);
         acc[u] = WideOp::combine(acc[u], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
