@@ -61,14 +61,16 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64):
             f = x.float().sign().add(2.0)
             p = torch.ops.gpureduce.prod.dim_int(f, dim, False)
             assert torch.allclose(p.cpu(), torch.prod(f.cpu(), dim), rtol=1e-3), (dtype, shape)
-# Stream columns (dense planes of at most 64 narrow columns, planes of 32 KB
+# Stream columns (dense planes of at most 256 narrow columns, planes of 32 KB
 # or more, 512 bytes for 2-byte elements, in passes of 1 MB or more): one
-# plane split over blocks (ticket finish), planes of a block each and small
-# 16-bit planes several to a block, periods of 1 to 63 threads, from a
-# 16-byte boundary and one and three elements off (partial vectors at both ends).
+# plane split over blocks (a block a column combines the partials), a few
+# planes split (several columns a finish block), planes of a block each and
+# small 16-bit planes several to a block, periods of 1 to 255 threads, from
+# a 16-byte boundary and one and three elements off (partial vectors at both
+# ends).
 for dtype in (torch.float32, torch.float16, torch.int16, torch.float64):
     for shape in ((1, 90000, 7), (3, 30000, 11), (40, 3000, 13), (8, 5000, 63), (30, 4000, 6), (2, 200000, 2),
-                  (3000, 26, 13), (2000, 40, 7)):
+                  (3000, 26, 13), (2000, 40, 7), (1, 9000, 71), (3, 3000, 255), (40, 300, 129), (300, 30, 201)):
         n = shape[0] * shape[1] * shape[2]
         for off in (0, 1, 3):
             x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)

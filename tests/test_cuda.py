@@ -235,9 +235,10 @@ def test_split_rows_workload(args):
 # on the H200's 132 SMs). Small passes (under 1 MB and 2^18 elements: 87381
 # rows of 3, not 87382) are bound by latency and take the rows kernels, or
 # the columns kernel where planes have at most 64 rows (64, not 65). Up to
-# 64 columns in planes of 512 bytes or more (2-byte elements) or 32 KB or
+# 256 columns in planes of 512 bytes or more (2-byte elements) or 32 KB or
 # more (4 and 8 bytes) take the stream-columns kernel (test_stream_columns),
-# so the row tiles are checked with 67 columns; other columns of 4- or 8-byte
+# so the row tiles (planes over 16 KB) are left to 1-byte elements, checked
+# here with 67 columns (neither flag); other columns of 4- or 8-byte
 # elements over 8 rows or more take the columns kernel at any size (7 rows,
 # not 8). The flags say whether float32 and bfloat16 take the tiles.
 DENSE_CASES = [
@@ -248,7 +249,7 @@ DENSE_CASES = [
     ((5, 3000, 7), 1, False, False), ((100003, 3), 0, False, False), ((1, 5), 1, False, False),
     ((13000, 7, 3), 1, True, True), ((11000, 8, 3), 1, False, True), ((87382, 3), 1, True, True),
     ((87381, 3), 1, False, False), ((200, 65, 3), 1, False, True), ((200, 64, 3), 1, False, False),
-    ((600, 300, 67), 1, False, True), ((500, 300, 67), 1, False, False),
+    ((600, 300, 67), 1, False, False), ((500, 300, 67), 1, False, False),
     # Small single planes of many rows: 64 and 128 threads a column whose
     # partials one thread then combines (C = 4, and C = 2 with a group of 128).
     ((1, 1270, 4), 1, False, True), ((1, 2970, 2), 1, False, True),
@@ -270,17 +271,22 @@ def test_dense_tiles(case, dtype):
         assert any("gpureduce_dense_tiles" in n for n in names) == expected[dtype], names
 
 
-# Dense planes of at most 64 columns that no 16-byte vector fits, with
+# Dense planes of at most 256 columns that no 16-byte vector fits, with
 # planes of at least 32 KB (512 bytes for 2-byte elements) in passes of at
 # least 1 MB, go to the stream-columns kernel: one plane split over blocks, a
-# few planes (split) and many (a block each, or several to a block), periods
-# P = C / gcd(C, VE) from 1 to 63, from a 16-byte boundary and three elements
-# off. Columns a narrower vector fits (float32 pairs, unless too few for
-# vectors to pay), more than 64 columns, small planes and small passes go
-# elsewhere. The flags say whether float32 and bfloat16 take it.
+# few planes (split, the partials combined several columns a block or a
+# block a column) and many (a block each, or several to a block), periods
+# P = C / gcd(C, VE) from 1 to 255, from a 16-byte boundary and three
+# elements off. Columns a narrower vector fits (float32 pairs, unless too few
+# for vectors to pay), more than 256 columns, planes that give each thread
+# of a period fewer than 4 vectors (8 rows of 45 bfloat16), small planes and
+# small passes go elsewhere. The flags say whether float32 and bfloat16 take
+# it.
 STREAM_COLUMN_CASES = [
     ((1, 300000, 3), True, True), ((3, 100003, 7), True, True), ((40, 9000, 11), True, True),
-    ((100, 1500, 13), True, True), ((64, 4000, 63), True, True), ((64, 4000, 65), False, False),
+    ((100, 1500, 13), True, True), ((64, 4000, 63), True, True), ((64, 4000, 65), True, True),
+    ((16, 2000, 255), True, True), ((3, 3000, 257), False, False), ((1, 40000, 129), True, True),
+    ((4000, 8, 45), False, False), ((2000, 32, 45), False, True),
     ((2000, 700, 6), False, True),    # float32 pairs; bfloat16 planes of 8.4 KB, several a block
     ((40, 30000, 2), False, True),    # float32 pairs; 40 bfloat16 pairs too few for 4-byte vectors
     ((2, 26215, 5), True, False),     # float32 1048600 bytes; bfloat16 half that
@@ -301,7 +307,7 @@ def test_stream_columns(case, offset, dtype):
     shape, stream_f32, stream_bf16 = STREAM_COLUMN_CASES[case]
     x = _offset_cuda(shape, dtype, offset)
     assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
-    assert torch.equal(reduce_op.sum(x, 1), reduce_op.sum(x, 1))  # bitwise repeatable (split ticket too)
+    assert torch.equal(reduce_op.sum(x, 1), reduce_op.sum(x, 1))  # bitwise repeatable (split too)
     if dtype in (torch.bfloat16, torch.float16):
         assert_matches_torch(reduce_op.sum(x, 1, True, dtype=torch.float32), x, 1, True, dtype=torch.float32)
     expected = {torch.float32: stream_f32, torch.bfloat16: stream_bf16}

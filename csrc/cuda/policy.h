@@ -154,6 +154,9 @@ struct HostPolicy {
   // faster through the columns kernel (0.95-0.98 in the same A/B).
   static constexpr int64_t kStreamColumnsMinPlaneBytes = int64_t(32) << 10;
   static constexpr int64_t kStreamColumnsMinPlaneBytes16 = 512;
+  // Threads of a finish block that combines several outputs' partials
+  // (splits of up to 32 ways).
+  static constexpr int64_t kFinishGroupedThreads = 256;
 };
 
 }  // namespace cuda

@@ -59,11 +59,26 @@ inline int64_t split_for_waves(int64_t n_out, int64_t wave, int64_t max_split) {
   return best;
 }
 
-// Threads of the kernel that combines a split pass's partials: a thread per
-// partial where a block holds them all (396 for a full sum), so that each
-// makes one load, not two in a row, on the path the next kernel waits for.
-inline int64_t finish_threads(int64_t split) {
-  return std::min<int64_t>(std::max<int64_t>(pow2_at_least(split), 32), EnginePolicy::kThreads);
+// Launches the kernel that combines a split pass's partials ([n_out][split])
+// as a programmatic dependent of the pass. A thread per partial: a block per
+// output where a block holds them all (396 for a full sum), so that each
+// thread makes one load, not two in a row, on the path the next kernel waits
+// for; several outputs a block for splits of up to 32, where a block per
+// output launched thousands of blocks of a warp ([89, 782, 241] int16 over
+// dim 1, 21449 outputs of a few partials each: 41.2 us, 16.8 grouped; H200,
+// NOTES.md session 23).
+template <class PartialOp, typename out_t>
+void launch_finish_partials(const typename PartialOp::acc_type* partials, int64_t split, int64_t n_out,
+                            const OuterIndexer& outer, int64_t n_cols, int64_t out_col_stride, out_t* y,
+                            cudaStream_t stream) {
+  const int64_t group = std::min<int64_t>(pow2_at_least(split), EnginePolicy::kThreads);
+  const int64_t per_block = group > 32 ? 1 : std::min<int64_t>(HostPolicy::kFinishGroupedThreads / group, n_out);
+  const int64_t threads = ceil_div(group * per_block, 32) * 32;  // whole warps (group_reduce)
+  const int64_t blocks = ceil_div(n_out, per_block);
+  TORCH_CHECK(blocks < (int64_t(1) << 31), "gpureduce: too many outputs for one finish");
+  launch_kernel(gpureduce_finish_partials<PartialOp, out_t>, dim3(static_cast<unsigned>(blocks)),
+                dim3(static_cast<unsigned>(threads)), stream, /*pdl=*/true, partials, static_cast<int>(split),
+                static_cast<int>(group), n_out, outer, n_cols, out_col_stride, y);
 }
 
 inline bool outer_strides_divisible(const OuterIndexer& outer, int64_t v) {
@@ -237,9 +252,8 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     // plain second launch, NOTES.md).
     launch_kernel(split_kernel, grid, dim3(static_cast<unsigned>(threads)), stream, /*pdl=*/true, a, x, y);
     if (split > 1) {
-      launch_kernel(gpureduce_finish_partials<typename Op::wide_op, out_t>, dim3(static_cast<unsigned>(p.n_out)),
-                    dim3(static_cast<unsigned>(finish_threads(split))), stream, /*pdl=*/true,
-                    static_cast<const wide_t*>(a.partials), a.split, p.outer, y);
+      launch_finish_partials<typename Op::wide_op>(static_cast<const wide_t*>(a.partials), split, p.n_out, p.outer,
+                                                   int64_t(1), int64_t(0), y, stream);
     }
     return;
   }
@@ -435,7 +449,18 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
         while (cap < HostPolicy::kMaxLatencyRowThreads && cap * 2 * HostPolicy::kRowsPerColumnThread <= a.n_rows)
           cap *= 2;
       }
+      const int64_t by_packed = by;
       by = std::min({std::max(by, pow2_at_least(ceil_div(a.n_rows, Policy::kUnroll))), cap, by_fits});
+      // Only as many as keep the blocks within the wave: each doubling
+      // halves the outer indices a block takes and doubles the blocks, and
+      // past one wave the pass pays a second round of blocks for walks half
+      // as long. A/B on the H200 over 60 made [B, R, C] passes of 0.25 to
+      // 64 MB (NOTES.md session 23): 9 faster by over 5%, 1 slower;
+      // [9079, 34, 24] bfloat16 over dim 1 11.8 -> 8.2 us, [27373, 81, 4]
+      // float32 18.4 -> 14.5 (torch.sum 14.4).
+      while (by > by_packed && ceil_div(a.n_outer, std::max<int64_t>(Policy::kThreads / (by * a.vec_cols), 1)) >
+                                   resident_blocks)
+        by /= 2;
       a.outer_group = std::min<int64_t>(std::max<int64_t>(Policy::kThreads / (by * a.vec_cols), 1), a.n_outer);
     }
     block_x = a.outer_group * a.vec_cols;
@@ -606,15 +631,16 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
 }
 
 // Launches the stream-columns kernel (engine/stream_columns.cuh) for dense
-// planes of at most 64 columns that no vector fits, if it suits them: passes
+// planes of at most 256 columns that no vector fits, if it suits them: passes
 // of at least 1 MB, planes of at least 32 KB (512 bytes for 2-byte elements,
-// several planes to a block). A/B on the H200 (NOTES.md, session 12): from
+// several planes to a block) that give each thread of a period at least
+// kMinVecsPerPeriodThread vectors. A/B on the H200 (NOTES.md, session 12): from
 // 1 MB, planes of 32 KB, geometric mean of speedup over torch.sum 1.06 ->
 // 1.43 over 217 passes, below 0.97x 111 -> 40; 16-bit planes of 512 bytes to
 // 32 KB, 169 passes, below 0.97x 82 -> 48 ([248901, 246, 7] bfloat16 over
 // dim 1 565 -> 275 us, torch.sum 438), while 4- and 8-byte ones lost to the
 // columns kernel (2-5%). Smaller passes lost (blocks too short for the tree
-// and the ticket: [2, 9362, 7] float16 over dim 1 6.5 -> 7.8 us). Returns
+// and the split's finish: [2, 9362, 7] float16 over dim 1 6.5 -> 7.8 us). Returns
 // false, launching nothing, otherwise.
 template <class Op, typename in_t, typename out_t>
 bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at::Tensor& like) {
@@ -639,6 +665,8 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
     a.C = d.C;
     a.plane = d.plane;
     const int64_t P = d.C / std::gcd(d.C, VE);
+    const int64_t plane_vecs = ceil_div(d.plane, VE);
+    if (plane_vecs < StreamColumnsPolicy::kMinVecsPerPeriodThread * P) return false;
     a.period = static_cast<int>(P);
     a.phase = static_cast<int>(reinterpret_cast<uintptr_t>(x) % 16 / sizeof(in_t));
     // Threads per plane: a multiple of P, at least C (a thread per column at
@@ -647,7 +675,6 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
     // each (as many as fit, their lane sums, groups * P * VE, within scratch).
     constexpr int64_t kVecs = StreamColumnsPolicy::kVecsPerThread;
     constexpr int64_t kMaxT = StreamColumnsPolicy::kMaxThreads;
-    const int64_t plane_vecs = ceil_div(d.plane, VE);
     const int64_t m = std::clamp(ceil_div(plane_vecs, P * kVecs), ceil_div(d.C, P), kMaxT / P);
     const int64_t group_threads = P * m;
     // Not so many planes a block that the grid gives the SMs fewer than two
@@ -673,12 +700,26 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
     a.split = static_cast<int>(split);
     const int64_t blocks = ceil_div(d.n_planes, groups);
     TORCH_CHECK(blocks < (int64_t(1) << 31), "gpureduce: too many planes for one stream-columns pass");
+    const auto stream = c10::cuda::getCurrentCUDAStream();
+    const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(split));
+    if (split == 1) {
+      launch_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, /*pdl=*/false, a, x, y);
+      return true;
+    }
+    // A split plane's partials are combined by a second launch
+    // (launch_finish_partials), scheduled while the first runs. The last block to arrive had
+    // finished each plane through an atomic ticket, its threads combining
+    // T / C columns' partials each, one L2 round trip after another: for
+    // wide columns (two threads a column) that chain outlasted the read
+    // ([1, 42323, 237] float32 over dim 1: 29 us with the ticket, 15.9 now,
+    // 20 with element loads through the columns kernel; over 40 passes of
+    // 1 to 100 planes of at most 64 columns, below 0.97x of torch.sum 10 ->
+    // 2, [1, 43297, 15] float32 10.6 -> 7.7 us; H200, NOTES.md session 23).
     at::Tensor workspace;
-    if (split > 1)
-      std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(like, workspace, d.n_planes, split * d.n_planes * d.C);
-    kernel<<<dim3(static_cast<unsigned>(blocks), static_cast<unsigned>(split)), static_cast<unsigned>(T), 0,
-             c10::cuda::getCurrentCUDAStream()>>>(a, x, y);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    a.partials = partials_workspace<acc_t>(like, workspace, split * d.n_planes * d.C);
+    launch_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, /*pdl=*/false, a, x, y);
+    launch_finish_partials<Op>(static_cast<const acc_t*>(a.partials), split, d.n_planes * d.C, d.outer, d.C,
+                               d.out_col_stride, y, stream);
     return true;
   }
 }

@@ -201,5 +201,31 @@ __device__ __forceinline__ void allow_next_grid() {
 #endif
 }
 
+// The second launch of a split pass (split rows, split stream columns):
+// output o's `split` partials ([n_out][split], accumulators of PartialOp)
+// are combined in slot order by a group of `group` threads (a power of two:
+// a whole block above 32, else blockDim.x / group outputs a block). Output
+// o is column o % n_cols of outer index o / n_cols (n_cols 1 for rows).
+template <class PartialOp, typename out_t>
+__global__ void __launch_bounds__(EnginePolicy::kThreads)
+    gpureduce_finish_partials(const typename PartialOp::acc_type* __restrict__ partials, int split, int group,
+                              int64_t n_out, OuterIndexer outer, int64_t n_cols, int64_t out_col_stride,
+                              out_t* __restrict__ out) {
+  using acc_t = typename PartialOp::acc_type;
+  wait_for_prior_grid();
+  allow_next_grid();
+  const int64_t o = static_cast<int64_t>(blockIdx.x) * (blockDim.x / group) + threadIdx.x / group;
+  const int lane = threadIdx.x % group;
+  acc_t acc = PartialOp::identity();
+  if (o < n_out)
+    for (int i = lane; i < split; i += group) acc = PartialOp::combine(acc, partials[o * split + i]);
+  acc = group > 32 ? block_reduce<PartialOp>(acc) : group_reduce<PartialOp>(acc, group);
+  if (lane == 0 && o < n_out) {
+    int64_t in_off, out_off;
+    outer.offsets(o / n_cols, in_off, out_off);
+    out[out_off + o % n_cols * out_col_stride] = PartialOp::template project<out_t>(acc);
+  }
+}
+
 }  // namespace cuda
 }  // namespace gpureduce

@@ -566,24 +566,5 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
   allow_next_grid();
 }
 
-// The second launch of a split rows pass: block o combines output o's
-// `split` partials in slot order.
-template <class WideOp, typename out_t>
-__global__ void __launch_bounds__(EnginePolicy::kThreads)
-    gpureduce_finish_partials(const typename WideOp::acc_type* __restrict__ partials, int split,
-                                  OuterIndexer outer, out_t* __restrict__ out) {
-  using wide_t = typename WideOp::acc_type;
-  wait_for_prior_grid();
-  allow_next_grid();
-  const int64_t o = blockIdx.x;
-  wide_t acc = WideOp::identity();
-  for (int i = threadIdx.x; i < split; i += blockDim.x) acc = WideOp::combine(acc, partials[o * split + i]);
-  acc = block_reduce<WideOp>(acc);
-  if (threadIdx.x == 0) {
-    int64_t in_off, out_off;
-    outer.offsets(o, in_off, out_off);
-    out[out_off] = WideOp::template project<out_t>(acc);
-  }
-}
 }  // namespace cuda
 }  // namespace gpureduce

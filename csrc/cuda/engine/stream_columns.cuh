@@ -14,7 +14,9 @@
 // the range's two ends are added element by element. Every combine has a
 // fixed order, so results are bitwise reproducible. Planes too small for a
 // block's threads share a block, a group of threads each; a plane split
-// across blocks is finished by the last block to arrive (an atomic ticket).
+// across blocks writes a partial per column and block, which
+// gpureduce_finish_partials, launched after it as a programmatic dependent,
+// combines in a fixed order.
 //
 // Against the columns kernel's element loads and the dense tiles (H200,
 // NOTES.md session 12): [4440, 9807, 11] float16 over dim 1 538 -> 251 us
@@ -37,20 +39,32 @@ struct StreamColumnsArgs {
   int period;         // P: threads this far apart read the same columns
   int group_threads;  // threads per plane (a multiple of P); a block holds blockDim.x / group_threads planes
   int phase;          // elements from the 16-byte boundary at or below the input to it
-  acc_t* partials;     // [split][n_planes * C]
-  unsigned* counters;  // [n_planes]
+  acc_t* partials;  // [n_planes * C][split]
 };
 
 struct StreamColumnsPolicy {
   static constexpr int kMaxThreads = 512;
   static constexpr int kUnroll = 4;
-  // At most this many columns: the lane sums (P * VE) and the block's
-  // threads (at least C) stay small.
-  static constexpr int kMaxColumns = 64;
+  // At most this many columns, so that a block's P * VE lane sums (P <= C)
+  // fit its scratch (kMaxThreads / 2 slots a lane) and its threads (at
+  // least C) fit a block. Up to 64 before: wider columns no vector fits
+  // took the columns kernel's element loads, at 0.72-0.98x of torch.sum
+  // where they run at 1.5-2x here ([2, 543744, 203] bfloat16 over dim 1
+  // 237 -> 106 us, torch.sum 175; H200, NOTES.md session 23).
+  static constexpr int kMaxColumns = 256;
   // A plane gives each of its threads about this many vectors (fewer
   // threads for smaller planes, down to P or C): 16 against 8 on the H200,
   // 64 MB of planes of 32-128 KB 26.5 -> 24.5 us.
   static constexpr int kVecsPerThread = 16;
+  // A plane must give each of its P threads of distinct columns at least
+  // this many vectors: planes of fewer rows (R * gcd(C, VE) < 4 VE) spend
+  // more on the block's tree and ends than on their loads, and read faster
+  // through the dense tiles. A/B on the H200 over 130 made 16-bit [B, R, C]
+  // passes of 512-byte to 40 KB planes (NOTES.md session 23): 23 faster by
+  // over 5%, none slower, below 0.97x of torch.sum 23 -> 13 ([47123, 8,
+  // 45] bfloat16 over dim 1 53.5 -> 20.3 us); 6 and 8 lost planes of 32-56
+  // rows ([15972, 38, 123] bfloat16 59.5 -> 92.8 us, torch.sum 60.7).
+  static constexpr int kMinVecsPerPeriodThread = 4;
   // Few planes are split along their rows into blocks of at least this many
   // vectors a thread, and only into kMinSplit blocks or more: the ticket's
   // memset and fences cost more than a split of two or three gains (H200:
@@ -61,6 +75,9 @@ struct StreamColumnsPolicy {
   static constexpr int kSplitVecsPerThread = 8;
   static constexpr int kMinSplit = 4;
 };
+
+static_assert(StreamColumnsPolicy::kMaxColumns <= StreamColumnsPolicy::kMaxThreads / 2,
+              "a block's lane sums must fit its scratch");
 
 // Shared memory for the tree over threads of one class: after its first
 // level, at most half the block's threads write VE partials each.
@@ -194,46 +211,15 @@ __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
     for (int64_t i = e0 + s; i < head_end; i += C) col = Op::reduce(col, in[i]);
     for (int64_t i = tail_begin + (s - tail_begin % C + C) % C; i < e1; i += C) col = Op::reduce(col, in[i]);
   }
-  int64_t in_off, out_off;
-  a.outer.offsets(live ? p : 0, in_off, out_off);
-  out_off += s * a.out_col_stride;
   if (a.split == 1) {
-    if (writer) out[out_off] = Op::template project<out_t>(col);
+    int64_t in_off, out_off;
+    a.outer.offsets(live ? p : 0, in_off, out_off);
+    if (writer) out[out_off + s * a.out_col_stride] = Op::template project<out_t>(col);
     return;
   }
-  const int64_t n_total = a.n_planes * C;
-  if (writer) {
-    a.partials[blockIdx.y * n_total + p * C + s] = col;
-    __threadfence();
-  }
-  __shared__ bool is_last;
-  __syncthreads();
-  if (s == 0) is_last = atomicAdd(a.counters + p, 1u) == static_cast<unsigned>(a.split - 1);
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-  // The last block combines the plane's `split` partials of each column with
-  // all its threads: G groups of C threads, group g taking splits g, g + G,
-  // ..., F loads in flight (one column's splits one after another cost a
-  // chain of L2 round trips), then the groups folded by the same tree.
-  const int G = min(T / static_cast<int>(C), a.split);
-  const int g = s / static_cast<int>(C), c = s % static_cast<int>(C);
-  acc_t part[1] = {Op::identity()};
-  if (g < G) {
-    constexpr int F = 4;
-    const acc_t* partials = a.partials + p * C + c;
-    int k = g;
-    for (; k + (F - 1) * G < a.split; k += F * G) {
-      acc_t v[F];
-#pragma unroll
-      for (int f = 0; f < F; ++f) v[f] = load_coherent(partials + (k + f * G) * n_total);
-#pragma unroll
-      for (int f = 0; f < F; ++f) part[0] = Op::combine(part[0], v[f]);
-    }
-    for (; k < a.split; k += G) part[0] = Op::combine(part[0], load_coherent(partials + k * n_total));
-  }
-  fold_period_rows<Op>(part, c, g, G, static_cast<int>(C), scratch);
-  if (writer) out[out_off] = Op::template project<out_t>(part[0]);
+  // Split: the column's partial, for gpureduce_finish_partials.
+  if (writer) a.partials[(p * C + s) * a.split + blockIdx.y] = col;
+  allow_next_grid();
 }
 
 }  // namespace cuda
