@@ -707,10 +707,11 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
       return true;
     }
     // A split plane's partials are combined by a second launch
-    // (launch_finish_partials), scheduled while the first runs. The last block to arrive had
-    // finished each plane through an atomic ticket, its threads combining
-    // T / C columns' partials each, one L2 round trip after another: for
-    // wide columns (two threads a column) that chain outlasted the read
+    // (launch_finish_partials), scheduled while the first runs. The last
+    // block to arrive had finished each plane through an atomic ticket, its
+    // threads combining T / C columns' partials each, one L2 round trip
+    // after another: for wide columns (two threads a column) that chain
+    // outlasted the read
     // ([1, 42323, 237] float32 over dim 1: 29 us with the ticket, 15.9 now,
     // 20 with element loads through the columns kernel; over 40 passes of
     // 1 to 100 planes of at most 64 columns, below 0.97x of torch.sum 10 ->

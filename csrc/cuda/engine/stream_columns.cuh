@@ -66,8 +66,9 @@ struct StreamColumnsPolicy {
   // rows ([15972, 38, 123] bfloat16 59.5 -> 92.8 us, torch.sum 60.7).
   static constexpr int kMinVecsPerPeriodThread = 4;
   // Few planes are split along their rows into blocks of at least this many
-  // vectors a thread, and only into kMinSplit blocks or more: the ticket's
-  // memset and fences cost more than a split of two or three gains (H200:
+  // vectors a thread, and only into kMinSplit blocks or more: the finish
+  // costs more than a split of two or three gains (measured with the
+  // last-block ticket this kernel had until session 23; H200:
   // [240, 3, 128, 128] channels_last bfloat16 over (2, 3) 10.2 us unsplit,
   // 14.5 split in two, torch.sum 28.9), while 8 against 16 gained 3% over
   // 231 passes of 2 to 64 MB of 1 to 100 planes ([4, 36776, 7] float32 over
