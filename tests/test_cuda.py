@@ -234,7 +234,9 @@ def test_split_rows_workload(args):
 # than a tile where there are at least 4 planes per SM: 600 of them, not 500,
 # on the H200's 132 SMs). Small passes (under 1 MB and 2^18 elements: 87381
 # rows of 3, not 87382) are bound by latency and take the rows kernels, or
-# the columns kernel where planes have at most 64 rows (64, not 65). Up to
+# the columns kernel where planes have at most 64 rows (64, not 65) or the
+# pass reads under 256 KB ([700, 65, 3] bfloat16, 273 KB, takes the tiles;
+# [400, 65, 3] does not). Up to
 # 256 columns in planes of 512 bytes or more (2-byte elements) or 32 KB or
 # more (4 and 8 bytes) take the stream-columns kernel (test_stream_columns),
 # so the row tiles (planes over 16 KB) are left to 1-byte elements, checked
@@ -248,11 +250,13 @@ DENSE_CASES = [
     ((200, 5000, 3), 1, False, False), ((64, 100, 130), 1, False, False), ((40, 40), 1, False, False),
     ((5, 3000, 7), 1, False, False), ((100003, 3), 0, False, False), ((1, 5), 1, False, False),
     ((13000, 7, 3), 1, True, True), ((11000, 8, 3), 1, False, True), ((87382, 3), 1, True, True),
-    ((87381, 3), 1, False, False), ((200, 65, 3), 1, False, True), ((200, 64, 3), 1, False, False),
+    ((87381, 3), 1, False, False), ((700, 65, 3), 1, False, True), ((700, 64, 3), 1, False, False),
+    ((400, 65, 3), 1, False, False),
     ((600, 300, 67), 1, False, False), ((500, 300, 67), 1, False, False),
-    # Small single planes of many rows: 64 and 128 threads a column whose
-    # partials one thread then combines (C = 4, and C = 2 with a group of 128).
-    ((1, 1270, 4), 1, False, True), ((1, 2970, 2), 1, False, True),
+    # Planes of many rows, a tile each: 64 and 128 threads a column whose
+    # partials one thread then combines (C = 4, and C = 2 with a group of
+    # 128); a single such plane is under 256 KB and takes the columns kernel.
+    ((32, 1270, 4), 1, False, True), ((32, 2970, 2), 1, False, True), ((1, 1270, 4), 1, False, False),
 ]
 
 

@@ -134,6 +134,13 @@ struct HostPolicy {
   // neither).
   static constexpr int64_t kLatencyBoundBytes = int64_t(1) << 20;
   static constexpr int64_t kLatencyBoundElements = int64_t(1) << 18;
+  // A pass reading fewer bytes than this takes few blocks (often one): there
+  // the tiles' serial walk through shared memory and a split's combine across
+  // blocks (a cluster's two barriers and its remote reads) cost more than
+  // their loads, and the columns kernel reads it unsplit where each row
+  // thread walks at most kTinyColumnWalkRows rows.
+  static constexpr int64_t kTinyPassBytes = int64_t(256) << 10;
+  static constexpr int64_t kTinyColumnWalkRows = 24;
   // Columns of 1- and 2-byte elements in dense planes take vectors of 8 or
   // 4 bytes only with at least this many vectors across their outputs
   // (n_out * n_cols / v): 11910 of [3970, 11235, 6] bfloat16 lost to the

@@ -308,15 +308,24 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
       constexpr bool spills_at_two = sizeof(in_t) == 2 && V == 8 && !std::is_same_v<in_t, c10::Half>;
       const int64_t per_lane = spills_at_two ? 1 : HostPolicy::kShortRowsPerLane;
       a.group = static_cast<int>(pow2_at_least(ceil_div(a.chunks, per_lane)));
-      const int64_t per_block = (Policy::kThreads / a.group) * (Policy::kUnroll / per_lane);
+      // Blocks shrink (down to kMinLatencyThreads) until every SM has one:
+      // in 56 blocks of 512, [13, 2, 22, 25, 5] float32 over (1, 4) kept 56
+      // SMs issuing twice torch.sum's instructions each (ncu) while the rest
+      // idled; 3.42 -> 3.06 us (torch.sum 2.47; H200, NOTES.md session 24).
+      unsigned threads = Policy::kThreads;
+      const int64_t outs_per_group = Policy::kUnroll / per_lane;
+      while (threads > HostPolicy::kMinLatencyThreads &&
+             ceil_div(p.n_out, (threads / a.group) * outs_per_group) < sms)
+        threads /= 2;
+      const int64_t per_block = (threads / a.group) * outs_per_group;
       const unsigned blocks = static_cast<unsigned>(
           std::min(ceil_div(p.n_out, per_block), resident_blocks * HostPolicy::kInnerRowsBlocksPerSlot));
       if constexpr (!spills_at_two) {
         if (per_lane == 2)
-          gpureduce_short_rows<Op, in_t, out_t, V, 2><<<blocks, Policy::kThreads, 0, stream>>>(a, x, y);
+          gpureduce_short_rows<Op, in_t, out_t, V, 2><<<blocks, threads, 0, stream>>>(a, x, y);
       }
       if (per_lane == 1)
-        gpureduce_short_rows<Op, in_t, out_t, V, 1><<<blocks, Policy::kThreads, 0, stream>>>(a, x, y);
+        gpureduce_short_rows<Op, in_t, out_t, V, 1><<<blocks, threads, 0, stream>>>(a, x, y);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }
@@ -496,6 +505,13 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
         (split <= 2 * kMaxClusterSplit || ceil_div(a.n_rows, by * kMaxClusterSplit) <= HostPolicy::kSmallSplitRows))
       split = kMaxClusterSplit;
   }
+  // A tiny pass whose row threads walk few rows unsplit is read unsplit:
+  // the cluster's combine costs more than a longer walk ([1, 378, 15]
+  // float32 over dim 1, 12 rows a thread: 3.35 -> 2.66 us, torch.sum 2.52).
+  // Walks of 33 rows and more lost ([1, 1049, 14] float32 0.91x -> 0.84x
+  // of torch.sum; H200, NOTES.md session 24).
+  if (input_bytes < HostPolicy::kTinyPassBytes && ceil_div(a.n_rows, by) <= HostPolicy::kTinyColumnWalkRows)
+    split = 1;
   // No thread walks more than kMaxColumnThreadRows rows, nor with int32
   // running sums more than kMaxNarrowColumnRows.
   const int64_t max_thread_rows = std::is_same_v<typename Op::template walk_type<in_t>, acc_t>
@@ -591,6 +607,11 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
   const bool small = a.total * int64_t(sizeof(in_t)) < HostPolicy::kLatencyBoundBytes &&
                      a.total < HostPolicy::kLatencyBoundElements;
   if (small && (a.C == 1 || a.R <= Policy::kUnroll * HostPolicy::kMaxRowThreads)) return false;
+  // Under kTinyPassBytes, the tiles' few blocks each walk their tile through
+  // shared memory one step after another, where the columns kernel's
+  // threads load theirs in one round ([9, 154, 3] bfloat16 over dim 1 of a
+  // transpose: one block of tiles, 0.77x -> 1.01x of torch.sum; H200).
+  if (a.total * int64_t(sizeof(in_t)) < HostPolicy::kTinyPassBytes) return false;
   // Columns of 4- and 8-byte elements over at least 8 rows read faster through
   // the columns kernel, a thread per column whose loads of neighbouring
   // columns L1 merges, than through the tiles' index arithmetic (H200,
