@@ -144,7 +144,8 @@ def _kernels_run(fn):
 
 # Rows of one dense row per output at a constant pitch (a contiguous 2-D
 # tensor over dim 1) run the pitch rows kernel at any width, except rows no
-# vector fits that go to the dense-tiles kernel ([100003, 3]). Other rows
+# vector fits in passes large enough for the dense-tiles kernel ([400003,
+# 3] float32, 4.8 MB; not [100003, 3]). Other rows
 # passes (outer dims that do not merge, several rows per output: the sliced
 # cases below) run the short rows kernel, a lane per vector, for outputs of
 # at most 32 16-byte vectors where the pass has at least a block of 512
@@ -157,7 +158,8 @@ SHORT_ROW_CASES = [
     ((1000, 4), 1, "pitch"), ((1001, 8), 1, "pitch"), ((999, 12), 1, "pitch"), ((4099, 16), 1, "pitch"),
     ((333, 24), 1, "pitch"), ((2048, 32), 1, "pitch"), ((517, 64), 1, "pitch"), ((100, 124), 1, "pitch"),
     ((100, 128), 1, "pitch"), ((100, 132), 1, "pitch"), ((3000, 3), 1, "pitch"), ((257, 31), 1, "pitch"),
-    ((257, 33), 1, "pitch"), ((3, 16), 1, "pitch"), ((100003, 2), 1, "pitch"), ((100003, 3), 1, "dense"),
+    ((257, 33), 1, "pitch"), ((3, 16), 1, "pitch"), ((100003, 2), 1, "pitch"), ((100003, 3), 1, "pitch"),
+    ((400003, 3), 1, "dense"),
     ((67072, 4), 1, "pitch"), ((67073, 4), 1, "pitch"), ((40000, 8), 1, "pitch"), ((20000, 16), 1, "pitch"),
     ((9000, 64), 1, "pitch"), ((4300, 124), 1, "pitch"), ((2096, 128), 1, "pitch"), ((2097, 128), 1, "pitch"),
     ((9, 5, 16), 2, "inner"),       # two outer dims after slicing (below): latency bound
@@ -232,11 +234,12 @@ def test_split_rows_workload(args):
 # (fewer than 16 vectors), and columns too narrow for a vector, go to the
 # dense-tiles kernel (whole planes per tile, or row tiles of planes larger
 # than a tile where there are at least 4 planes per SM: 600 of them, not 500,
-# on the H200's 132 SMs). Small passes (under 1 MB and 2^18 elements: 87381
-# rows of 3, not 87382) are bound by latency and take the rows kernels, or
-# the columns kernel where planes have at most 64 rows (64, not 65) or the
-# pass reads under 256 KB ([700, 65, 3] bfloat16, 273 KB, takes the tiles;
-# [400, 65, 3] does not). Up to
+# on the H200's 132 SMs). Passes under 256 KB, and rows or planes of at
+# most 64 rows (64, not 65) under 4 MB of 4- and 8-byte elements or 1 MB of
+# 2-byte ones (174762 rows of 3 bfloat16, not 174763; 349525 of float32,
+# not 349526), are bound by latency and take the rows kernels or the columns
+# kernel ([700, 65, 3] bfloat16, 273 KB, takes the tiles; [400, 65, 3] does
+# not). Up to
 # 256 columns in planes of 512 bytes or more (2-byte elements) or 32 KB or
 # more (4 and 8 bytes) take the stream-columns kernel (test_stream_columns),
 # so the row tiles (planes over 16 KB) are left to 1-byte elements, checked
@@ -244,13 +247,14 @@ def test_split_rows_workload(args):
 # elements over 8 rows or more take the columns kernel at any size (7 rows,
 # not 8). The flags say whether float32 and bfloat16 take the tiles.
 DENSE_CASES = [
-    ((100000, 5), 1, True, True), ((4099, 9), 1, False, False), ((3000, 12), 1, False, False),
+    ((300000, 5), 1, True, True), ((100000, 5), 1, False, False), ((4099, 9), 1, False, False), ((3000, 12), 1, False, False),
     ((777, 24), 1, False, False), ((333, 301), 1, False, False), ((2000, 1001), 1, False, False),
     ((500, 2000, 5), 1, False, False), ((600, 2000, 5), 1, False, False), ((300, 7, 3), 1, False, False),
     ((200, 5000, 3), 1, False, False), ((64, 100, 130), 1, False, False), ((40, 40), 1, False, False),
     ((5, 3000, 7), 1, False, False), ((100003, 3), 0, False, False), ((1, 5), 1, False, False),
-    ((13000, 7, 3), 1, True, True), ((11000, 8, 3), 1, False, True), ((87382, 3), 1, True, True),
-    ((87381, 3), 1, False, False), ((700, 65, 3), 1, False, True), ((700, 64, 3), 1, False, False),
+    ((50000, 7, 3), 1, True, True), ((13000, 7, 3), 1, False, False), ((50000, 8, 3), 1, False, True),
+    ((174763, 3), 1, False, True), ((174762, 3), 1, False, False), ((349526, 3), 1, True, True),
+    ((349525, 3), 1, False, True), ((700, 65, 3), 1, False, True), ((700, 64, 3), 1, False, False),
     ((400, 65, 3), 1, False, False),
     ((600, 300, 67), 1, False, False), ((500, 300, 67), 1, False, False),
     # Planes of many rows, a tile each: 64 and 128 threads a column whose

@@ -126,14 +126,12 @@ struct HostPolicy {
   // vector body per row when it holds at least this many vectors; shorter
   // ones go to the dense tiles.
   static constexpr int64_t kRaggedRowMinChunks = 16;
-  // A pass reading fewer bytes than this, and (dense tiles) fewer elements,
-  // is bound by latency: its kernels are sized to give every SM a block in
+  // A pass reading fewer bytes than this is bound by latency: its kernels are sized to give every SM a block in
   // as few memory rounds and instructions as they can, not to keep loads in
   // flight. 1 MB against 4 MB on 1010 random cases of up to 16 MB (H200,
   // NOTES.md): 157 against 159 of them below 0.97x of torch.sum (181 with
   // neither).
   static constexpr int64_t kLatencyBoundBytes = int64_t(1) << 20;
-  static constexpr int64_t kLatencyBoundElements = int64_t(1) << 18;
   // A pass reading fewer bytes than this takes few blocks (often one): there
   // the tiles' serial walk through shared memory and a split's combine across
   // blocks (a cluster's two barriers and its remote reads) cost more than

@@ -429,10 +429,15 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   a.outer_group = 1;
   int64_t block_x = bx;
   // Not in a latency-bound pass of kGroupOutersBelowVectors vectors of
-  // columns or more: narrow tiles of one outer index give more, smaller
-  // blocks than a few wide ones, and no cluster split.
+  // columns or more whose tiles give each SM at most one: narrow tiles of
+  // one outer index give more, smaller blocks than a few wide ones, and no
+  // cluster split. With more tiles than SMs they are grouped: a tile per
+  // outer index gave [1067, 11, 22] float32 over dim 1 1067 blocks of 16
+  // rows of 32 threads, 11 of them walking one row (0.42x -> 1.15x of
+  // torch.sum; H200, NOTES.md session 24).
   if (a.n_outer > 1 && pow2_at_least(a.vec_cols) * by_wanted < Policy::kThreads &&
-      !(latency_columns && a.vec_cols >= HostPolicy::kGroupOutersBelowVectors)) {
+      !(latency_columns && a.vec_cols >= HostPolicy::kGroupOutersBelowVectors &&
+        a.x_tiles * a.n_outer <= int64_t(sm_count()))) {
     // Few columns: a block takes several outer indices side by side, with
     // only the row threads that the rows want (a block per outer index left
     // all but 2 of 512 threads idle on a [2, 43384, 2, 70] bfloat16
@@ -471,6 +476,13 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
                                    resident_blocks)
         by /= 2;
       a.outer_group = std::min<int64_t>(std::max<int64_t>(Policy::kThreads / (by * a.vec_cols), 1), a.n_outer);
+      // And blocks of fewer outer indices (down to kMinLatencyThreads
+      // threads) until every SM has one: [11360, 7, 4] float32 over dim 1
+      // ran in 45 blocks of 512 threads (0.93x of torch.sum; H200,
+      // NOTES.md session 24).
+      while (a.outer_group > 1 && a.outer_group * a.vec_cols * by > HostPolicy::kMinLatencyThreads &&
+               ceil_div(a.n_outer, a.outer_group) < int64_t(sm_count()))
+          a.outer_group = ceil_div(a.outer_group, 2);
     }
     block_x = a.outer_group * a.vec_cols;
     a.x_tiles = 1;
@@ -587,6 +599,22 @@ inline bool dense_geometry(const ReducePass& p, DenseArgs& a) {
   return true;
 }
 
+// The size from which passes of rows, or of planes of at most 64 rows, read
+// faster through the dense tiles than through the rows and columns kernels'
+// element loads. A/B on the H200 over 170 made passes of 256 KB to 32 MB
+// and 1330 small random ones (NOTES.md, session 24), moving it up from 256 KB
+// for every type: 4- and 8-byte elements gained to 4 MB ([20845, 11]
+// float64 over dim 1 0.95x -> 1.19x of torch.sum, [10268, 63] float32 1.14x
+// -> 1.47x) and lost beyond it ([820233, 10] float32 2.81x -> 1.89x at
+// 32 MB); 2-byte elements gained to 1 MB and lost from there to 4 MB (rows:
+// [15618, 68] int16 2.67x -> 1.67x); byte elements lost at 1 MB ([35116, 2,
+// 14] int8 2.14x -> 1.57x).
+template <typename in_t>
+constexpr int64_t dense_tiles_min_bytes() {
+  return sizeof(in_t) == 1 ? HostPolicy::kTinyPassBytes
+                           : sizeof(in_t) == 2 ? HostPolicy::kLatencyBoundBytes : 4 * HostPolicy::kLatencyBoundBytes;
+}
+
 // Launches the dense-tiles kernel for a pass of that geometry, if the tiling
 // suits it: a column (C) must leave at least two threads per output, and
 // planes larger than a tile (one block each) need at least as many planes as
@@ -596,22 +624,22 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
   constexpr int64_t T = DensePolicy::kThreads;
   const int64_t E = DensePolicy::kTileBytes / int64_t(sizeof(in_t));
   if (a.C * 2 > T || a.total <= 0) return false;
-  // A small pass is bound by latency, not by the one-element loads the tiles
-  // avoid: the rows and columns kernels read it in fewer instructions and
-  // with no barriers (rows: [1, 768, 2, 2] bfloat16 over (2, 3) 2.90 -> 1.90
-  // us, torch.sum 2.13; [3321, 11] float16 over dim 1 3.00 -> 2.17). Columns
-  // only where a thread walks at most one unrolled loop of rows per row
-  // thread: longer ones lost ([59, 800, 4] float16 over dim 1 3.47 -> 4.29
-  // us), as did a byte input of 871 K elements ([7264, 12, 10] uint8, 3.51
-  // -> 6.09).
-  const bool small = a.total * int64_t(sizeof(in_t)) < HostPolicy::kLatencyBoundBytes &&
-                     a.total < HostPolicy::kLatencyBoundElements;
-  if (small && (a.C == 1 || a.R <= Policy::kUnroll * HostPolicy::kMaxRowThreads)) return false;
   // Under kTinyPassBytes, the tiles' few blocks each walk their tile through
   // shared memory one step after another, where the columns kernel's
   // threads load theirs in one round ([9, 154, 3] bfloat16 over dim 1 of a
-  // transpose: one block of tiles, 0.77x -> 1.01x of torch.sum; H200).
-  if (a.total * int64_t(sizeof(in_t)) < HostPolicy::kTinyPassBytes) return false;
+  // transpose: one block of tiles, 0.77x -> 1.01x of torch.sum).
+  const int64_t bytes = a.total * int64_t(sizeof(in_t));
+  if (bytes < HostPolicy::kTinyPassBytes) return false;
+  // Up to dense_tiles_min_bytes<in_t>() a pass is bound by latency more than
+  // by the one-element loads that the tiles avoid: the rows and columns
+  // kernels read it in fewer instructions and with no barriers, rows of any
+  // width and planes of at most 64 rows ([5302, 62] bfloat16 over dim 1
+  // 0.91x -> 1.15x of torch.sum, [9453, 4, 13] float32 0.88x -> 0.99x).
+  // Longer planes of narrow elements stay on the tiles ([59, 419, 9]
+  // float16 over dim 0 of a permutation 1.14x -> 1.01x through columns).
+  if (bytes < dense_tiles_min_bytes<in_t>() &&
+      (a.C == 1 || a.R <= Policy::kUnroll * HostPolicy::kMaxRowThreads || sizeof(in_t) >= 4))
+    return false;
   // Columns of 4- and 8-byte elements over at least 8 rows read faster through
   // the columns kernel, a thread per column whose loads of neighbouring
   // columns L1 merges, than through the tiles' index arithmetic (H200,
