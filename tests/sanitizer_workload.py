@@ -10,7 +10,8 @@ cases = [((1 << 16) + 3, None), (5000, None), ((256, 16), 1), ((64, 300), 1), ((
          ((1000, 24), 1), ((333, 7), 1), ((3, 1 << 18), 1),
          ((1, 1049, 14), 1), ((64, 16, 384), 1), ((10, 41, 4), 1), ((6, 122), 1), ((3, 1000), 1),
          ((124, 200), 1), ((2, 1390, 3), 1), ((31, 61, 5, 17, 2), (0, 2)), ((2, 10, 5, 7, 2), 4),
-         ((48, 238, 12), 1), ((12000, 20, 12), 1), ((1, 1270, 4), 1), ((1, 2970, 2), 1)]
+         ((48, 238, 12), 1), ((12000, 20, 12), 1), ((1, 1270, 4), 1), ((1, 2970, 2), 1),
+         ((1, 378, 15), 1), ((1067, 11, 22), 1), ((11360, 7, 4), 1), ((13, 2, 22, 25, 5), (1, 4))]
 for dtype in (torch.float32, torch.float16, torch.int8, torch.uint8, torch.complex64):
     for shape, dim in cases:
         x = (torch.randn(shape) * 10).to(dtype).cuda()
@@ -47,11 +48,11 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64, torch.i
 for dtype, n in ((torch.uint8, (1 << 24) + 7), (torch.int32, (1 << 22) + 5), (torch.int16, (1 << 20) + 3)):
     x = torch.randint(0 if dtype == torch.uint8 else -99, 100, (n + 1,)).to(dtype).cuda()[1:]
     assert reduce_op.sum(x).item() == x.cpu().long().sum().item(), dtype
-# Dense tiles (passes of 2^18 elements or more): rows no vector fits,
-# narrow columns of middle dims, whole planes and row tiles, aligned and one
-# element off; and prod on the engine.
+# Dense tiles (passes of 1 to 4 MB or more, by element size): rows no
+# vector fits, narrow columns of middle dims, whole planes and row tiles,
+# aligned and one element off; and prod on the engine.
 for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64):
-    for shape, dim in [((60000, 5), 1), ((300, 301), 1), ((200, 2000, 5), 1), ((13000, 7, 3), 1), ((150, 9000, 3), 1)]:
+    for shape, dim in [((300000, 5), 1), ((300, 301), 1), ((200, 2000, 5), 1), ((120000, 7, 3), 1), ((150, 9000, 3), 1)]:
         n = 1
         for s in shape:
             n *= s

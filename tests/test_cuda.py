@@ -239,7 +239,8 @@ def test_split_rows_workload(args):
 # 2-byte ones (174762 rows of 3 bfloat16, not 174763; 349525 of float32,
 # not 349526), are bound by latency and take the rows kernels or the columns
 # kernel ([700, 65, 3] bfloat16, 273 KB, takes the tiles; [400, 65, 3] does
-# not). Up to
+# not); so do 2-byte planes of 4 to 64 rows under 4 MB (99864 planes of 7
+# by 3, not 99865; planes of 3 rows from 1 MB). Up to
 # 256 columns in planes of 512 bytes or more (2-byte elements) or 32 KB or
 # more (4 and 8 bytes) take the stream-columns kernel (test_stream_columns),
 # so the row tiles (planes over 16 KB) are left to 1-byte elements, checked
@@ -252,7 +253,8 @@ DENSE_CASES = [
     ((500, 2000, 5), 1, False, False), ((600, 2000, 5), 1, False, False), ((300, 7, 3), 1, False, False),
     ((200, 5000, 3), 1, False, False), ((64, 100, 130), 1, False, False), ((40, 40), 1, False, False),
     ((5, 3000, 7), 1, False, False), ((100003, 3), 0, False, False), ((1, 5), 1, False, False),
-    ((50000, 7, 3), 1, True, True), ((13000, 7, 3), 1, False, False), ((50000, 8, 3), 1, False, True),
+    ((120000, 7, 3), 1, True, True), ((13000, 7, 3), 1, False, False), ((120000, 8, 3), 1, False, True),
+    ((99865, 7, 3), 1, True, True), ((99864, 7, 3), 1, True, False), ((27000, 3, 13), 1, True, True),
     ((174763, 3), 1, False, True), ((174762, 3), 1, False, False), ((349526, 3), 1, True, True),
     ((349525, 3), 1, False, True), ((700, 65, 3), 1, False, True), ((700, 64, 3), 1, False, False),
     ((400, 65, 3), 1, False, False),

@@ -637,8 +637,14 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
   // 0.91x -> 1.15x of torch.sum, [9453, 4, 13] float32 0.88x -> 0.99x).
   // Longer planes of narrow elements stay on the tiles ([59, 419, 9]
   // float16 over dim 0 of a permutation 1.14x -> 1.01x through columns).
-  if (bytes < dense_tiles_min_bytes<in_t>() &&
-      (a.C == 1 || a.R <= Policy::kUnroll * HostPolicy::kMaxRowThreads || sizeof(in_t) >= 4))
+  // Planes of 2-byte elements whose row threads walk at least one unrolled
+  // loop of rows read as 4-byte ones do: through the columns kernel up to
+  // 4 MB ([19506, 8, 7] float16 over dim 1 0.89x -> 1.00x of torch.sum,
+  // [24328, 11, 7] bfloat16 0.90x -> 1.00x; not 3 rows: [50073, 3, 13]
+  // bfloat16 1.12x -> 0.88x).
+  const bool planes_of_loops = sizeof(in_t) == 2 && a.C > 1 && a.R >= Policy::kUnroll;
+  const int64_t min_bytes = planes_of_loops ? dense_tiles_min_bytes<float>() : dense_tiles_min_bytes<in_t>();
+  if (bytes < min_bytes && (a.C == 1 || a.R <= Policy::kUnroll * HostPolicy::kMaxRowThreads || sizeof(in_t) >= 4))
     return false;
   // Columns of 4- and 8-byte elements over at least 8 rows read faster through
   // the columns kernel, a thread per column whose loads of neighbouring
