@@ -399,6 +399,22 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   // than the input ([26, 256000] bool over dim 0: 192 blocks, 100 us against
   // torch.sum's 40).
   while (bx > HostPolicy::kColumnMinBx && ceil_div(a.vec_cols, bx) * a.n_outer < target_blocks) bx /= 2;
+  // In a pass under kTinyPassBytes, narrower still (down to one vector)
+  // while the tiles are fewer than the target and a row thread would walk
+  // more than kTinyColumnWalkRows rows: each halving doubles the row
+  // threads, so the pass reads unsplit (below) in more blocks rather than
+  // in a cluster ([1, 3642, 3] bfloat16 over dim 1: 3 tiles of 512 row
+  // threads, not a cluster of 7 blocks; 0.87x -> 1.00x of torch.sum,
+  // [1, 1049, 14] float32 0.91x -> 0.99x; H200, NOTES.md session 24). Not
+  // where the walk is already short: narrowing those lost up to 23%
+  // ([3, 7, 2048] bfloat16 over dim 1).
+  if (input_bytes < HostPolicy::kTinyPassBytes) {
+    const auto walk = [&](int64_t b) {
+      return ceil_div(a.n_rows, std::min<int64_t>(Policy::kThreads / b, pow2_at_least(a.n_rows)));
+    };
+    while (bx > 1 && ceil_div(a.vec_cols, bx) * a.n_outer < target_blocks && walk(bx) > HostPolicy::kTinyColumnWalkRows)
+      bx /= 2;
+  }
   // A thread per row, or, in a small pass whose rows are a power of two of
   // unrolled loops, a loop per thread: fewer levels of the tree over y
   // ([16, 1000] float32 over dim 0 1.067x -> 1.271x of torch.sum). A loop
