@@ -126,9 +126,9 @@ struct HostPolicy {
   // vector body per row when it holds at least this many vectors; shorter
   // ones go to the dense tiles.
   static constexpr int64_t kRaggedRowMinChunks = 16;
-  // A pass reading fewer bytes than this is bound by latency: its kernels are sized to give every SM a block in
-  // as few memory rounds and instructions as they can, not to keep loads in
-  // flight. 1 MB against 4 MB on 1010 random cases of up to 16 MB (H200,
+  // A pass reading fewer bytes than this is bound by latency: its kernels
+  // are sized to give every SM a block in as few memory rounds and
+  // instructions as they can, not to keep loads in flight. 1 MB against 4 MB on 1010 random cases of up to 16 MB (H200,
   // NOTES.md): 157 against 159 of them below 0.97x of torch.sum (181 with
   // neither).
   static constexpr int64_t kLatencyBoundBytes = int64_t(1) << 20;

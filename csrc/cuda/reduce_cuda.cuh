@@ -412,7 +412,8 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
     const auto walk = [&](int64_t b) {
       return ceil_div(a.n_rows, std::min<int64_t>(Policy::kThreads / b, pow2_at_least(a.n_rows)));
     };
-    while (bx > 1 && ceil_div(a.vec_cols, bx) * a.n_outer < target_blocks && walk(bx) > HostPolicy::kTinyColumnWalkRows)
+    while (bx > 1 && ceil_div(a.vec_cols, bx) * a.n_outer < target_blocks &&
+           walk(bx) > HostPolicy::kTinyColumnWalkRows)
       bx /= 2;
   }
   // A thread per row, or, in a small pass whose rows are a power of two of
@@ -497,8 +498,8 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
       // ran in 45 blocks of 512 threads (0.93x of torch.sum; H200,
       // NOTES.md session 24).
       while (a.outer_group > 1 && a.outer_group * a.vec_cols * by > HostPolicy::kMinLatencyThreads &&
-               ceil_div(a.n_outer, a.outer_group) < int64_t(sm_count()))
-          a.outer_group = ceil_div(a.outer_group, 2);
+             ceil_div(a.n_outer, a.outer_group) < int64_t(sm_count()))
+        a.outer_group = ceil_div(a.outer_group, 2);
     }
     block_x = a.outer_group * a.vec_cols;
     a.x_tiles = 1;
