@@ -457,6 +457,60 @@ def test_columns_few_rows(shape, dim, cl, dtype):
     assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
 
 
+def _launches(fn):
+    """(name, grid, block) of each CUDA kernel that fn launches, from the profiler's trace."""
+    import json
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+    return [(e["name"], e["args"].get("grid"), e["args"].get("block")) for e in events if e.get("cat") == "kernel"]
+
+
+# Grids of a few waves folded into one (fold_into_one_wave): columns passes
+# take fewer row threads per block, rows passes fewer lanes per output, each
+# thread a longer walk. Element loads fold only by at most their waves
+# ([13898, 349] .step: 869 blocks of three per SM would need a fourfold
+# walk for one wave, and stay). On the H200 (132 SMs) the float32 or 16-bit
+# pass's launch is checked too: (kernel, grid, block) before the fold in the
+# comment.
+FOLD_CASES = [
+    ((72, 128, 768), 1, None, torch.float32, ("columns", [432, 1, 1], [32, 8, 1])),       # [32, 16, 1]
+    ((69, 205923), 0, "permute", torch.bfloat16, ("columns", [1609, 1, 1], [128, 1, 1])),  # [128, 4, 1]
+    ((7916, 2367), 1, None, torch.float16, ("pitch_rows", [248, 1, 1], [512, 1, 1])),      # grid 495
+    ((4000, 5, 512), 2, "slice", torch.float32, ("inner_rows", [250, 1, 1], [512, 1, 1])),  # grid 1000
+    ((13898, 349), 1, "step", torch.float32, ("inner_rows", [869, 1, 1], [512, 1, 1])),   # not folded
+    ((5945, 698, 6), 1, None, torch.float32, None),                                        # grouped columns
+]
+
+
+@pytest.mark.parametrize("case", range(len(FOLD_CASES)))
+@pytest.mark.parametrize("dtype", [None, torch.float64, torch.int32, torch.uint8], ids=str)
+def test_one_wave_fold(case, dtype):
+    shape, dim, view, own_dtype, launch = FOLD_CASES[case]
+    x = random_tensor(shape, dtype or own_dtype, "cpu", _gen()).cuda()
+    if view == "permute":
+        x = x.permute(0, 1)
+    elif view == "slice":
+        x = x[:, :4, :]  # outer dims (n, 4) that do not merge
+    elif view == "step":
+        x = x[:, ::2]
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+    assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
+    if dtype is None and launch is not None and torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        kernel, grid, block = launch
+        ours = [(g, b) for n, g, b in _launches(lambda: reduce_op.sum(x, dim)) if f"gpureduce_{kernel}" in n]
+        assert ours == [(grid, block)], ours
+
+
 # Columns passes of 1 MB or more with many vectors of columns (256 or more
 # per SM): a thread walks its rows with only the row threads the rows want,
 # several outer indices to a block of 256 threads where the columns are few;

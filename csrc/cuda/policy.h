@@ -159,6 +159,11 @@ struct HostPolicy {
   // faster through the columns kernel (0.95-0.98 in the same A/B).
   static constexpr int64_t kStreamColumnsMinPlaneBytes = int64_t(32) << 10;
   static constexpr int64_t kStreamColumnsMinPlaneBytes16 = 512;
+  // A grid of at most this many waves of resident blocks is folded into one
+  // (fold_into_one_wave in reduce_cuda.cuh), rows passes down to
+  // kFoldMinGroup lanes per output.
+  static constexpr int64_t kFoldMaxWaves = 4;
+  static constexpr int64_t kFoldMinGroup = 4;
   // Threads of a finish block that combines several outputs' partials
   // (splits of up to 32 ways).
   static constexpr int64_t kFinishGroupedThreads = 256;

@@ -41,6 +41,30 @@ inline int64_t pow2_at_least(int64_t x) {
   return p;
 }
 
+// A grid of a few waves of blocks leaves its last wave's blocks to read
+// almost alone, the rest of the GPU idle: [342, 128256] float32 over dim 0
+// ran 1002 blocks of 512 threads, three per SM, in 2.5 waves (0.95x of
+// torch.sum). Giving each thread f times the share (f a power of two: fewer
+// row threads per block, or fewer lanes per output) until the grid fits one
+// wave reads the pass in one round of blocks. `waves` is the grid's waves
+// now (rounded up); fits(f) says whether it is one wave with f; returns the
+// f to use, 1 for none. Only grids of up to kFoldMaxWaves waves fold. Where
+// each thread loads single elements (not 16-byte vectors), its loads in
+// flight are few and a longer walk is a longer chain of round trips: those
+// fold only by at most their waves (an f-times longer walk in place of as
+// many waves). A/B on the H200 over 459 passes (NOTES.md, session 25):
+// below 0.97x of torch.sum 68 -> 46, 34 faster by over 5%, 7 slower (at most
+// 5%: [20000, 512] float32 over dim 1); folding single elements freely lost
+// 24-25% on long strided rows ([17521, 5005] .step over dim 1).
+template <typename Fits>
+int64_t fold_into_one_wave(int64_t waves, int64_t max_f, bool element_loads, Fits fits) {
+  if (waves <= 1 || waves > HostPolicy::kFoldMaxWaves) return 1;
+  for (int64_t f = 2; f <= max_f; f *= 2) {
+    if (fits(f)) return element_loads && f > waves ? 1 : f;
+  }
+  return 1;
+}
+
 // Blocks per output for a split rows pass of n_out outputs over a wave of
 // `wave` resident blocks, at most max_split. Rounding wave / n_out up can
 // leave a few blocks for a second wave, each with a whole share of an output
@@ -143,6 +167,17 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chu
     while (threads > HostPolicy::kMinLatencyThreads && ceil_div(p.n_out, threads / group) < sms) threads /= 2;
   const auto stream = c10::cuda::getCurrentCUDAStream();
   auto launch = [&](auto kernel, int64_t blocks_per_sm) {
+    if (!latency_bound) {
+      // A grid of a few waves folds into one: fewer lanes per output (down
+      // to kFoldMinGroup, and to the lanes a ragged row's ends need).
+      const int64_t wave = sms * blocks_per_sm;
+      const auto blocks_at = [&](int64_t g) { return ceil_div(p.n_out, threads / g); };
+      const int64_t least = std::max(HostPolicy::kFoldMinGroup, ragged ? pow2_at_least(ceil_div(2 * V - 2, kPitchEndsPerLane)) : 1);
+      const int64_t f = fold_into_one_wave(ceil_div(blocks_at(group), wave), group / least, V == 1,
+                                           [&](int64_t f) { return blocks_at(group / f) <= wave; });
+      group /= f;
+      a.group = static_cast<int>(group);
+    }
     const int64_t blocks =
         std::min(ceil_div(p.n_out, threads / group), sms * blocks_per_sm * HostPolicy::kInnerRowsBlocksPerSlot);
     kernel<<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0, stream>>>(a, x, y);
@@ -331,6 +366,17 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     }
   }
   a.group = static_cast<int>(std::min<int64_t>(lanes_wanted, 32));
+  {
+    // A grid of a few waves folds into one: fewer lanes per output, down to
+    // kFoldMinGroup. (The wave counts the blocks per SM of the launch bounds
+    // of the element and default kernels below.)
+    const int64_t wave = resident_blocks / Policy::kBlocksPerSm *
+                         EnginePolicy::template element_inner_rows_blocks_per_sm<in_t, V>();
+    const auto blocks_at = [&](int64_t g) { return ceil_div(p.n_out, Policy::kThreads / g); };
+    const int64_t f = fold_into_one_wave(ceil_div(blocks_at(a.group), wave), a.group / HostPolicy::kFoldMinGroup,
+                                         V == 1, [&](int64_t f) { return blocks_at(a.group / f) <= wave; });
+    a.group = static_cast<int>(a.group / f);
+  }
   a.template set_chunk_step<V>(a.group);
   const int64_t groups_per_block = Policy::kThreads / a.group;
   const int64_t blocks = std::min(ceil_div(p.n_out, groups_per_block), resident_blocks * HostPolicy::kInnerRowsBlocksPerSlot);
@@ -508,6 +554,20 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   TORCH_CHECK(tiles < (int64_t(1) << 31), "gpureduce: too many output tiles");
 
   const auto kernel = gpureduce_columns<Op, in_t, out_t, V>;
+  if (!latency_columns && tiles >= target_blocks) {
+    // An unsplit grid of a few waves folds into one: fewer row threads per
+    // block, each walking more rows, so that more blocks fit an SM.
+    static PerDevice blocks_per_sm[Policy::kThreads / 32 + 1];  // by warps per block
+    const auto wave = [&](int64_t b) {
+      const int64_t threads = block_x * b;
+      return int64_t(sm_count()) * blocks_per_sm[ceil_div(threads, 32)].get([&](int) {
+        return static_cast<int>(std::max<int64_t>(1, max_resident_blocks(kernel, static_cast<int>(threads))));
+      });
+    };
+    const int64_t f = fold_into_one_wave(ceil_div(tiles, wave(by)), by, V == 1,
+                                         [&](int64_t f) { return tiles <= wave(by / f); });
+    by /= f;
+  }
   static PerDevice clusters;  // 1: no, 2: yes
   // Whether a split of this pass could finish inside a cluster: the device
   // and the loaded code have clusters, and the block's partials fit its
