@@ -477,17 +477,19 @@ def _launches(fn):
 
 # Grids of a few waves folded into one (fold_into_one_wave): columns passes
 # take fewer row threads per block, rows passes fewer lanes per output, each
-# thread a longer walk. Element loads fold only by at most their waves
-# ([13898, 349] .step: 869 blocks of three per SM would need a fourfold
-# walk for one wave, and stay). On the H200 (132 SMs) the float32 or 16-bit
-# pass's launch is checked too: (kernel, grid, block) before the fold in the
+# thread a longer walk. Rows fold only where their lanes' rounds of loads
+# stay within those of all the waves they replace ([13898, 349] .step: 869
+# blocks, three waves of two rounds, fold fourfold into six rounds); columns
+# of single elements by at most their waves; columns whose blocks take
+# several outer indices ([5945, 698, 6]) not at all. On the H200 (132 SMs)
+# the launch is checked too: (kernel, grid, block), before the fold in the
 # comment.
 FOLD_CASES = [
     ((72, 128, 768), 1, None, torch.float32, ("columns", [432, 1, 1], [32, 8, 1])),       # [32, 16, 1]
     ((69, 205923), 0, "permute", torch.bfloat16, ("columns", [1609, 1, 1], [128, 1, 1])),  # [128, 4, 1]
     ((7916, 2367), 1, None, torch.float16, ("pitch_rows", [248, 1, 1], [512, 1, 1])),      # grid 495
     ((4000, 5, 512), 2, "slice", torch.float32, ("inner_rows", [250, 1, 1], [512, 1, 1])),  # grid 1000
-    ((13898, 349), 1, "step", torch.float32, ("inner_rows", [869, 1, 1], [512, 1, 1])),   # not folded
+    ((13898, 349), 1, "step", torch.float32, ("inner_rows", [218, 1, 1], [512, 1, 1])),   # grid 869
     ((5945, 698, 6), 1, None, torch.float32, None),                                        # grouped columns
 ]
 

@@ -47,22 +47,31 @@ inline int64_t pow2_at_least(int64_t x) {
 // torch.sum). Giving each thread f times the share (f a power of two: fewer
 // row threads per block, or fewer lanes per output) until the grid fits one
 // wave reads the pass in one round of blocks. `waves` is the grid's waves
-// now (rounded up); fits(f) says whether it is one wave with f; returns the
-// f to use, 1 for none. Only grids of up to kFoldMaxWaves waves fold. Where
-// each thread loads single elements (not 16-byte vectors), its loads in
-// flight are few and a longer walk is a longer chain of round trips: those
-// fold only by at most their waves (an f-times longer walk in place of as
-// many waves). A/B on the H200 over 459 passes (NOTES.md, session 25):
-// below 0.97x of torch.sum 68 -> 46, 34 faster by over 5%, 7 slower (at most
-// 5%: [20000, 512] float32 over dim 1); folding single elements freely lost
-// 24-25% on long strided rows ([17521, 5005] .step over dim 1).
-template <typename Fits>
-int64_t fold_into_one_wave(int64_t waves, int64_t max_f, bool element_loads, Fits fits) {
+// now (rounded up); fits(f) says whether it is one wave with f, and
+// longer_ok(f) whether an f-times longer walk per thread is worth it (the
+// callers say when); returns the f to use, 1 for none. Only grids of up to
+// kFoldMaxWaves waves fold.
+template <typename Fits, typename LongerOk>
+int64_t fold_into_one_wave(int64_t waves, int64_t max_f, Fits fits, LongerOk longer_ok) {
   if (waves <= 1 || waves > HostPolicy::kFoldMaxWaves) return 1;
   for (int64_t f = 2; f <= max_f; f *= 2) {
-    if (fits(f)) return element_loads && f > waves ? 1 : f;
+    if (fits(f)) return longer_ok(f) ? f : 1;
   }
   return 1;
+}
+
+// Whether a rows pass of `chunks` per output, `group` lanes each, in
+// `waves` waves, reads faster folded by f: its lanes' rounds of kUnroll
+// loads then, at most the rounds of all its waves now. A/B on the H200
+// (NOTES.md, session 25): the rows that lost folded walked more rounds than
+// that ([20000, 512] float32 over dim 1, 3 waves of one round against 4
+// rounds: 1.29x -> 1.23x of torch.sum; [17955, 6789] float64 1.03x ->
+// 0.82x; [17521, 5005] .step 0.93x -> 0.70x), those that gained as many or
+// fewer ([13061, 270] float32 0.92x -> 1.23x, [7916, 2367] float16 0.93x ->
+// 1.06x, [47842, 136] float32 1.48x -> 1.71x).
+inline bool rows_fold_pays(int64_t chunks, int64_t group, int64_t waves, int64_t f) {
+  const auto rounds = [&](int64_t lanes) { return ceil_div(ceil_div(chunks, lanes), EnginePolicy::kUnroll); };
+  return rounds(group / f) <= waves * rounds(group);
 }
 
 // Blocks per output for a split rows pass of n_out outputs over a wave of
@@ -172,10 +181,12 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chu
       // to kFoldMinGroup, and to the lanes a ragged row's ends need).
       const int64_t wave = sms * blocks_per_sm;
       const auto blocks_at = [&](int64_t g) { return ceil_div(p.n_out, threads / g); };
-      const int64_t least = std::max(HostPolicy::kFoldMinGroup, ragged ? pow2_at_least(ceil_div(2 * V - 2, kPitchEndsPerLane)) : 1);
-      const int64_t f = fold_into_one_wave(ceil_div(blocks_at(group), wave), group / least, V == 1,
-                                           [&](int64_t f) { return blocks_at(group / f) <= wave; });
-      group /= f;
+      const int64_t least =
+          std::max(HostPolicy::kFoldMinGroup, ragged ? pow2_at_least(ceil_div(2 * V - 2, kPitchEndsPerLane)) : 1);
+      const int64_t waves = ceil_div(blocks_at(group), wave);
+      group /= fold_into_one_wave(
+          waves, group / least, [&](int64_t f) { return blocks_at(group / f) <= wave; },
+          [&](int64_t f) { return rows_fold_pays(chunks, group, waves, f); });
       a.group = static_cast<int>(group);
     }
     const int64_t blocks =
@@ -370,12 +381,14 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     // A grid of a few waves folds into one: fewer lanes per output, down to
     // kFoldMinGroup. (The wave counts the blocks per SM of the launch bounds
     // of the element and default kernels below.)
-    const int64_t wave = resident_blocks / Policy::kBlocksPerSm *
-                         EnginePolicy::template element_inner_rows_blocks_per_sm<in_t, V>();
+    const int64_t wave = int64_t(sm_count()) * EnginePolicy::template element_inner_rows_blocks_per_sm<in_t, V>();
+    const int64_t group = a.group;
     const auto blocks_at = [&](int64_t g) { return ceil_div(p.n_out, Policy::kThreads / g); };
-    const int64_t f = fold_into_one_wave(ceil_div(blocks_at(a.group), wave), a.group / HostPolicy::kFoldMinGroup,
-                                         V == 1, [&](int64_t f) { return blocks_at(a.group / f) <= wave; });
-    a.group = static_cast<int>(a.group / f);
+    const int64_t waves = ceil_div(blocks_at(group), wave);
+    a.group = static_cast<int>(group / fold_into_one_wave(
+                                           waves, group / HostPolicy::kFoldMinGroup,
+                                           [&](int64_t f) { return blocks_at(group / f) <= wave; },
+                                           [&](int64_t f) { return rows_fold_pays(a.chunks, group, waves, f); }));
   }
   a.template set_chunk_step<V>(a.group);
   const int64_t groups_per_block = Policy::kThreads / a.group;
@@ -554,9 +567,18 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   TORCH_CHECK(tiles < (int64_t(1) << 31), "gpureduce: too many output tiles");
 
   const auto kernel = gpureduce_columns<Op, in_t, out_t, V>;
-  if (!latency_columns && tiles >= target_blocks) {
+  if (!latency_columns && a.outer_group == 1 && tiles >= target_blocks) {
     // An unsplit grid of a few waves folds into one: fewer row threads per
-    // block, each walking more rows, so that more blocks fit an SM.
+    // block, each walking more rows, so that more blocks fit an SM. Where
+    // each thread loads single elements its loads in flight are few, and
+    // the walk is made at most as many times longer as the waves it
+    // replaces; vectors fold freely. A/B on the H200 (NOTES.md, session 25):
+    // [342, 128256] float32 over dim 0 0.95x -> 1.01x of torch.sum, [69,
+    // 205923] bfloat16 0.78x -> 1.01x, [158, 384, 56, 56] channels_last
+    // bfloat16 over (2, 3) 0.93x -> 1.02x, none slower by over 5%. Not where
+    // a block takes several outer indices: there blocks of one or two warps
+    // walking whole columns lost up to 34% ([60931, 96, 12] float32 over
+    // dim 1 0.99x -> 0.65x, [22800, 67, 16] bfloat16 summed as float64).
     static PerDevice blocks_per_sm[Policy::kThreads / 32 + 1];  // by warps per block
     const auto wave = [&](int64_t b) {
       const int64_t threads = block_x * b;
@@ -564,9 +586,9 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
         return static_cast<int>(std::max<int64_t>(1, max_resident_blocks(kernel, static_cast<int>(threads))));
       });
     };
-    const int64_t f = fold_into_one_wave(ceil_div(tiles, wave(by)), by, V == 1,
-                                         [&](int64_t f) { return tiles <= wave(by / f); });
-    by /= f;
+    const int64_t waves = ceil_div(tiles, wave(by));
+    by /= fold_into_one_wave(
+        waves, by, [&](int64_t f) { return tiles <= wave(by / f); }, [&](int64_t f) { return V > 1 || f <= waves; });
   }
   static PerDevice clusters;  // 1: no, 2: yes
   // Whether a split of this pass could finish inside a cluster: the device
