@@ -481,7 +481,8 @@ def _launches(fn):
 # stay within those of all the waves they replace ([13898, 349] .step: 869
 # blocks, three waves of two rounds, fold fourfold into six rounds); columns
 # of single elements by at most their waves; columns whose blocks take
-# several outer indices ([5945, 698, 6]) not at all. On the H200 (132 SMs)
+# several outer indices ([5945, 698, 6]) not at all; split rows passes of a
+# block per output take smaller blocks. On the H200 (132 SMs)
 # the launch is checked too: (kernel, grid, block), before the fold in the
 # comment.
 FOLD_CASES = [
@@ -491,6 +492,7 @@ FOLD_CASES = [
     ((4000, 5, 512), 2, "slice", torch.float32, ("inner_rows", [250, 1, 1], [512, 1, 1])),  # grid 1000
     ((13898, 349), 1, "step", torch.float32, ("inner_rows", [218, 1, 1], [512, 1, 1])),   # grid 869
     ((5945, 698, 6), 1, None, torch.float32, None),                                        # grouped columns
+    ((873, 50257), 1, None, torch.float32, ("split_rows", [1, 873, 1], [128, 1, 1])),      # [256, 1, 1]
 ]
 
 

@@ -164,6 +164,9 @@ struct HostPolicy {
   // kFoldMinGroup lanes per output.
   static constexpr int64_t kFoldMaxWaves = 4;
   static constexpr int64_t kFoldMinGroup = 4;
+  // Split rows passes of a block per output fold down to blocks of this many
+  // threads.
+  static constexpr int64_t kFoldMinBlockThreads = 128;
   // Threads of a finish block that combines several outputs' partials
   // (splits of up to 32 ways).
   static constexpr int64_t kFinishGroupedThreads = 256;

@@ -275,8 +275,29 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     a.split = static_cast<int>(split);
     // Outputs that take a block each, at least three for every two SMs, take
     // blocks of kRowBlockThreads rather than kThreads.
-    const int64_t threads = split == 1 && 2 * p.n_out >= 3 * int64_t(sm_count()) ? HostPolicy::kRowBlockThreads
-                                                                                  : int64_t(Policy::kThreads);
+    int64_t threads = split == 1 && 2 * p.n_out >= 3 * int64_t(sm_count()) ? HostPolicy::kRowBlockThreads
+                                                                            : int64_t(Policy::kThreads);
+    if (split == 1) {
+      // A block per output in a few waves folds into one: smaller blocks
+      // (down to kFoldMinBlockThreads), each thread reading more of its row.
+      // A/B on the H200 over 95 made logits passes of 700 to 3000 rows and
+      // 120 random ones of 8 MB or more (NOTES.md, session 25): below 0.97x
+      // of torch.sum 23 -> 7, 30 faster by over 5%, none slower ([873,
+      // 50257] float32 0.95x -> 1.06x, [959, 256000] float16 0.88x -> 1.03x,
+      // int64 0.84x -> 0.92x).
+      static PerDevice blocks_per_sm[Policy::kThreads / 32 + 1];  // by warps per block
+      const auto wave = [&](int64_t t) {
+        return int64_t(sm_count()) * blocks_per_sm[t / 32].get([&](int) {
+          return static_cast<int>(std::max<int64_t>(1, max_resident_blocks(split_kernel, static_cast<int>(t))));
+        });
+      };
+      const int64_t t0 = threads;
+      const int64_t waves = ceil_div(p.n_out, wave(t0));
+      threads = t0 / fold_into_one_wave(
+                         waves, t0 / HostPolicy::kFoldMinBlockThreads,
+                         [&](int64_t f) { return p.n_out <= wave(t0 / f); },
+                         [&](int64_t f) { return rows_fold_pays(a.chunks, t0, waves, f); });
+    }
     if (split > 1 && p.n_rows == 1)
       // Each block reads a range of its own, in whole unrolled loops per
       // thread, so that no remainder loads trail. Against interleaved blocks
