@@ -5,7 +5,10 @@
 #include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <utility>
+
+#include "device_info.h"
 
 namespace gpureduce {
 namespace cuda {
@@ -17,6 +20,23 @@ int64_t max_resident_blocks(Kernel kernel, int threads) {
   C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0));
   return n;
 }
+
+// Blocks of one kernel that the whole GPU holds at once, by block size:
+// max_resident_blocks times the SMs, cached per device and warps per block
+// (up to 512 threads). Each kernel keeps its own (a static beside its
+// launch).
+class ResidentWave {
+ public:
+  template <typename Kernel>
+  int64_t blocks(Kernel kernel, int64_t threads) {
+    return int64_t(sm_count()) * per_warps_[(threads + 31) / 32].get([&](int) {
+      return static_cast<int>(std::max<int64_t>(1, max_resident_blocks(kernel, static_cast<int>(threads))));
+    });
+  }
+
+ private:
+  PerDevice per_warps_[512 / 32 + 1];
+};
 
 // Launches `kernel` on `stream` with one launch attribute.
 template <typename... Params, typename... Args>

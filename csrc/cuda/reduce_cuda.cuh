@@ -285,12 +285,8 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
       // of torch.sum 23 -> 7, 30 faster by over 5%, none slower ([873,
       // 50257] float32 0.95x -> 1.06x, [959, 256000] float16 0.88x -> 1.03x,
       // int64 0.84x -> 0.92x).
-      static PerDevice blocks_per_sm[Policy::kThreads / 32 + 1];  // by warps per block
-      const auto wave = [&](int64_t t) {
-        return int64_t(sm_count()) * blocks_per_sm[t / 32].get([&](int) {
-          return static_cast<int>(std::max<int64_t>(1, max_resident_blocks(split_kernel, static_cast<int>(t))));
-        });
-      };
+      static ResidentWave resident;
+      const auto wave = [&](int64_t t) { return resident.blocks(split_kernel, t); };
       const int64_t t0 = threads;
       const int64_t waves = ceil_div(p.n_out, wave(t0));
       threads = t0 / fold_into_one_wave(
@@ -600,13 +596,8 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
     // a block takes several outer indices: there blocks of one or two warps
     // walking whole columns lost up to 34% ([60931, 96, 12] float32 over
     // dim 1 0.99x -> 0.65x, [22800, 67, 16] bfloat16 summed as float64).
-    static PerDevice blocks_per_sm[Policy::kThreads / 32 + 1];  // by warps per block
-    const auto wave = [&](int64_t b) {
-      const int64_t threads = block_x * b;
-      return int64_t(sm_count()) * blocks_per_sm[ceil_div(threads, 32)].get([&](int) {
-        return static_cast<int>(std::max<int64_t>(1, max_resident_blocks(kernel, static_cast<int>(threads))));
-      });
-    };
+    static ResidentWave resident;
+    const auto wave = [&](int64_t b) { return resident.blocks(kernel, block_x * b); };
     const int64_t waves = ceil_div(tiles, wave(by));
     by /= fold_into_one_wave(
         waves, by, [&](int64_t f) { return tiles <= wave(by / f); }, [&](int64_t f) { return V > 1 || f <= waves; });
