@@ -91,6 +91,19 @@ for dtype in (torch.float32, torch.float16):
     x = (torch.randn(40, 72, 34, 171) * 10).to(dtype).cuda()[:, ::2]
     ref = torch.sum(x.cpu().double(), 2)
     assert torch.allclose(reduce_op.sum(x, 2).cpu().double(), ref, rtol=2e-2, atol=1.0), dtype
+# Columns tiles of equal width in whole warps (534 vectors in two tiles of
+# 288 threads, 262 in two of 160 with two row threads), grids of a few waves
+# folded into one (columns, pitch rows, split rows of a block per output),
+# and permuted inputs whose transposed output goes through a scratch buffer.
+for dtype in (torch.float32, torch.float64, torch.int64):
+    for shape, dim in (((60, 8, 1068), 1), ((300, 42, 524), 1), ((342, 20000), 0), ((7916, 2367), 1),
+                       ((873, 50257), 1)):
+        x = (torch.randn(shape) * 10).to(dtype).cuda()
+        ref = torch.sum(x.cpu().double(), dim)
+        assert torch.allclose(reduce_op.sum(x, dim).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape)
+    x = (torch.randn(109, 3, 808, 7) * 10).to(dtype).cuda().permute(2, 3, 0, 1)
+    ref = torch.sum(x.cpu().double(), 3)
+    assert torch.allclose(reduce_op.sum(x, 3).cpu().double(), ref, rtol=2e-2, atol=1.0), dtype
 x = x_odd = torch.randn((1 << 16) + 5).cuda()[1:]
 assert torch.allclose(reduce_op.sum(x).cpu().double(), x.cpu().double().sum(), rtol=1e-4, atol=1e-3)
 # Rows of stride 2 read with vector loads, up to the storage's last element.

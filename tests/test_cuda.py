@@ -515,6 +515,47 @@ def test_one_wave_fold(case, dtype):
         assert ours == [(grid, block)], ours
 
 
+# Permuted inputs whose kept dims run transposed against memory: a columns
+# pass of at most 8 rows and 1 MB or more of output writes a scratch buffer in
+# its own order, then copies it into the output (one copy kernel after ours);
+# 16 rows write the output directly. Also into an out= tensor, contiguous
+# (staged) or transposed like the input (direct), with keepdim and dtype=.
+TRANSPOSED_CASES = [
+    ((109, 3, 808, 7), (2, 3, 0, 1), 3, True),     # [808, 7, 109] over 3 rows
+    ((512, 2, 1024), (2, 0, 1), 2, True),          # two rows
+    ((64, 2, 3, 4096), (3, 0, 1, 2), (2, 3), True),  # two reduced dims, merged: 6 rows
+    ((3, 1030, 5, 97), (3, 1, 0, 2), 3, True),     # odd sizes, 5 rows, two outer dims
+    ((64, 16, 4096), (2, 0, 1), 2, False),         # 16 rows: direct
+]
+
+
+@pytest.mark.parametrize("case", range(len(TRANSPOSED_CASES)))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.uint8], ids=str)
+def test_transposed_output(case, dtype):
+    shape, perm, dim, staged = TRANSPOSED_CASES[case]
+    x = random_tensor(shape, dtype, "cpu", _gen()).cuda().permute(*perm)
+    for keepdim in (False, True):
+        assert_matches_torch(reduce_op.sum(x, dim, keepdim), x, dim, keepdim)
+        assert torch.equal(reduce_op.sum(x, dim, keepdim), reduce_op.sum(x, dim, keepdim))
+    if dtype == torch.float32:
+        assert_matches_torch(reduce_op.sum(x, dim, dtype=torch.float64), x, dim, False, torch.float64)
+        ref = torch.sum(x, dim)
+        out = torch.empty_like(ref)
+        reduce_op.sum(x, dim, out=out)
+        assert torch.equal(out, reduce_op.sum(x, dim))
+        # An out= laid out like the input's kept dims is written directly.
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        kept = sorted((d for d in range(x.dim()) if d not in dims), key=lambda d: -x.stride(d))
+        out_t = torch.empty([x.size(d) for d in kept], device="cuda").permute(*[kept.index(d) for d in range(x.dim()) if d not in dims])
+        reduce_op.sum(x, dim, out=out_t)
+        assert torch.equal(out_t, reduce_op.sum(x, dim))
+        names = [n for n, _, _ in _launches(lambda: reduce_op.sum(x, dim))]
+        ours = [n for n in names if "gpureduce_" in n]
+        assert len(ours) == 1 and names[0] == ours[0], names
+        assert len(names) == (2 if staged else 1), names
+        assert [n for n, _, _ in _launches(lambda: reduce_op.sum(x, dim, out=out_t))] == ours
+
+
 # Columns passes of 1 MB or more with many vectors of columns (256 or more
 # per SM): a thread walks its rows with only the row threads the rows want,
 # several outer indices to a block of 256 threads where the columns are few;

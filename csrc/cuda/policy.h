@@ -167,6 +167,20 @@ struct HostPolicy {
   // Split rows passes of a block per output fold down to blocks of this many
   // threads.
   static constexpr int64_t kFoldMinBlockThreads = 128;
+  // A columns pass whose output runs along another dim than its columns
+  // (a permuted input whose kept dims are transposed against memory) writes
+  // each column's outputs far apart, a sector per element. With at most
+  // kStageTransposedMaxRows rows per output and at least
+  // kStageTransposedMinBytes of output, it writes them in its own order to
+  // a scratch buffer, then copies that into the output (ATen's copy). A/B on
+  // the H200 over 12 made permutations (NOTES.md, session 26): [109, 3,
+  // 8080, 7] int64 permuted (2, 3, 0, 1) over dim 3 0.62x -> 1.18x of
+  // torch.sum, [2048, 2, 2048] float32 (2, 0, 1) over dim 2 0.91x -> 1.35x,
+  // [128, 8, 8192] bfloat16 3.41x -> 4.48x; with 16 rows or more the direct
+  // writes were faster ([64, 16, 4096] float32 4.06x against 3.76x), and so
+  // were they on the CPU, where the planner never stages.
+  static constexpr int64_t kStageTransposedMaxRows = 8;
+  static constexpr int64_t kStageTransposedMinBytes = int64_t(1) << 20;
   // Threads of a finish block that combines several outputs' partials
   // (splits of up to 32 ways).
   static constexpr int64_t kFinishGroupedThreads = 256;

@@ -514,10 +514,15 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
     by = std::min(by, cap);
   }
   if (many_vectors) by = std::min(by, by_wanted);
-  // A tile wider than its columns (bx a power of two) is trimmed to whole
-  // warps: [149, 36, 34, 171] float16 over dim 2 (a .step view) ran 85 of
-  // every 256 threads idle (H200, NOTES.md session 14: 49.3 -> 42.4 us).
-  if (a.vec_cols < bx) bx = std::min(bx, ceil_div(a.vec_cols, 32) * 32);
+  // Tiles of equal width, in whole warps: a power-of-two tile a little
+  // narrower than the columns left a second tile almost empty in every outer
+  // index, whose blocks held SM slots for a warp's work ([27, 355, 8, 1, 1068]
+  // float64 over (2, 3): 534 vectors in tiles of 512 and 22, 0.96x -> 1.02x
+  // of torch.sum; [739, 42, 524] int64 over dim 1, 256 and 6: 0.87x -> 0.96x;
+  // H200, NOTES.md session 26). Columns narrower than the tile trim it the
+  // same way ([149, 36, 34, 171] float16 over dim 2 of a .step view ran 85
+  // of every 256 threads idle: 49.3 -> 42.4 us, session 14).
+  bx = std::min(bx, ceil_div(ceil_div(a.vec_cols, ceil_div(a.vec_cols, bx)), 32) * 32);
   a.x_tiles = ceil_div(a.vec_cols, bx);
   a.outer_group = 1;
   int64_t block_x = bx;
@@ -891,10 +896,46 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
   }
 }
 
+// Whether a columns pass writes its output through a scratch buffer in its
+// own order (HostPolicy::kStageTransposedMaxRows): its columns are not the
+// output's unit-stride dim, another kept dim is, and its rows are few.
+inline bool stages_transposed_output(const ReducePass& p, int64_t out_element_size) {
+  if (p.kind != ReducePass::Kind::kColumns || p.out_col_stride == 1 || p.n_cols < 2) return false;
+  bool unit_elsewhere = false;
+  for (int d = 0; d < p.outer.ndim; ++d)
+    unit_elsewhere |= p.outer.out_strides[d] == 1 && p.outer.sizes[d].divisor > 1;
+  return unit_elsewhere && p.n_reduce * p.n_reduce_outer <= HostPolicy::kStageTransposedMaxRows &&
+         p.n_out * p.n_cols * out_element_size >= HostPolicy::kStageTransposedMinBytes;
+}
+
 // One pass of the op of `Family` on CUDA tensors whose input dtype is of
 // group G: picks the kernel for the pass's shape and layout and sizes its grid.
 template <class Family, InputGroup G>
 void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Tensor& out) {
+  if (stages_transposed_output(p, out.element_size())) {
+    // The same pass into a scratch laid out as the pass walks it (columns
+    // innermost, then the outer dims innermost first), then one copy.
+    ReducePass q = p;
+    q.out_col_stride = 1;
+    int64_t next = p.n_cols;
+    for (int d = 0; d < q.outer.ndim; ++d) {
+      q.outer.out_strides[d] = next;
+      next *= static_cast<int64_t>(q.outer.sizes[d].divisor);
+    }
+    at::Tensor scratch = at::empty({p.n_out * p.n_cols}, out.options());
+    run_pass_cuda_group<Family, G>(q, in, scratch);
+    std::vector<int64_t> sizes, out_strides, scratch_strides;
+    for (int d = p.outer.ndim - 1; d >= 0; --d) {
+      sizes.push_back(static_cast<int64_t>(p.outer.sizes[d].divisor));
+      out_strides.push_back(p.outer.out_strides[d]);
+      scratch_strides.push_back(q.outer.out_strides[d]);
+    }
+    sizes.push_back(p.n_cols);
+    out_strides.push_back(p.out_col_stride);
+    scratch_strides.push_back(1);
+    out.as_strided(sizes, out_strides, out.storage_offset()).copy_(scratch.as_strided(sizes, scratch_strides));
+    return;
+  }
   dispatch_reduce_types<G>(in.scalar_type(), out.scalar_type(), [&](auto in_tag, auto out_tag) {
     using in_t = typename decltype(in_tag)::type;
     using out_t = typename decltype(out_tag)::type;
