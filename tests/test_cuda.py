@@ -556,6 +556,26 @@ def test_transposed_output(case, dtype):
         assert [n for n, _, _ in _launches(lambda: reduce_op.sum(x, dim, out=out_t))] == ours
 
 
+# Columns stores: a thread's V outputs in 16-byte words where they are
+# adjacent and aligned (store_outputs), one at a time otherwise: fresh
+# outputs, out= one element off a 16-byte boundary, and out= with a gap
+# between columns; passes of few rows and over dims of size 1 only.
+@pytest.mark.parametrize("shape,dim", [((300, 2, 1000), 1), ((130, 384, 1, 1), (2, 3)), ((40, 3, 1001), 1),
+                                       ((2, 70000), 0), ((33, 5, 96), 1)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.uint8, torch.float64, torch.complex64],
+                         ids=str)
+def test_columns_stores(shape, dim, dtype):
+    x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+    got = reduce_op.sum(x, dim)
+    assert_matches_torch(got, x, dim, False)
+    n = got.numel()
+    for out in (torch.empty(n + 1, dtype=got.dtype, device="cuda")[1:].view(got.shape),
+                torch.empty(n * 2, dtype=got.dtype, device="cuda")[::2].view(got.shape)):
+        out.fill_(7)
+        reduce_op.sum(x, dim, out=out)
+        assert torch.equal(out, got)
+
+
 # Columns passes of 1 MB or more with many vectors of columns (256 or more
 # per SM): a thread walks its rows with only the row threads the rows want,
 # several outer indices to a block of 256 threads where the columns are few;

@@ -167,6 +167,16 @@ constexpr int64_t kMaxNarrowColumnRows = int64_t(1) << 23;
 // to keep four loads in flight at three blocks per SM.
 constexpr int64_t kMaxColumnThreadRows = int64_t(1) << 30;
 
+// A thread's V columns projected to the output type and stored.
+template <class Op, int V, typename out_t, typename acc_t>
+__device__ __forceinline__ void store_projected(out_t* p, int64_t stride, const acc_t (&acc)[V]) {
+  alignas(16) out_t v[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) v[j] = Op::template project<out_t>(acc[j]);
+  store_outputs<V>(p, stride, v);
+}
+
+
 // Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
 // threadIdx.y strides over the rows of blockIdx.y's slice.
 template <class Op, typename in_t, typename out_t, int V>
@@ -230,9 +240,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   const bool writer = threadIdx.y == 0 && valid;
   if (a.split == 1) {
     if (writer) {
-#pragma unroll
-      for (int j = 0; j < V; ++j)
-        out[out_off + (cv * V + j) * a.out_col_stride] = Op::template project<out_t>(acc[j]);
+      store_projected<Op, V>(out + out_off + cv * V * a.out_col_stride, a.out_col_stride, acc);
     }
     return;
   }
@@ -260,9 +268,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
           for (int j = 0; j < V; ++j) acc[j] = Op::combine(acc[j], theirs[j * blockDim.x + threadIdx.x]);
         }
       }
-#pragma unroll
-      for (int j = 0; j < V; ++j)
-        out[out_off + (cv * V + j) * a.out_col_stride] = Op::template project<out_t>(acc[j]);
+      store_projected<Op, V>(out + out_off + cv * V * a.out_col_stride, a.out_col_stride, acc);
     }
     cluster.sync();  // every block's shared memory stays until the first block has read it
     return;
@@ -313,9 +319,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   }
   if (blockDim.y > 1) combine_over_y<Op, V>(acc, scratch);
   if (writer) {
-#pragma unroll
-    for (int j = 0; j < V; ++j)
-      out[out_off + (cv * V + j) * a.out_col_stride] = Op::template project<out_t>(acc[j]);
+    store_projected<Op, V>(out + out_off + cv * V * a.out_col_stride, a.out_col_stride, acc);
   }
 }
 

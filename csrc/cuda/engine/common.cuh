@@ -133,6 +133,34 @@ __device__ __forceinline__ void load_vec_words(const T* p, T (&out)[V]) {
   }
 }
 
+// Stores V outputs at p, p + stride, ...: in 16-byte words where they are
+// adjacent and the address allows (up to 16 words a thread, for byte inputs
+// summed in int64), else one at a time. An element per store made each
+// store instruction of a warp touch 32 sectors for a few bytes of each,
+// which bound columns passes of few rows, whose output is as large as their
+// input or larger. A/B on the H200 (NOTES.md, session 26): [132331, 384, 1,
+// 1] uint8 over (2, 3) 0.53x -> 1.08x of torch.sum, [20000, 2, 512] int16
+// over dim 1 1.33x -> 2.63x, [4096, 3, 4096] bfloat16 1.80x -> 2.18x; over
+// 370 random passes of 1 MB or more, 6 faster by over 5%, 3 slower by 5-10%
+// (one a rows pass, which this does not touch: run-to-run noise).
+template <int V, typename T>
+__device__ __forceinline__ void store_outputs(T* p, int64_t stride, const T (&v)[V]) {
+  constexpr int kBytes = sizeof(T) * V;
+  if constexpr (kBytes % 16 == 0 && sizeof(T) <= 16) {
+    if (stride == 1 && reinterpret_cast<uintptr_t>(p) % 16 == 0) {
+#pragma unroll
+      for (int w = 0; w < kBytes / 16; ++w) {
+        uint4 word;
+        memcpy(&word, reinterpret_cast<const unsigned char*>(&v) + 16 * w, 16);
+        reinterpret_cast<uint4*>(p)[w] = word;
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < V; ++j) p[j * stride] = v[j];
+}
+
 // A load that skips L1, for partials written by other blocks of this grid.
 template <typename T>
 __device__ __forceinline__ T load_coherent(const T* p) {
