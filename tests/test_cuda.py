@@ -516,16 +516,18 @@ def test_one_wave_fold(case, dtype):
 
 
 # Permuted inputs whose kept dims run transposed against memory: a columns
-# pass of at most 8 rows and 1 MB or more of output writes a scratch buffer in
-# its own order, then copies it into the output (one copy kernel after ours);
-# 16 rows write the output directly. Also into an out= tensor, contiguous
+# pass of at most 8 rows, 64 columns or more and 1 MB or more of output
+# writes a scratch buffer in its own order, then copies it into the output
+# (one copy kernel after ours); 16 rows or two columns write the output
+# directly. Also into an out= tensor, contiguous
 # (staged) or transposed like the input (direct), with keepdim and dtype=.
 TRANSPOSED_CASES = [
     ((109, 3, 808, 7), (2, 3, 0, 1), 3, True),     # [808, 7, 109] over 3 rows
     ((512, 2, 1024), (2, 0, 1), 2, True),          # two rows
     ((64, 2, 3, 4096), (3, 0, 1, 2), (2, 3), True),  # two reduced dims, merged: 6 rows
-    ((3, 1030, 5, 97), (3, 1, 0, 2), 3, True),     # odd sizes, 5 rows, two outer dims
+    ((3, 1030, 5, 297), (3, 1, 0, 2), 3, True),    # odd sizes, 5 rows, two outer dims
     ((64, 16, 4096), (2, 0, 1), 2, False),         # 16 rows: direct
+    ((4000, 70, 2, 2), (2, 0, 3, 1), 0, False),    # two columns: direct
 ]
 
 

@@ -897,10 +897,12 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
 }
 
 // Whether a columns pass writes its output through a scratch buffer in its
-// own order (HostPolicy::kStageTransposedMaxRows): its columns are not the
-// output's unit-stride dim, another kept dim is, and its rows are few.
+// own order (HostPolicy::kStageTransposedMaxRows): its columns are many but
+// not the output's unit-stride dim, another kept dim is, and its rows are few.
 inline bool stages_transposed_output(const ReducePass& p, int64_t out_element_size) {
-  if (p.kind != ReducePass::Kind::kColumns || p.out_col_stride == 1 || p.n_cols < 2) return false;
+  if (p.kind != ReducePass::Kind::kColumns || p.out_col_stride == 1 ||
+      p.n_cols < HostPolicy::kStageTransposedMinCols)
+    return false;
   bool unit_elsewhere = false;
   for (int d = 0; d < p.outer.ndim; ++d)
     unit_elsewhere |= p.outer.out_strides[d] == 1 && p.outer.sizes[d].divisor > 1;
