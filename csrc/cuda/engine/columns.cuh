@@ -176,7 +176,6 @@ __device__ __forceinline__ void store_projected(out_t* p, int64_t stride, const 
   store_outputs<V>(p, stride, v);
 }
 
-
 // Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
 // threadIdx.y strides over the rows of blockIdx.y's slice.
 template <class Op, typename in_t, typename out_t, int V>
