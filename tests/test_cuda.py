@@ -144,8 +144,8 @@ def _kernels_run(fn):
 
 # Rows of one dense row per output at a constant pitch (a contiguous 2-D
 # tensor over dim 1) run the pitch rows kernel at any width, except rows no
-# vector fits in passes large enough for the dense-tiles kernel ([400003,
-# 3] float32, 4.8 MB; not [100003, 3]). Other rows
+# vector fits in passes of 1 MB or more, which take the stream-rows kernel
+# ([100003, 3] float32, 1.2 MB; not [100003, 2]). Other rows
 # passes (outer dims that do not merge, several rows per output: the sliced
 # cases below) run the short rows kernel, a lane per vector, for outputs of
 # at most 32 16-byte vectors where the pass has at least a block of 512
@@ -158,8 +158,8 @@ SHORT_ROW_CASES = [
     ((1000, 4), 1, "pitch"), ((1001, 8), 1, "pitch"), ((999, 12), 1, "pitch"), ((4099, 16), 1, "pitch"),
     ((333, 24), 1, "pitch"), ((2048, 32), 1, "pitch"), ((517, 64), 1, "pitch"), ((100, 124), 1, "pitch"),
     ((100, 128), 1, "pitch"), ((100, 132), 1, "pitch"), ((3000, 3), 1, "pitch"), ((257, 31), 1, "pitch"),
-    ((257, 33), 1, "pitch"), ((3, 16), 1, "pitch"), ((100003, 2), 1, "pitch"), ((100003, 3), 1, "pitch"),
-    ((400003, 3), 1, "dense"),
+    ((257, 33), 1, "pitch"), ((3, 16), 1, "pitch"), ((100003, 2), 1, "pitch"), ((100003, 3), 1, "stream"),
+    ((400003, 3), 1, "stream"),
     ((67072, 4), 1, "pitch"), ((67073, 4), 1, "pitch"), ((40000, 8), 1, "pitch"), ((20000, 16), 1, "pitch"),
     ((9000, 64), 1, "pitch"), ((4300, 124), 1, "pitch"), ((2096, 128), 1, "pitch"), ((2097, 128), 1, "pitch"),
     ((9, 5, 16), 2, "inner"),       # two outer dims after slicing (below): latency bound
@@ -181,7 +181,7 @@ def test_short_rows(case, dtype):
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     if dtype == torch.float32 and torch.cuda.get_device_properties(0).multi_processor_count == 132:
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
-        ran = [k for k in ("pitch", "short", "inner", "dense") if any(f"gpureduce_{k}_" in n for n in names)]
+        ran = [k for k in ("pitch", "short", "inner", "dense", "stream") if any(f"gpureduce_{k}_" in n for n in names)]
         assert ran == [kernel_f32], names
 
 
@@ -230,14 +230,13 @@ def test_split_rows_workload(args):
     assert "workload ok" in r.stdout
 
 
-# Rows of widths no 16-byte vector fits, too short for a vector body per row
-# (fewer than 16 vectors), and columns too narrow for a vector, go to the
-# dense-tiles kernel (whole planes per tile, or row tiles of planes larger
-# than a tile where there are at least 4 planes per SM: 600 of them, not 500,
-# on the H200's 132 SMs). Passes under 256 KB, and rows or planes of at
+# Columns too narrow for a vector go to the dense-tiles kernel (whole
+# planes per tile, or row tiles of planes larger than a tile where there are
+# at least 4 planes per SM: 600 of them, not 500, on the H200's 132 SMs);
+# rows no vector fits go to the stream rows from 1 MB (test_stream_rows) and
+# take the tiles no more. Passes under 256 KB, and planes of at
 # most 64 rows (64, not 65) under 4 MB of 4- and 8-byte elements or 1 MB of
-# 2-byte ones (174762 rows of 3 bfloat16, not 174763; 349525 of float32,
-# not 349526), are bound by latency and take the rows kernels or the columns
+# 2-byte ones, are bound by latency and take the rows kernels or the columns
 # kernel ([700, 65, 3] bfloat16, 273 KB, takes the tiles; [400, 65, 3] does
 # not); so do 2-byte planes of 4 to 64 rows under 4 MB (99864 planes of 7
 # by 3, not 99865; planes of 3 rows from 1 MB). Up to
@@ -248,15 +247,15 @@ def test_split_rows_workload(args):
 # elements over 8 rows or more take the columns kernel at any size (7 rows,
 # not 8). The flags say whether float32 and bfloat16 take the tiles.
 DENSE_CASES = [
-    ((300000, 5), 1, True, True), ((100000, 5), 1, False, False), ((4099, 9), 1, False, False), ((3000, 12), 1, False, False),
+    ((300000, 5), 1, False, False), ((100000, 5), 1, False, False), ((4099, 9), 1, False, False), ((3000, 12), 1, False, False),
     ((777, 24), 1, False, False), ((333, 301), 1, False, False), ((2000, 1001), 1, False, False),
     ((500, 2000, 5), 1, False, False), ((600, 2000, 5), 1, False, False), ((300, 7, 3), 1, False, False),
     ((200, 5000, 3), 1, False, False), ((64, 100, 130), 1, False, False), ((40, 40), 1, False, False),
     ((5, 3000, 7), 1, False, False), ((100003, 3), 0, False, False), ((1, 5), 1, False, False),
     ((120000, 7, 3), 1, True, True), ((13000, 7, 3), 1, False, False), ((120000, 8, 3), 1, False, True),
     ((99865, 7, 3), 1, True, True), ((99864, 7, 3), 1, True, False), ((27000, 3, 13), 1, True, True),
-    ((174763, 3), 1, False, True), ((174762, 3), 1, False, False), ((349526, 3), 1, True, True),
-    ((349525, 3), 1, False, True), ((700, 65, 3), 1, False, True), ((700, 64, 3), 1, False, False),
+    ((174763, 3), 1, False, False), ((174762, 3), 1, False, False), ((349526, 3), 1, False, False),
+    ((349525, 3), 1, False, False), ((700, 65, 3), 1, False, True), ((700, 64, 3), 1, False, False),
     ((400, 65, 3), 1, False, False),
     ((600, 300, 67), 1, False, False), ((500, 300, 67), 1, False, False),
     # Planes of many rows, a tile each: 64 and 128 threads a column whose
@@ -279,6 +278,60 @@ def test_dense_tiles(case, dtype):
     if dtype in expected:
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
         assert any("gpureduce_dense_tiles" in n for n in names) == expected[dtype], names
+
+
+# Dense rows (one output each) that no 16-byte vector fits and too short for
+# a vector body per row (fewer than 16 vectors) go to the stream-rows kernel
+# in passes of 1 MB or more (256 KB for byte elements): tiles of whole rows
+# copied into shared memory, 8 KB or, for rows of 32 bytes or more in passes
+# of 16 MB or more, 16 KB; a group of 1 to 32 lanes per row. Checked at
+# widths on both sides of those lines and of the ragged rows' 16 vectors
+# (float32 rows of 63 and 67 elements), with a last tile of a few rows, from
+# a 16-byte boundary and one and three elements off, with keepdim, dtype=,
+# out= whose outer dims do not merge, prod, and bitwise on a second call.
+# The flags say whether float32 and bfloat16 take it (from a 16-byte
+# boundary: off it, rows a vector fits take it too).
+STREAM_ROW_CASES = [
+    ((300001, 5), True, True),     # float32 6 MB, bfloat16 3 MB
+    ((87382, 3), True, False),     # float32 1048584 bytes; bfloat16 half that
+    ((87381, 3), False, False),    # float32 1048572 bytes, under 1 MB
+    ((300001, 17), True, True),    # float32 20 MB: 16 KB tiles; bfloat16 10 MB: 8 KB
+    ((70001, 63), True, True),     # 15 float32 vectors after the head
+    ((40000, 67), False, True),    # float32: 16 vectors, ragged rows
+    ((9001, 127), False, True),    # bfloat16 rows of 254 bytes
+    ((100000, 8), False, False),   # a vector fits both
+    ((262147, 1), False, False),   # sums over a dim of size 1 (a copy)
+]
+STREAM_ROW_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int16, torch.int32,
+                     torch.int64, torch.uint8, torch.bool, torch.complex64]
+
+
+@pytest.mark.parametrize("case", range(len(STREAM_ROW_CASES)))
+@pytest.mark.parametrize("offset", [0, 1, 3])
+@pytest.mark.parametrize("dtype", STREAM_ROW_DTYPES, ids=str)
+def test_stream_rows(case, offset, dtype):
+    shape, stream_f32, stream_bf16 = STREAM_ROW_CASES[case]
+    x = _offset_cuda(shape, dtype, offset)
+    got = reduce_op.sum(x, 1)
+    assert_matches_torch(got, x, 1, False)
+    assert torch.equal(got, reduce_op.sum(x, 1))
+    assert_matches_torch(reduce_op.sum(x, 1, True), x, 1, True)
+    if dtype in (torch.bfloat16, torch.float16, torch.float32):
+        assert_matches_torch(reduce_op.sum(x, 1, dtype=torch.float64), x, 1, False, dtype=torch.float64)
+    if shape[0] % 2 == 1 and offset == 1:
+        # Outputs of [2, n / 2] rows written through a transposed out=.
+        x3 = x[:-1].view(2, shape[0] // 2, shape[1])
+        out = torch.empty(shape[0] // 2, 2, dtype=got.dtype, device="cuda").t()
+        reduce_op.sum(x3, 2, out=out)
+        assert_matches_torch(out.contiguous(), x3, 2, False)
+    if dtype == torch.float32 and offset == 3:
+        f = x.sign().add(2.0)
+        p = torch.ops.gpureduce.prod.dim_int(f, 1, False)
+        torch.testing.assert_close(p, torch.prod(f, 1), rtol=1e-4, atol=0)
+    expected = {torch.float32: stream_f32, torch.bfloat16: stream_bf16}
+    if dtype in expected and offset == 0:
+        names = _kernels_run(lambda: reduce_op.sum(x, 1))
+        assert any("gpureduce_stream_rows" in n for n in names) == expected[dtype], names
 
 
 # Dense planes of at most 256 columns that no 16-byte vector fits, with

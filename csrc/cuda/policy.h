@@ -124,8 +124,12 @@ struct HostPolicy {
   static constexpr int64_t kSplitBytesPerPartial = 8;
   // Rows that no vector fits (their width, or their start) are read as a
   // vector body per row when it holds at least this many vectors; shorter
-  // ones go to the dense tiles.
+  // ones go to the stream rows (launch_stream_rows).
   static constexpr int64_t kRaggedRowMinChunks = 16;
+  // Stream rows take tiles of 16 KB (StreamRowsWidePolicy) for rows of at
+  // least this many bytes in passes of at least kStreamRowsWideMinBytes.
+  static constexpr int64_t kStreamRowsWideMinRowBytes = 32;
+  static constexpr int64_t kStreamRowsWideMinBytes = int64_t(16) << 20;
   // A pass reading fewer bytes than this is bound by latency: its kernels
   // are sized to give every SM a block in as few memory rounds and
   // instructions as they can, not to keep loads in flight. 1 MB against 4 MB on 1010 random cases of up to 16 MB (H200,

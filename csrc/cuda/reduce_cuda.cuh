@@ -23,6 +23,7 @@
 #include "engine/dense.cuh"
 #include "engine/rows.cuh"
 #include "engine/stream_columns.cuh"
+#include "engine/stream_rows.cuh"
 #include "launch.h"
 #include "policy.h"
 #include "run_pass.h"
@@ -896,6 +897,63 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
   }
 }
 
+// Launches the stream-rows kernel (engine/stream_rows.cuh) with tiles of
+// policy P; false, launching nothing, for rows wider than a tile.
+template <class Op, typename in_t, typename out_t, class P>
+bool launch_stream_rows_with(const DenseArgs& d, const in_t* x, out_t* y) {
+  const int64_t row_bytes = d.R * int64_t(sizeof(in_t));
+  StreamRowsArgs a{};
+  a.n_rows = d.n_planes;
+  a.outer = d.outer;
+  a.row_len = static_cast<int>(d.R);
+  // Whole rows whose bytes, padded out to 16-byte boundaries, fit a tile.
+  a.rows_per_tile = static_cast<int>((P::kTileBytes - 32) / row_bytes);
+  if (a.rows_per_tile < 1) return false;
+  a.n_tiles = ceil_div(a.n_rows, int64_t(a.rows_per_tile));
+  a.tile_bytes = static_cast<unsigned>(a.rows_per_tile * row_bytes);
+  a.last_tile_bytes = static_cast<unsigned>((a.n_rows - (a.n_tiles - 1) * a.rows_per_tile) * row_bytes);
+  // Lanes per row: as many as fill the block with a tile's rows, up to the
+  // row's width and a warp.
+  int shift = 0;
+  while (shift < 5 && (int64_t(1) << (shift + 1)) <= pow2_at_least(d.R) &&
+         int64_t(a.rows_per_tile) << (shift + 1) <= P::kThreads)
+    ++shift;
+  a.group_shift = shift;
+  a.slot_rounds = static_cast<int>(ceil_div(int64_t(a.rows_per_tile) << shift, int64_t(P::kThreads)));
+  const int64_t blocks = std::min(a.n_tiles, int64_t(sm_count()) * P::kMinBlocksPerSm);
+  gpureduce_stream_rows<Op, in_t, out_t, P><<<static_cast<unsigned>(blocks), P::kThreads, 0,
+                                               c10::cuda::getCurrentCUDAStream()>>>(a, x, y);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+
+// Dense rows that no vector fits and that are too short for a vector body
+// per row (RaggedEnds), one output each, through the stream-rows kernel:
+// from kLatencyBoundBytes of input (kTinyPassBytes for byte elements), below
+// which the kernel's pipeline of tiles costs more than it hides. Against the
+// dense tiles and element loads it replaces (A/B on the H200, NOTES.md
+// session 27): [1973790, 17] bfloat16 over dim 1 6.35x -> 8.53x of
+// torch.sum, [3355443, 5] float32 2.67x -> 3.28x, [3877362, 198] uint8 6.98x
+// -> 13.58x, [20625, 54] bfloat16 (2 MB) 1.55x -> 1.92x; smaller passes lost
+// ([14725, 7] float32, 412 KB: 1.20x -> 0.98x), and so did rows long enough
+// for a vector body ([131586, 255] bfloat16 1.48x -> 1.13x). Returns false,
+// launching nothing, where the pass does not suit it.
+template <class Op, typename in_t, typename out_t>
+bool launch_stream_rows(const DenseArgs& d, const in_t* x, out_t* y) {
+  if constexpr (sizeof(in_t) > 8) {
+    return false;  // 16-byte elements fill a vector: no stream to share
+  } else {
+    if (d.C != 1 || reinterpret_cast<uintptr_t>(x) % sizeof(in_t) != 0) return false;
+    const int64_t bytes = d.total * int64_t(sizeof(in_t));
+    const int64_t min_bytes = sizeof(in_t) == 1 ? HostPolicy::kTinyPassBytes : HostPolicy::kLatencyBoundBytes;
+    if (bytes < min_bytes) return false;
+    const int64_t row_bytes = d.R * int64_t(sizeof(in_t));
+    if (row_bytes >= HostPolicy::kStreamRowsWideMinRowBytes && bytes >= HostPolicy::kStreamRowsWideMinBytes)
+      return launch_stream_rows_with<Op, in_t, out_t, StreamRowsWidePolicy>(d, x, y);
+    return launch_stream_rows_with<Op, in_t, out_t, StreamRowsNarrowPolicy>(d, x, y);
+  }
+}
+
 // Whether a columns pass writes its output through a scratch buffer in its
 // own order (HostPolicy::kStageTransposedMaxRows): its columns are many but
 // not the output's unit-stride dim, another kept dim is, and its rows are few.
@@ -979,6 +1037,7 @@ void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Te
           return launch_rows<Op, in_t, out_t, kVec>(p, x, y, in, /*ragged=*/true);
       }
       // Dense rows of a width (or alignment) that no vector fits.
+      if (dense_ok && launch_stream_rows<Op>(dense, x, y)) return;
       if (dense_ok && launch_dense<Op>(dense, x, y)) return;
       launch_rows<Op, in_t, out_t, 1>(p, x, y, in);
     } else {

@@ -1,0 +1,196 @@
+// Stream-rows kernel of the CUDA engine: dense rows that no 16-byte vector
+// fits and too short for a vector body per row (under 16 vectors), one per
+// output, end to end in memory ([N, w] over w, [B, T, C] over C for small
+// C, a sum over the last dims of a contiguous tensor, from any storage
+// offset). Read as what they are, one stream: a block copies
+// tiles of whole rows into shared memory in 16-byte pieces with cp.async,
+// kStages tiles in flight, whatever the rows' width or alignment, and its
+// threads then sum the rows from shared memory, a group of lanes per row.
+//
+// The dense tiles (engine/dense.cuh) read such rows through registers, one
+// tile in flight per block at 64 registers (four blocks per SM), and ran
+// 2000-2400 GB/s on rows of 5 to 33 float32 or bfloat16 elements (H200,
+// NOTES.md). The copies here hold no registers while in flight.
+//
+// Tile k holds rows [k R, (k + 1) R); its bytes, from the 16-byte boundary
+// at or below its first element to the one at or above its end, fit
+// kTileBytes (R is chosen so). The order of every add is fixed by the shape,
+// so results are bitwise reproducible.
+#pragma once
+
+#include "common.cuh"
+
+namespace gpureduce {
+namespace cuda {
+
+template <int kThreads_, int kTileBytes_, int kStages_, int kMinBlocksPerSm_>
+struct StreamRowsPolicy {
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kTileBytes = kTileBytes_;
+  static constexpr int kStages = kStages_;
+  static constexpr int kVecPerThread = kTileBytes / 16 / kThreads;
+  // Bound by shared memory: kStages tiles a block.
+  static constexpr int kMinBlocksPerSm = kMinBlocksPerSm_;
+};
+// Two tile sizes, chosen per pass on the host (launch_stream_rows). A/B on
+// the H200 over 117 passes of 256 KB to 1 GB (NOTES.md, session 27): tiles
+// of 16 KB, three in flight, read rows of 32 bytes or more of large inputs
+// faster ([986895, 17] float32 over dim 1 4.33x -> 5.02x of torch.sum,
+// [1016800, 33] bfloat16 8.47x -> 9.00x); tiles of 8 KB, four in flight,
+// narrower rows ([5592405, 3] float32 2.41x against 2.27x, [2796202, 12]
+// bfloat16 5.36x against 5.18x) and inputs of a few MB, which they split
+// into twice the blocks ([46, 394, 26] float32 1.52x against 1.44x).
+using StreamRowsNarrowPolicy = StreamRowsPolicy<256, 8192, 4, 6>;
+using StreamRowsWidePolicy = StreamRowsPolicy<256, 16384, 3, 4>;
+
+struct StreamRowsArgs {
+  int64_t n_rows;  // outputs
+  int64_t n_tiles;
+  OuterIndexer outer;  // row -> output offset
+  int row_len;         // elements per row
+  int rows_per_tile;
+  unsigned tile_bytes;       // rows_per_tile rows
+  unsigned last_tile_bytes;  // the last tile's rows
+  int group_shift;  // lanes per row: 1 << group_shift (1 to 32)
+  int slot_rounds;  // ceil(rows_per_tile << group_shift, kThreads)
+};
+
+__device__ __forceinline__ void copy_16_async(unsigned smem, const void* gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(gmem) : "memory");
+#else
+  *reinterpret_cast<uint4*>(__cvta_shared_to_generic(smem)) = *reinterpret_cast<const uint4*>(gmem);
+#endif
+}
+
+__device__ __forceinline__ void commit_async_copies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most `kPending` of this thread's committed groups are
+// still in flight.
+template <int kPending>
+__device__ __forceinline__ void wait_async_copies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#endif
+}
+
+// Issues this thread's copies of tile `k` (if it exists) into `buf`. Only
+// the stream's first and last tiles can hold a 16-byte piece that reaches
+// outside the stream: there such a piece is loaded element by element and
+// stored, zero-filled around them; every other piece is copied
+// asynchronously. Offsets inside a tile are 32-bit.
+template <class P, typename in_t>
+__device__ __forceinline__ void issue_stream_tile(const StreamRowsArgs& a, const in_t* __restrict__ in, int64_t k,
+                                                  unsigned buf) {
+  if (k >= a.n_tiles) return;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(k) * a.tile_bytes;
+  const unsigned bytes = k == a.n_tiles - 1 ? a.last_tile_bytes : a.tile_bytes;
+  const uintptr_t a0 = start & ~uintptr_t(15);
+  const unsigned nvec = static_cast<unsigned>(((start + bytes + 15) & ~uintptr_t(15)) - a0) / 16;
+  if (k != 0 && k != a.n_tiles - 1) {
+#pragma unroll
+    for (int u = 0; u < P::kVecPerThread; ++u) {
+      const unsigned idx = threadIdx.x + u * P::kThreads;
+      if (idx < nvec) copy_16_async(buf + idx * 16, reinterpret_cast<const void*>(a0 + idx * 16));
+    }
+    return;
+  }
+  for (int u = 0; u < P::kVecPerThread; ++u) {
+    const unsigned idx = threadIdx.x + u * P::kThreads;
+    if (idx >= nvec) break;
+    const uintptr_t addr = a0 + idx * 16;
+    if (addr >= start && addr + 16 <= start + bytes) {
+      copy_16_async(buf + idx * 16, reinterpret_cast<const void*>(addr));
+    } else {
+      uint4 part = make_uint4(0, 0, 0, 0);
+      for (int e = 0; e < int(16 / sizeof(in_t)); ++e) {
+        const uintptr_t ea = addr + e * sizeof(in_t);
+        if (ea >= start && ea < start + bytes) reinterpret_cast<in_t*>(&part)[e] = *reinterpret_cast<const in_t*>(ea);
+      }
+      *reinterpret_cast<uint4*>(__cvta_shared_to_generic(buf + idx * 16)) = part;
+    }
+  }
+}
+
+// Sums rows of tile (rows r0, r0 + 1, ..., nr of them) into their outputs,
+// a group of 2^kShift lanes per row: slot t + kThreads j is lane t % group
+// of row (t + kThreads j) / group, and a lane reads elements lane, lane +
+// group, ... of its row. The group is a template argument so that a lane's
+// unrolled loads take immediate offsets. The rounds are uniform across the
+// block, so that every lane of a group reaches the shuffles.
+template <class Op, typename in_t, typename out_t, class P, int kShift>
+__device__ __forceinline__ void reduce_tile_rows(const StreamRowsArgs& a, const unsigned char* tile, int64_t r0,
+                                                 int nr, out_t* __restrict__ out) {
+  using acc_t = typename Op::acc_type;
+  constexpr int G = 1 << kShift;
+  constexpr unsigned E = sizeof(in_t);
+  const int lane = threadIdx.x & (G - 1);
+  const int mine = a.row_len > lane ? (a.row_len - lane + G - 1) >> kShift : 0;
+  for (int j = 0; j < a.slot_rounds; ++j) {
+    const int r = (static_cast<int>(threadIdx.x) + j * P::kThreads) >> kShift;
+    acc_t acc = Op::identity();
+    if (r < nr) {
+      const unsigned char* p = tile + static_cast<unsigned>(r * a.row_len + lane) * E;
+#pragma unroll 4
+      for (int i = 0; i < mine; ++i) acc = Op::reduce(acc, *reinterpret_cast<const in_t*>(p + i * (G * E)));
+    }
+    if constexpr (G > 1) acc = group_reduce<Op>(acc, G);
+    if (lane == 0 && r < nr) {
+      const int64_t o = r0 + r;
+      int64_t off;
+      if (a.outer.ndim == 1) {
+        off = o * a.outer.out_strides[0];
+      } else {
+        int64_t in_off;
+        a.outer.offsets(o, in_off, off);
+      }
+      out[off] = Op::template project<out_t>(acc);
+    }
+  }
+}
+
+template <class Op, typename in_t, typename out_t, class P>
+__global__ void __launch_bounds__(P::kThreads, P::kMinBlocksPerSm)
+    gpureduce_stream_rows(StreamRowsArgs a, const in_t* __restrict__ in, out_t* __restrict__ out) {
+  constexpr int S = P::kStages;
+  __shared__ __align__(16) unsigned char tiles[S][P::kTileBytes];
+  const unsigned smem0 = static_cast<unsigned>(__cvta_generic_to_shared(tiles[0]));
+  const int64_t first = blockIdx.x, step = gridDim.x;
+  // The first S - 1 tiles in flight; every thread commits a group per tile
+  // slot, empty or not, so that wait_async_copies counts the same for all.
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) {
+    issue_stream_tile<P>(a, in, first + s * step, smem0 + s * P::kTileBytes);
+    commit_async_copies();
+  }
+  int buf = 0;
+  for (int64_t k = first; k < a.n_tiles; k += step) {
+    wait_async_copies<S - 2>();
+    // Tile k is in shared memory for every thread, and every thread is done
+    // with the buffer the next copies go to (it held tile k - step).
+    __syncthreads();
+    issue_stream_tile<P>(a, in, k + (S - 1) * step, smem0 + (buf == 0 ? S - 1 : buf - 1) * P::kTileBytes);
+    commit_async_copies();
+    const int64_t r0 = k * a.rows_per_tile;
+    const int nr = k == a.n_tiles - 1 ? static_cast<int>(a.n_rows - r0) : a.rows_per_tile;
+    const unsigned char* tile =
+        tiles[buf] + ((reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(k) * a.tile_bytes) & 15);
+    switch (a.group_shift) {
+      case 0: reduce_tile_rows<Op, in_t, out_t, P, 0>(a, tile, r0, nr, out); break;
+      case 1: reduce_tile_rows<Op, in_t, out_t, P, 1>(a, tile, r0, nr, out); break;
+      case 2: reduce_tile_rows<Op, in_t, out_t, P, 2>(a, tile, r0, nr, out); break;
+      case 3: reduce_tile_rows<Op, in_t, out_t, P, 3>(a, tile, r0, nr, out); break;
+      case 4: reduce_tile_rows<Op, in_t, out_t, P, 4>(a, tile, r0, nr, out); break;
+      default: reduce_tile_rows<Op, in_t, out_t, P, 5>(a, tile, r0, nr, out); break;
+    }
+    buf = buf == S - 1 ? 0 : buf + 1;
+  }
+  wait_async_copies<0>();
+}
+
+}  // namespace cuda
+}  // namespace gpureduce
