@@ -49,11 +49,12 @@ for dtype, n in ((torch.uint8, (1 << 24) + 7), (torch.int32, (1 << 22) + 5), (to
     x = torch.randint(0 if dtype == torch.uint8 else -99, 100, (n + 1,)).to(dtype).cuda()[1:]
     assert reduce_op.sum(x).item() == x.cpu().long().sum().item(), dtype
 # Dense tiles (passes of 1 to 4 MB or more, by element size): narrow
-# columns of middle dims, whole planes and row tiles, aligned and one
-# element off; rows no vector fits (now the stream rows); and prod on the
-# engine.
+# columns of middle dims, whole planes (of 2 and 3 rows; with more, the
+# stream rows take them) and row tiles, aligned and one element off; rows
+# no vector fits (the stream rows); and prod on the engine.
 for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64):
-    for shape, dim in [((300000, 5), 1), ((300, 301), 1), ((200, 2000, 5), 1), ((120000, 7, 3), 1), ((150, 9000, 3), 1)]:
+    for shape, dim in [((300000, 5), 1), ((300, 301), 1), ((200, 2000, 5), 1), ((120000, 7, 3), 1), ((150, 9000, 3), 1),
+                       ((300000, 2, 7), 1), ((100000, 3, 5), 1)]:
         n = 1
         for s in shape:
             n *= s
@@ -64,10 +65,10 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64):
             p = torch.ops.gpureduce.prod.dim_int(f, dim, False)
             assert torch.allclose(p.cpu(), torch.prod(f.cpu(), dim), rtol=1e-3), (dtype, shape)
 # Stream rows (dense rows no vector fits, fewer than 16 vectors, passes of
-# 1 MB or more): tiles of 8 KB and of 16 KB (rows of 32 bytes or more in 16
-# MB or more), a lane to 16 lanes per row, a last tile of a few rows, from a
-# 16-byte boundary and one and three elements off, and out= whose outer dims
-# do not merge.
+# 1 MB or more; and whole planes of narrow columns): tiles of 8 KB and of 16
+# KB (rows of 32 bytes or more in 16 MB or more), a lane to 16 lanes per
+# row, a last tile of a few rows, from a 16-byte boundary and one and three
+# elements off, and out= whose outer dims do not merge.
 for dtype, shape in ((torch.float32, (300001, 5)), (torch.float32, (250001, 17)), (torch.bfloat16, (9001, 127)),
                      (torch.uint8, (60001, 47)), (torch.float64, (40001, 9))):
     n = shape[0] * shape[1]
@@ -79,6 +80,13 @@ for dtype, shape in ((torch.float32, (300001, 5)), (torch.float32, (250001, 17))
     out = torch.empty(shape[0] // 2, 2, device="cuda", dtype=torch.int64 if dtype == torch.uint8 else dtype).t()
     reduce_op.sum(x3, 2, out=out)
     assert torch.allclose(out.cpu().double(), ref[:-1].view(2, -1), rtol=2e-2, atol=1.0), (dtype, shape)
+for dtype, shape in ((torch.float32, (120001, 5, 3)), (torch.bfloat16, (40001, 12, 7)), (torch.uint8, (7001, 33, 13)),
+                     (torch.bfloat16, (33, 1270, 4))):
+    n = shape[0] * shape[1] * shape[2]
+    for off in (0, 1, 3):
+        x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
+        ref = torch.sum(x.cpu().double(), 1)
+        assert torch.allclose(reduce_op.sum(x, 1).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
 # Stream columns (dense planes of at most 256 narrow columns, planes of 32 KB
 # or more, 512 bytes for 2-byte elements, in passes of 1 MB or more): one
 # plane split over blocks (a block a column combines the partials), a few

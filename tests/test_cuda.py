@@ -233,8 +233,9 @@ def test_split_rows_workload(args):
 # Columns too narrow for a vector go to the dense-tiles kernel (whole
 # planes per tile, or row tiles of planes larger than a tile where there are
 # at least 4 planes per SM: 600 of them, not 500, on the H200's 132 SMs);
-# rows no vector fits go to the stream rows from 1 MB (test_stream_rows) and
-# take the tiles no more. Passes under 256 KB, and planes of at
+# whole planes of 4 rows or more (7 or more of 1- and 2-byte elements) and
+# rows no vector fits (from 1 MB) go to the stream rows instead
+# (test_stream_rows, test_stream_planes). Passes under 256 KB, and planes of at
 # most 64 rows (64, not 65) under 4 MB of 4- and 8-byte elements or 1 MB of
 # 2-byte ones, are bound by latency and take the rows kernels or the columns
 # kernel ([700, 65, 3] bfloat16, 273 KB, takes the tiles; [400, 65, 3] does
@@ -252,16 +253,17 @@ DENSE_CASES = [
     ((500, 2000, 5), 1, False, False), ((600, 2000, 5), 1, False, False), ((300, 7, 3), 1, False, False),
     ((200, 5000, 3), 1, False, False), ((64, 100, 130), 1, False, False), ((40, 40), 1, False, False),
     ((5, 3000, 7), 1, False, False), ((100003, 3), 0, False, False), ((1, 5), 1, False, False),
-    ((120000, 7, 3), 1, True, True), ((13000, 7, 3), 1, False, False), ((120000, 8, 3), 1, False, True),
-    ((99865, 7, 3), 1, True, True), ((99864, 7, 3), 1, True, False), ((27000, 3, 13), 1, True, True),
+    ((120000, 7, 3), 1, False, False), ((13000, 7, 3), 1, False, False), ((120000, 8, 3), 1, False, False),
+    ((99865, 7, 3), 1, False, False), ((99864, 7, 3), 1, False, False), ((27000, 3, 13), 1, True, True),
     ((174763, 3), 1, False, False), ((174762, 3), 1, False, False), ((349526, 3), 1, False, False),
-    ((349525, 3), 1, False, False), ((700, 65, 3), 1, False, True), ((700, 64, 3), 1, False, False),
+    ((349525, 3), 1, False, False), ((700, 65, 3), 1, False, False), ((700, 64, 3), 1, False, False),
     ((400, 65, 3), 1, False, False),
     ((600, 300, 67), 1, False, False), ((500, 300, 67), 1, False, False),
     # Planes of many rows, a tile each: 64 and 128 threads a column whose
     # partials one thread then combines (C = 4, and C = 2 with a group of
     # 128); a single such plane is under 256 KB and takes the columns kernel.
-    ((32, 1270, 4), 1, False, True), ((32, 2970, 2), 1, False, True), ((1, 1270, 4), 1, False, False),
+    ((32, 1270, 4), 1, False, False), ((32, 2970, 2), 1, False, False), ((1, 1270, 4), 1, False, False),
+    ((300000, 5, 3), 1, False, True), ((300000, 2, 7), 1, True, True),
 ]
 
 
@@ -328,6 +330,43 @@ def test_stream_rows(case, offset, dtype):
         f = x.sign().add(2.0)
         p = torch.ops.gpureduce.prod.dim_int(f, 1, False)
         torch.testing.assert_close(p, torch.prod(f, 1), rtol=1e-4, atol=0)
+    expected = {torch.float32: stream_f32, torch.bfloat16: stream_bf16}
+    if dtype in expected and offset == 0:
+        names = _kernels_run(lambda: reduce_op.sum(x, 1))
+        assert any("gpureduce_stream_rows" in n for n in names) == expected[dtype], names
+
+
+# Whole dense planes of narrow columns that the dense tiles would take go
+# through the stream-rows kernel's pipeline where they have 4 rows or more
+# (7 or more of 1- and 2-byte elements): C outputs a plane, each a group of
+# lanes over its column's rows. Checked from a 16-byte boundary and one and
+# three elements off, with keepdim, bitwise on a second call, and out= whose
+# outer dims do not merge; the flags say whether float32 and bfloat16 take it
+# (float32 planes of 8 rows or more take the columns kernel, bfloat16 planes
+# of 4 to 6 rows the tiles, and planes of 2 or 3 rows the tiles).
+STREAM_PLANE_CASES = [
+    ((120001, 7, 3), True, True), ((300001, 5, 3), True, False), ((40001, 12, 7), False, True),
+    ((27001, 3, 13), False, False), ((33, 1270, 4), False, True), ((200001, 4, 9), True, False),
+]
+
+
+@pytest.mark.parametrize("case", range(len(STREAM_PLANE_CASES)))
+@pytest.mark.parametrize("offset", [0, 1, 3])
+@pytest.mark.parametrize("dtype", STREAM_ROW_DTYPES, ids=str)
+def test_stream_planes(case, offset, dtype):
+    shape, stream_f32, stream_bf16 = STREAM_PLANE_CASES[case]
+    x = _offset_cuda(shape, dtype, offset)
+    got = reduce_op.sum(x, 1)
+    assert_matches_torch(got, x, 1, False)
+    assert torch.equal(got, reduce_op.sum(x, 1))
+    assert_matches_torch(reduce_op.sum(x, 1, True), x, 1, True)
+    if offset == 1:
+        # Outputs of [2, n / 2, C] written through an out= whose outer dims do not merge.
+        n = shape[0] // 2
+        x4 = x[: 2 * n].view(2, n, shape[1], shape[2])
+        out = torch.empty(n, 2, shape[2], dtype=got.dtype, device="cuda").permute(1, 0, 2)
+        reduce_op.sum(x4, 2, out=out)
+        assert_matches_torch(out.contiguous(), x4, 2, False)
     expected = {torch.float32: stream_f32, torch.bfloat16: stream_bf16}
     if dtype in expected and offset == 0:
         names = _kernels_run(lambda: reduce_op.sum(x, 1))

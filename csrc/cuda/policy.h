@@ -130,6 +130,11 @@ struct HostPolicy {
   // least this many bytes in passes of at least kStreamRowsWideMinBytes.
   static constexpr int64_t kStreamRowsWideMinRowBytes = 32;
   static constexpr int64_t kStreamRowsWideMinBytes = int64_t(16) << 20;
+  // Dense whole planes of narrow columns (launch_dense) go through the
+  // stream-rows kernel from this many rows (4- and 8-byte elements) and
+  // from kStreamPlanesMinRowsNarrow (1- and 2-byte ones), the tiles below.
+  static constexpr int64_t kStreamPlanesMinRows = 4;
+  static constexpr int64_t kStreamPlanesMinRowsNarrow = 7;
   // A pass reading fewer bytes than this is bound by latency: its kernels
   // are sized to give every SM a block in as few memory rounds and
   // instructions as they can, not to keep loads in flight. 1 MB against 4 MB on 1010 random cases of up to 16 MB (H200,

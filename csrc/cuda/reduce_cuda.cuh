@@ -732,6 +732,82 @@ constexpr int64_t dense_tiles_min_bytes() {
                            : sizeof(in_t) == 2 ? HostPolicy::kLatencyBoundBytes : 4 * HostPolicy::kLatencyBoundBytes;
 }
 
+// Launches the stream-rows kernel (engine/stream_rows.cuh) with tiles of
+// policy P over the dense planes of d (rows where C is 1); false, launching
+// nothing, for planes wider than a tile.
+template <class Op, typename in_t, typename out_t, class P>
+bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
+  const int64_t plane_bytes = d.plane * int64_t(sizeof(in_t));
+  StreamRowsArgs a{};
+  a.n_rows = d.n_planes;
+  a.outer = d.outer;
+  a.row_len = static_cast<int>(d.plane);
+  a.R = static_cast<int>(d.R);
+  a.C = static_cast<int>(d.C);
+  a.out_col_stride = d.out_col_stride;
+  // Whole planes whose bytes, padded out to 16-byte boundaries, fit a tile.
+  a.rows_per_tile = static_cast<int>((P::kTileBytes - 32) / plane_bytes);
+  if (a.rows_per_tile < 1) return false;
+  a.n_tiles = ceil_div(a.n_rows, int64_t(a.rows_per_tile));
+  a.tile_bytes = static_cast<unsigned>(a.rows_per_tile * plane_bytes);
+  a.last_tile_bytes = static_cast<unsigned>((a.n_rows - (a.n_tiles - 1) * a.rows_per_tile) * plane_bytes);
+  // Lanes per output: as many as fill the block with a tile's outputs, up
+  // to the plane's rows and a warp.
+  const int64_t outs = int64_t(a.rows_per_tile) * a.C;
+  int shift = 0;
+  while (shift < 5 && (int64_t(1) << (shift + 1)) <= pow2_at_least(d.R) && outs << (shift + 1) <= P::kThreads) ++shift;
+  a.group_shift = shift;
+  a.slot_rounds = static_cast<int>(ceil_div(outs << shift, int64_t(P::kThreads)));
+  const int64_t blocks = std::min(a.n_tiles, int64_t(sm_count()) * P::kMinBlocksPerSm);
+  const auto stream = c10::cuda::getCurrentCUDAStream();
+  if (d.C == 1) {
+    gpureduce_stream_rows<Op, in_t, out_t, P, false><<<static_cast<unsigned>(blocks), P::kThreads, 0, stream>>>(a, x, y);
+  } else {
+    gpureduce_stream_rows<Op, in_t, out_t, P, true><<<static_cast<unsigned>(blocks), P::kThreads, 0, stream>>>(a, x, y);
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return true;
+}
+
+// The stream-rows kernel over the dense planes of d, in tiles of 16 KB for
+// planes of at least kStreamRowsWideMinRowBytes in passes of at least
+// kStreamRowsWideMinBytes (and for planes an 8 KB tile cannot hold), else
+// of 8 KB. False, launching nothing, where it does not suit the pass.
+template <class Op, typename in_t, typename out_t>
+bool launch_stream_tiles(const DenseArgs& d, const in_t* x, out_t* y) {
+  if constexpr (sizeof(in_t) > 8) {
+    return false;  // 16-byte elements fill a vector: no stream to share
+  } else {
+    if (reinterpret_cast<uintptr_t>(x) % sizeof(in_t) != 0) return false;
+    const int64_t bytes = d.total * int64_t(sizeof(in_t));
+    const int64_t plane_bytes = d.plane * int64_t(sizeof(in_t));
+    const bool wide = (plane_bytes >= HostPolicy::kStreamRowsWideMinRowBytes &&
+                       bytes >= HostPolicy::kStreamRowsWideMinBytes) ||
+                      plane_bytes > StreamRowsNarrowPolicy::kTileBytes - 32;
+    if (wide) return launch_stream_tiles_with<Op, in_t, out_t, StreamRowsWidePolicy>(d, x, y);
+    return launch_stream_tiles_with<Op, in_t, out_t, StreamRowsNarrowPolicy>(d, x, y);
+  }
+}
+
+// Dense rows that no vector fits and that are too short for a vector body
+// per row (RaggedEnds), one output each, through the stream-rows kernel:
+// from kLatencyBoundBytes of input (kTinyPassBytes for byte elements), below
+// which the kernel's pipeline of tiles costs more than it hides. Against the
+// dense tiles and element loads it replaces (A/B on the H200, NOTES.md
+// session 27): [1973790, 17] bfloat16 over dim 1 6.35x -> 8.53x of
+// torch.sum, [3355443, 5] float32 2.67x -> 3.28x, [3877362, 198] uint8 6.98x
+// -> 13.58x, [20625, 54] bfloat16 (2 MB) 1.55x -> 1.92x; smaller passes lost
+// ([14725, 7] float32, 412 KB: 1.20x -> 0.98x), and so did rows long enough
+// for a vector body ([131586, 255] bfloat16 1.48x -> 1.13x). Returns false,
+// launching nothing, where the pass does not suit it.
+template <class Op, typename in_t, typename out_t>
+bool launch_stream_rows(const DenseArgs& d, const in_t* x, out_t* y) {
+  if (d.C != 1) return false;
+  const int64_t min_bytes = sizeof(in_t) == 1 ? HostPolicy::kTinyPassBytes : HostPolicy::kLatencyBoundBytes;
+  if (d.total * int64_t(sizeof(in_t)) < min_bytes) return false;
+  return launch_stream_tiles<Op>(d, x, y);
+}
+
 // Launches the dense-tiles kernel for a pass of that geometry, if the tiling
 // suits it: a column (C) must leave at least two threads per output, and
 // planes larger than a tile (one block each) need at least as many planes as
@@ -772,6 +848,17 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
   // -> 17.8 us) nor planes of fewer rows ([12863801, 3, 5] float32 515 -> 711).
   if (a.C > 1 && sizeof(in_t) >= 4 && a.R >= 2 * Policy::kUnroll) return false;
   if (a.plane <= E) {
+    // Planes of enough rows through the stream-rows kernel's pipeline (the
+    // next tiles' copies in flight while this one is summed, no registers
+    // held for them). A/B on the H200 against these tiles over 310 passes
+    // (NOTES.md, session 27): [31110, 351, 9] uint8 over dim 1 5.43x ->
+    // 10.88x of torch.sum, [64116, 4, 9] float32 0.84x -> 1.07x, [127522, 28,
+    // 11] bool 6.62x -> 8.48x; planes of 2 or 3 rows lost ([2107490, 2, 14]
+    // int8 3.84x -> 3.09x), and so did those of 4 to 6 rows of 1- and 2-byte
+    // elements ([1029608, 4, 35] uint8 4.48x -> 3.63x).
+    if (a.C > 1 && a.R >= (sizeof(in_t) >= 4 ? HostPolicy::kStreamPlanesMinRows : HostPolicy::kStreamPlanesMinRowsNarrow) &&
+        launch_stream_tiles<Op>(a, x, y))
+      return true;
     // As many planes as fit a tile, but no fewer tiles than two per SM where
     // there are that many planes: a small input in a few full tiles left each
     // thread a long serial walk through shared memory ([470, 76] float16 over
@@ -894,63 +981,6 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
     launch_finish_partials<Op>(static_cast<const acc_t*>(a.partials), split, d.n_planes * d.C, d.outer, d.C,
                                d.out_col_stride, y, stream);
     return true;
-  }
-}
-
-// Launches the stream-rows kernel (engine/stream_rows.cuh) with tiles of
-// policy P; false, launching nothing, for rows wider than a tile.
-template <class Op, typename in_t, typename out_t, class P>
-bool launch_stream_rows_with(const DenseArgs& d, const in_t* x, out_t* y) {
-  const int64_t row_bytes = d.R * int64_t(sizeof(in_t));
-  StreamRowsArgs a{};
-  a.n_rows = d.n_planes;
-  a.outer = d.outer;
-  a.row_len = static_cast<int>(d.R);
-  // Whole rows whose bytes, padded out to 16-byte boundaries, fit a tile.
-  a.rows_per_tile = static_cast<int>((P::kTileBytes - 32) / row_bytes);
-  if (a.rows_per_tile < 1) return false;
-  a.n_tiles = ceil_div(a.n_rows, int64_t(a.rows_per_tile));
-  a.tile_bytes = static_cast<unsigned>(a.rows_per_tile * row_bytes);
-  a.last_tile_bytes = static_cast<unsigned>((a.n_rows - (a.n_tiles - 1) * a.rows_per_tile) * row_bytes);
-  // Lanes per row: as many as fill the block with a tile's rows, up to the
-  // row's width and a warp.
-  int shift = 0;
-  while (shift < 5 && (int64_t(1) << (shift + 1)) <= pow2_at_least(d.R) &&
-         int64_t(a.rows_per_tile) << (shift + 1) <= P::kThreads)
-    ++shift;
-  a.group_shift = shift;
-  a.slot_rounds = static_cast<int>(ceil_div(int64_t(a.rows_per_tile) << shift, int64_t(P::kThreads)));
-  const int64_t blocks = std::min(a.n_tiles, int64_t(sm_count()) * P::kMinBlocksPerSm);
-  gpureduce_stream_rows<Op, in_t, out_t, P><<<static_cast<unsigned>(blocks), P::kThreads, 0,
-                                               c10::cuda::getCurrentCUDAStream()>>>(a, x, y);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return true;
-}
-
-// Dense rows that no vector fits and that are too short for a vector body
-// per row (RaggedEnds), one output each, through the stream-rows kernel:
-// from kLatencyBoundBytes of input (kTinyPassBytes for byte elements), below
-// which the kernel's pipeline of tiles costs more than it hides. Against the
-// dense tiles and element loads it replaces (A/B on the H200, NOTES.md
-// session 27): [1973790, 17] bfloat16 over dim 1 6.35x -> 8.53x of
-// torch.sum, [3355443, 5] float32 2.67x -> 3.28x, [3877362, 198] uint8 6.98x
-// -> 13.58x, [20625, 54] bfloat16 (2 MB) 1.55x -> 1.92x; smaller passes lost
-// ([14725, 7] float32, 412 KB: 1.20x -> 0.98x), and so did rows long enough
-// for a vector body ([131586, 255] bfloat16 1.48x -> 1.13x). Returns false,
-// launching nothing, where the pass does not suit it.
-template <class Op, typename in_t, typename out_t>
-bool launch_stream_rows(const DenseArgs& d, const in_t* x, out_t* y) {
-  if constexpr (sizeof(in_t) > 8) {
-    return false;  // 16-byte elements fill a vector: no stream to share
-  } else {
-    if (d.C != 1 || reinterpret_cast<uintptr_t>(x) % sizeof(in_t) != 0) return false;
-    const int64_t bytes = d.total * int64_t(sizeof(in_t));
-    const int64_t min_bytes = sizeof(in_t) == 1 ? HostPolicy::kTinyPassBytes : HostPolicy::kLatencyBoundBytes;
-    if (bytes < min_bytes) return false;
-    const int64_t row_bytes = d.R * int64_t(sizeof(in_t));
-    if (row_bytes >= HostPolicy::kStreamRowsWideMinRowBytes && bytes >= HostPolicy::kStreamRowsWideMinBytes)
-      return launch_stream_rows_with<Op, in_t, out_t, StreamRowsWidePolicy>(d, x, y);
-    return launch_stream_rows_with<Op, in_t, out_t, StreamRowsNarrowPolicy>(d, x, y);
   }
 }
 

@@ -1,9 +1,11 @@
 // Dense-tiles kernel of the CUDA engine: the pass reads one dense stream of
 // n_planes planes of R rows of C elements, and output (p, c) reduces column c
 // of plane p over its R rows. A middle dim with a small kept inner dim is
-// C > 1; rows are C = 1 (a plane is one row), but short rows no vector fits
-// go to the stream rows (engine/stream_rows.cuh) where they can: here only
-// misaligned pointers and 16-byte elements.
+// C > 1; rows are C = 1 (a plane is one row). The stream rows
+// (engine/stream_rows.cuh) take most of what fits a tile: short rows no
+// vector fits, and whole planes of enough rows (launch_dense); here stay
+// planes of few rows, planes larger than a tile, misaligned pointers and
+// 16-byte elements.
 //
 // Rows whose width is not a whole number of 16-byte vectors, and columns too
 // narrow for a vector, could only be read one element per load by the rows

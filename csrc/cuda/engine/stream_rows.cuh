@@ -6,6 +6,9 @@
 // tiles of whole rows into shared memory in 16-byte pieces with cp.async,
 // kStages tiles in flight, whatever the rows' width or alignment, and its
 // threads then sum the rows from shared memory, a group of lanes per row.
+// With kPlanes, a "row" is a dense plane of R rows of C narrow columns (a
+// middle dim with a small kept inner dim, [B, R, C] over R) with C outputs,
+// a group of lanes per column.
 //
 // The dense tiles (engine/dense.cuh) read such rows through registers, one
 // tile in flight per block at 64 registers (four blocks per SM), and ran
@@ -53,6 +56,10 @@ struct StreamRowsArgs {
   unsigned last_tile_bytes;  // the last tile's rows
   int group_shift;  // lanes per row: 1 << group_shift (1 to 32)
   int slot_rounds;  // ceil(rows_per_tile << group_shift, kThreads)
+  // Planes (kPlanes): a "row" above is a plane of R rows of C columns, with
+  // C outputs, each summing a column over the plane's R rows.
+  int R, C;
+  int64_t out_col_stride;
 };
 
 __device__ __forceinline__ void copy_16_async(unsigned smem, const void* gmem) {
@@ -153,7 +160,44 @@ __device__ __forceinline__ void reduce_tile_rows(const StreamRowsArgs& a, const 
   }
 }
 
-template <class Op, typename in_t, typename out_t, class P>
+// As reduce_tile_rows for planes: slot t + kThreads j is lane t % group of
+// output q = (t + kThreads j) / group, column q % C of the tile's plane q /
+// C, and a lane reads that column's rows lane, lane + group, ...
+template <class Op, typename in_t, typename out_t, class P, int kShift>
+__device__ __forceinline__ void reduce_tile_planes(const StreamRowsArgs& a, const unsigned char* tile, int64_t r0,
+                                                   int nr, out_t* __restrict__ out) {
+  using acc_t = typename Op::acc_type;
+  constexpr int G = 1 << kShift;
+  constexpr unsigned E = sizeof(in_t);
+  const int lane = threadIdx.x & (G - 1);
+  const int mine = a.R > lane ? (a.R - lane + G - 1) >> kShift : 0;
+  const int nq = nr * a.C;
+  const unsigned step = static_cast<unsigned>(G * a.C) * E;
+  for (int j = 0; j < a.slot_rounds; ++j) {
+    const int q = (static_cast<int>(threadIdx.x) + j * P::kThreads) >> kShift;
+    const int pl = q / a.C, c = q - pl * a.C;
+    acc_t acc = Op::identity();
+    if (q < nq) {
+      const unsigned char* p = tile + static_cast<unsigned>((pl * a.R + lane) * a.C + c) * E;
+#pragma unroll 4
+      for (int i = 0; i < mine; ++i, p += step) acc = Op::reduce(acc, *reinterpret_cast<const in_t*>(p));
+    }
+    if constexpr (G > 1) acc = group_reduce<Op>(acc, G);
+    if (lane == 0 && q < nq) {
+      const int64_t o = r0 + pl;
+      int64_t off;
+      if (a.outer.ndim == 1) {
+        off = o * a.outer.out_strides[0];
+      } else {
+        int64_t in_off;
+        a.outer.offsets(o, in_off, off);
+      }
+      out[off + c * a.out_col_stride] = Op::template project<out_t>(acc);
+    }
+  }
+}
+
+template <class Op, typename in_t, typename out_t, class P, bool kPlanes = false>
 __global__ void __launch_bounds__(P::kThreads, P::kMinBlocksPerSm)
     gpureduce_stream_rows(StreamRowsArgs a, const in_t* __restrict__ in, out_t* __restrict__ out) {
   constexpr int S = P::kStages;
@@ -179,7 +223,16 @@ __global__ void __launch_bounds__(P::kThreads, P::kMinBlocksPerSm)
     const int nr = k == a.n_tiles - 1 ? static_cast<int>(a.n_rows - r0) : a.rows_per_tile;
     const unsigned char* tile =
         tiles[buf] + ((reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(k) * a.tile_bytes) & 15);
-    switch (a.group_shift) {
+    if constexpr (kPlanes) {
+      switch (a.group_shift) {
+        case 0: reduce_tile_planes<Op, in_t, out_t, P, 0>(a, tile, r0, nr, out); break;
+        case 1: reduce_tile_planes<Op, in_t, out_t, P, 1>(a, tile, r0, nr, out); break;
+        case 2: reduce_tile_planes<Op, in_t, out_t, P, 2>(a, tile, r0, nr, out); break;
+        case 3: reduce_tile_planes<Op, in_t, out_t, P, 3>(a, tile, r0, nr, out); break;
+        case 4: reduce_tile_planes<Op, in_t, out_t, P, 4>(a, tile, r0, nr, out); break;
+        default: reduce_tile_planes<Op, in_t, out_t, P, 5>(a, tile, r0, nr, out); break;
+      }
+    } else switch (a.group_shift) {
       case 0: reduce_tile_rows<Op, in_t, out_t, P, 0>(a, tile, r0, nr, out); break;
       case 1: reduce_tile_rows<Op, in_t, out_t, P, 1>(a, tile, r0, nr, out); break;
       case 2: reduce_tile_rows<Op, in_t, out_t, P, 2>(a, tile, r0, nr, out); break;
