@@ -235,7 +235,7 @@ def test_split_rows_workload(args):
 # at least 4 planes per SM: 600 of them, not 500, on the H200's 132 SMs);
 # whole planes of 4 rows or more (7 or more of 1- and 2-byte elements) and
 # rows no vector fits (from 1 MB) go to the stream rows instead
-# (test_stream_rows, test_stream_planes). Passes under 256 KB, and planes of at
+# (test_stream_rows). Passes under 256 KB, and planes of at
 # most 64 rows (64, not 65) under 4 MB of 4- and 8-byte elements or 1 MB of
 # 2-byte ones, are bound by latency and take the rows kernels or the columns
 # kernel ([700, 65, 3] bfloat16, 273 KB, takes the tiles; [400, 65, 3] does
@@ -286,13 +286,17 @@ def test_dense_tiles(case, dtype):
 # a vector body per row (fewer than 16 vectors) go to the stream-rows kernel
 # in passes of 1 MB or more (256 KB for byte elements): tiles of whole rows
 # copied into shared memory, 8 KB or, for rows of 32 bytes or more in passes
-# of 16 MB or more, 16 KB; a group of 1 to 32 lanes per row. Checked at
-# widths on both sides of those lines and of the ragged rows' 16 vectors
-# (float32 rows of 63 and 67 elements), with a last tile of a few rows, from
-# a 16-byte boundary and one and three elements off, with keepdim, dtype=,
-# out= whose outer dims do not merge, prod, and bitwise on a second call.
-# The flags say whether float32 and bfloat16 take it (from a 16-byte
-# boundary: off it, rows a vector fits take it too).
+# of 16 MB or more, 16 KB; a group of 1 to 32 lanes per row. So do whole
+# dense planes of narrow columns ([B, R, C] over R) that the dense tiles
+# would take, with 4 rows or more (7 or more of 1- and 2-byte elements).
+# Checked at widths on both sides of those lines and of the ragged rows' 16
+# vectors (float32 rows of 63 and 67 elements), with a last tile of a few
+# rows, from a 16-byte boundary and one and three elements off, with
+# keepdim, dtype=, out= whose outer dims do not merge, prod, and bitwise on
+# a second call. The flags say whether float32 and bfloat16 take it (from a
+# 16-byte boundary: off it, rows a vector fits take it too; float32 planes
+# of 8 rows or more take the columns kernel, and the tiles keep bfloat16
+# planes of 4 to 6 rows and all planes of 2 or 3).
 STREAM_ROW_CASES = [
     ((300001, 5), True, True),     # float32 6 MB, bfloat16 3 MB
     ((87382, 3), True, False),     # float32 1048584 bytes; bfloat16 half that
@@ -303,6 +307,8 @@ STREAM_ROW_CASES = [
     ((9001, 127), False, True),    # bfloat16 rows of 254 bytes
     ((100000, 8), False, False),   # a vector fits both
     ((262147, 1), False, False),   # sums over a dim of size 1 (a copy)
+    ((120001, 7, 3), True, True), ((300001, 5, 3), True, False), ((40001, 12, 7), False, True),
+    ((27001, 3, 13), False, False), ((33, 1270, 4), False, True), ((200001, 4, 9), True, False),
 ]
 STREAM_ROW_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int16, torch.int32,
                      torch.int64, torch.uint8, torch.bool, torch.complex64]
@@ -320,53 +326,17 @@ def test_stream_rows(case, offset, dtype):
     assert_matches_torch(reduce_op.sum(x, 1, True), x, 1, True)
     if dtype in (torch.bfloat16, torch.float16, torch.float32):
         assert_matches_torch(reduce_op.sum(x, 1, dtype=torch.float64), x, 1, False, dtype=torch.float64)
-    if shape[0] % 2 == 1 and offset == 1:
-        # Outputs of [2, n / 2] rows written through a transposed out=.
-        x3 = x[:-1].view(2, shape[0] // 2, shape[1])
-        out = torch.empty(shape[0] // 2, 2, dtype=got.dtype, device="cuda").t()
-        reduce_op.sum(x3, 2, out=out)
-        assert_matches_torch(out.contiguous(), x3, 2, False)
+    if offset == 1:
+        # Outputs of [2, n / 2, ...] written through an out= whose outer dims do not merge.
+        n = shape[0] // 2
+        x2 = x[: 2 * n].view(2, n, *shape[1:])
+        out = torch.empty(n, 2, *shape[2:], dtype=got.dtype, device="cuda").transpose(0, 1)
+        reduce_op.sum(x2, 2, out=out)
+        assert_matches_torch(out.contiguous(), x2, 2, False)
     if dtype == torch.float32 and offset == 3:
         f = x.sign().add(2.0)
         p = torch.ops.gpureduce.prod.dim_int(f, 1, False)
         torch.testing.assert_close(p, torch.prod(f, 1), rtol=1e-4, atol=0)
-    expected = {torch.float32: stream_f32, torch.bfloat16: stream_bf16}
-    if dtype in expected and offset == 0:
-        names = _kernels_run(lambda: reduce_op.sum(x, 1))
-        assert any("gpureduce_stream_rows" in n for n in names) == expected[dtype], names
-
-
-# Whole dense planes of narrow columns that the dense tiles would take go
-# through the stream-rows kernel's pipeline where they have 4 rows or more
-# (7 or more of 1- and 2-byte elements): C outputs a plane, each a group of
-# lanes over its column's rows. Checked from a 16-byte boundary and one and
-# three elements off, with keepdim, bitwise on a second call, and out= whose
-# outer dims do not merge; the flags say whether float32 and bfloat16 take it
-# (float32 planes of 8 rows or more take the columns kernel, bfloat16 planes
-# of 4 to 6 rows the tiles, and planes of 2 or 3 rows the tiles).
-STREAM_PLANE_CASES = [
-    ((120001, 7, 3), True, True), ((300001, 5, 3), True, False), ((40001, 12, 7), False, True),
-    ((27001, 3, 13), False, False), ((33, 1270, 4), False, True), ((200001, 4, 9), True, False),
-]
-
-
-@pytest.mark.parametrize("case", range(len(STREAM_PLANE_CASES)))
-@pytest.mark.parametrize("offset", [0, 1, 3])
-@pytest.mark.parametrize("dtype", STREAM_ROW_DTYPES, ids=str)
-def test_stream_planes(case, offset, dtype):
-    shape, stream_f32, stream_bf16 = STREAM_PLANE_CASES[case]
-    x = _offset_cuda(shape, dtype, offset)
-    got = reduce_op.sum(x, 1)
-    assert_matches_torch(got, x, 1, False)
-    assert torch.equal(got, reduce_op.sum(x, 1))
-    assert_matches_torch(reduce_op.sum(x, 1, True), x, 1, True)
-    if offset == 1:
-        # Outputs of [2, n / 2, C] written through an out= whose outer dims do not merge.
-        n = shape[0] // 2
-        x4 = x[: 2 * n].view(2, n, shape[1], shape[2])
-        out = torch.empty(n, 2, shape[2], dtype=got.dtype, device="cuda").permute(1, 0, 2)
-        reduce_op.sum(x4, 2, out=out)
-        assert_matches_torch(out.contiguous(), x4, 2, False)
     expected = {torch.float32: stream_f32, torch.bfloat16: stream_bf16}
     if dtype in expected and offset == 0:
         names = _kernels_run(lambda: reduce_op.sum(x, 1))

@@ -741,7 +741,6 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   StreamRowsArgs a{};
   a.n_rows = d.n_planes;
   a.outer = d.outer;
-  a.row_len = static_cast<int>(d.plane);
   a.R = static_cast<int>(d.R);
   a.C = static_cast<int>(d.C);
   a.out_col_stride = d.out_col_stride;

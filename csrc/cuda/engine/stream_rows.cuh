@@ -47,17 +47,16 @@ using StreamRowsNarrowPolicy = StreamRowsPolicy<256, 8192, 4, 6>;
 using StreamRowsWidePolicy = StreamRowsPolicy<256, 16384, 3, 4>;
 
 struct StreamRowsArgs {
-  int64_t n_rows;  // outputs
+  int64_t n_rows;  // rows (planes with kPlanes), one output each (C each)
   int64_t n_tiles;
-  OuterIndexer outer;  // row -> output offset
-  int row_len;         // elements per row
+  OuterIndexer outer;  // row (plane) -> output offset
   int rows_per_tile;
   unsigned tile_bytes;       // rows_per_tile rows
   unsigned last_tile_bytes;  // the last tile's rows
-  int group_shift;  // lanes per row: 1 << group_shift (1 to 32)
-  int slot_rounds;  // ceil(rows_per_tile << group_shift, kThreads)
-  // Planes (kPlanes): a "row" above is a plane of R rows of C columns, with
-  // C outputs, each summing a column over the plane's R rows.
+  int group_shift;           // lanes per output: 1 << group_shift (1 to 32)
+  int slot_rounds;           // ceil(outputs of a tile << group_shift, kThreads)
+  // A row's elements (R, C = 1); with kPlanes, a plane's R rows of C
+  // columns, and the outputs of a plane's columns out_col_stride apart.
   int R, C;
   int64_t out_col_stride;
 };
@@ -123,67 +122,37 @@ __device__ __forceinline__ void issue_stream_tile(const StreamRowsArgs& a, const
   }
 }
 
-// Sums rows of tile (rows r0, r0 + 1, ..., nr of them) into their outputs,
-// a group of 2^kShift lanes per row: slot t + kThreads j is lane t % group
-// of row (t + kThreads j) / group, and a lane reads elements lane, lane +
-// group, ... of its row. The group is a template argument so that a lane's
-// unrolled loads take immediate offsets. The rounds are uniform across the
-// block, so that every lane of a group reaches the shuffles.
-template <class Op, typename in_t, typename out_t, class P, int kShift>
-__device__ __forceinline__ void reduce_tile_rows(const StreamRowsArgs& a, const unsigned char* tile, int64_t r0,
-                                                 int nr, out_t* __restrict__ out) {
+// Sums the rows of a tile (rows r0, r0 + 1, ..., nr of them) into their
+// outputs, a group of 2^kShift lanes per output: slot t + kThreads j is lane
+// t % group of output q = (t + kThreads j) / group, and a lane reads
+// elements lane, lane + group, ... of its row. With kPlanes, output q is
+// column q % C of the tile's plane q / C, and a lane reads that column's
+// rows lane, lane + group, ... The group is a template argument so that a
+// lane's unrolled loads of a row take immediate offsets. The rounds are
+// uniform across the block, so that every lane of a group reaches the
+// shuffles.
+template <class Op, typename in_t, typename out_t, class P, bool kPlanes, int kShift>
+__device__ __forceinline__ void reduce_tile(const StreamRowsArgs& a, const unsigned char* tile, int64_t r0, int nr,
+                                            out_t* __restrict__ out) {
   using acc_t = typename Op::acc_type;
   constexpr int G = 1 << kShift;
   constexpr unsigned E = sizeof(in_t);
-  const int lane = threadIdx.x & (G - 1);
-  const int mine = a.row_len > lane ? (a.row_len - lane + G - 1) >> kShift : 0;
-  for (int j = 0; j < a.slot_rounds; ++j) {
-    const int r = (static_cast<int>(threadIdx.x) + j * P::kThreads) >> kShift;
-    acc_t acc = Op::identity();
-    if (r < nr) {
-      const unsigned char* p = tile + static_cast<unsigned>(r * a.row_len + lane) * E;
-#pragma unroll 4
-      for (int i = 0; i < mine; ++i) acc = Op::reduce(acc, *reinterpret_cast<const in_t*>(p + i * (G * E)));
-    }
-    if constexpr (G > 1) acc = group_reduce<Op>(acc, G);
-    if (lane == 0 && r < nr) {
-      const int64_t o = r0 + r;
-      int64_t off;
-      if (a.outer.ndim == 1) {
-        off = o * a.outer.out_strides[0];
-      } else {
-        int64_t in_off;
-        a.outer.offsets(o, in_off, off);
-      }
-      out[off] = Op::template project<out_t>(acc);
-    }
-  }
-}
-
-// As reduce_tile_rows for planes: slot t + kThreads j is lane t % group of
-// output q = (t + kThreads j) / group, column q % C of the tile's plane q /
-// C, and a lane reads that column's rows lane, lane + group, ...
-template <class Op, typename in_t, typename out_t, class P, int kShift>
-__device__ __forceinline__ void reduce_tile_planes(const StreamRowsArgs& a, const unsigned char* tile, int64_t r0,
-                                                   int nr, out_t* __restrict__ out) {
-  using acc_t = typename Op::acc_type;
-  constexpr int G = 1 << kShift;
-  constexpr unsigned E = sizeof(in_t);
+  const int C = kPlanes ? a.C : 1;
   const int lane = threadIdx.x & (G - 1);
   const int mine = a.R > lane ? (a.R - lane + G - 1) >> kShift : 0;
-  const int nq = nr * a.C;
-  const unsigned step = static_cast<unsigned>(G * a.C) * E;
+  const unsigned step = static_cast<unsigned>(G * C) * E;
   for (int j = 0; j < a.slot_rounds; ++j) {
     const int q = (static_cast<int>(threadIdx.x) + j * P::kThreads) >> kShift;
-    const int pl = q / a.C, c = q - pl * a.C;
+    const int pl = kPlanes ? q / C : q;
+    const int c = q - pl * C;
     acc_t acc = Op::identity();
-    if (q < nq) {
-      const unsigned char* p = tile + static_cast<unsigned>((pl * a.R + lane) * a.C + c) * E;
+    if (pl < nr) {
+      const unsigned char* p = tile + static_cast<unsigned>((pl * a.R + lane) * C + c) * E;
 #pragma unroll 4
-      for (int i = 0; i < mine; ++i, p += step) acc = Op::reduce(acc, *reinterpret_cast<const in_t*>(p));
+      for (int i = 0; i < mine; ++i) acc = Op::reduce(acc, *reinterpret_cast<const in_t*>(p + i * step));
     }
     if constexpr (G > 1) acc = group_reduce<Op>(acc, G);
-    if (lane == 0 && q < nq) {
+    if (lane == 0 && pl < nr) {
       const int64_t o = r0 + pl;
       int64_t off;
       if (a.outer.ndim == 1) {
@@ -192,12 +161,13 @@ __device__ __forceinline__ void reduce_tile_planes(const StreamRowsArgs& a, cons
         int64_t in_off;
         a.outer.offsets(o, in_off, off);
       }
-      out[off + c * a.out_col_stride] = Op::template project<out_t>(acc);
+      if constexpr (kPlanes) off += c * a.out_col_stride;
+      out[off] = Op::template project<out_t>(acc);
     }
   }
 }
 
-template <class Op, typename in_t, typename out_t, class P, bool kPlanes = false>
+template <class Op, typename in_t, typename out_t, class P, bool kPlanes>
 __global__ void __launch_bounds__(P::kThreads, P::kMinBlocksPerSm)
     gpureduce_stream_rows(StreamRowsArgs a, const in_t* __restrict__ in, out_t* __restrict__ out) {
   constexpr int S = P::kStages;
@@ -223,22 +193,13 @@ __global__ void __launch_bounds__(P::kThreads, P::kMinBlocksPerSm)
     const int nr = k == a.n_tiles - 1 ? static_cast<int>(a.n_rows - r0) : a.rows_per_tile;
     const unsigned char* tile =
         tiles[buf] + ((reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(k) * a.tile_bytes) & 15);
-    if constexpr (kPlanes) {
-      switch (a.group_shift) {
-        case 0: reduce_tile_planes<Op, in_t, out_t, P, 0>(a, tile, r0, nr, out); break;
-        case 1: reduce_tile_planes<Op, in_t, out_t, P, 1>(a, tile, r0, nr, out); break;
-        case 2: reduce_tile_planes<Op, in_t, out_t, P, 2>(a, tile, r0, nr, out); break;
-        case 3: reduce_tile_planes<Op, in_t, out_t, P, 3>(a, tile, r0, nr, out); break;
-        case 4: reduce_tile_planes<Op, in_t, out_t, P, 4>(a, tile, r0, nr, out); break;
-        default: reduce_tile_planes<Op, in_t, out_t, P, 5>(a, tile, r0, nr, out); break;
-      }
-    } else switch (a.group_shift) {
-      case 0: reduce_tile_rows<Op, in_t, out_t, P, 0>(a, tile, r0, nr, out); break;
-      case 1: reduce_tile_rows<Op, in_t, out_t, P, 1>(a, tile, r0, nr, out); break;
-      case 2: reduce_tile_rows<Op, in_t, out_t, P, 2>(a, tile, r0, nr, out); break;
-      case 3: reduce_tile_rows<Op, in_t, out_t, P, 3>(a, tile, r0, nr, out); break;
-      case 4: reduce_tile_rows<Op, in_t, out_t, P, 4>(a, tile, r0, nr, out); break;
-      default: reduce_tile_rows<Op, in_t, out_t, P, 5>(a, tile, r0, nr, out); break;
+    switch (a.group_shift) {
+      case 0: reduce_tile<Op, in_t, out_t, P, kPlanes, 0>(a, tile, r0, nr, out); break;
+      case 1: reduce_tile<Op, in_t, out_t, P, kPlanes, 1>(a, tile, r0, nr, out); break;
+      case 2: reduce_tile<Op, in_t, out_t, P, kPlanes, 2>(a, tile, r0, nr, out); break;
+      case 3: reduce_tile<Op, in_t, out_t, P, kPlanes, 3>(a, tile, r0, nr, out); break;
+      case 4: reduce_tile<Op, in_t, out_t, P, kPlanes, 4>(a, tile, r0, nr, out); break;
+      default: reduce_tile<Op, in_t, out_t, P, kPlanes, 5>(a, tile, r0, nr, out); break;
     }
     buf = buf == S - 1 ? 0 : buf + 1;
   }
