@@ -69,7 +69,8 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64):
 # KB (rows of 32 bytes or more in 16 MB or more), a lane to 16 lanes per
 # row, a last tile of a few rows, from a 16-byte boundary and one and three
 # elements off, and out= whose outer dims do not merge.
-for dtype, shape in ((torch.float32, (300001, 5)), (torch.float32, (250001, 17)), (torch.bfloat16, (9001, 127)),
+for dtype, shape in ((torch.float32, (300001, 5)), (torch.float32, (250001, 17)), (torch.bfloat16, (175441, 3)),
+                     (torch.bfloat16, (9001, 127)),
                      (torch.uint8, (60001, 47)), (torch.float64, (40001, 9))):
     n = shape[0] * shape[1]
     for off in (0, 1, 3):

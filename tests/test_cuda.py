@@ -248,7 +248,8 @@ def test_split_rows_workload(args):
 # elements over 8 rows or more take the columns kernel at any size (7 rows,
 # not 8). The flags say whether float32 and bfloat16 take the tiles.
 DENSE_CASES = [
-    ((300000, 5), 1, False, False), ((100000, 5), 1, False, False), ((4099, 9), 1, False, False), ((3000, 12), 1, False, False),
+    ((300000, 5), 1, False, False), ((100000, 5), 1, False, False), ((4099, 9), 1, False, False),
+    ((3000, 12), 1, False, False),
     ((777, 24), 1, False, False), ((333, 301), 1, False, False), ((2000, 1001), 1, False, False),
     ((500, 2000, 5), 1, False, False), ((600, 2000, 5), 1, False, False), ((300, 7, 3), 1, False, False),
     ((200, 5000, 3), 1, False, False), ((64, 100, 130), 1, False, False), ((40, 40), 1, False, False),
@@ -301,6 +302,7 @@ STREAM_ROW_CASES = [
     ((300001, 5), True, True),     # float32 6 MB, bfloat16 3 MB
     ((87382, 3), True, False),     # float32 1048584 bytes; bfloat16 half that
     ((87381, 3), False, False),    # float32 1048572 bytes, under 1 MB
+    ((175441, 3), True, True),     # a last tile of one row; off by 1 or 3 bfloat16, the tile before ends past it
     ((300001, 17), True, True),    # float32 20 MB: 16 KB tiles; bfloat16 10 MB: 8 KB
     ((70001, 63), True, True),     # 15 float32 vectors after the head
     ((40000, 67), False, True),    # float32: 16 vectors, ragged rows

@@ -84,11 +84,12 @@ __device__ __forceinline__ void wait_async_copies() {
 #endif
 }
 
-// Issues this thread's copies of tile `k` (if it exists) into `buf`. Only
-// the stream's first and last tiles can hold a 16-byte piece that reaches
-// outside the stream: there such a piece is loaded element by element and
-// stored, zero-filled around them; every other piece is copied
-// asynchronously. Offsets inside a tile are 32-bit.
+// Issues this thread's copies of tile `k` (if it exists) into `buf`. A tile
+// whose 16-byte pieces all lie inside the stream copies them asynchronously;
+// one whose first or last piece reaches outside it (the first tile, the
+// last, and the one before a last tile of under 16 bytes) loads such a piece
+// element by element, only the tile's own elements, zero-filled around them.
+// Offsets inside a tile are 32-bit.
 template <class P, typename in_t>
 __device__ __forceinline__ void issue_stream_tile(const StreamRowsArgs& a, const in_t* __restrict__ in, int64_t k,
                                                   unsigned buf) {
@@ -96,8 +97,11 @@ __device__ __forceinline__ void issue_stream_tile(const StreamRowsArgs& a, const
   const uintptr_t start = reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(k) * a.tile_bytes;
   const unsigned bytes = k == a.n_tiles - 1 ? a.last_tile_bytes : a.tile_bytes;
   const uintptr_t a0 = start & ~uintptr_t(15);
-  const unsigned nvec = static_cast<unsigned>(((start + bytes + 15) & ~uintptr_t(15)) - a0) / 16;
-  if (k != 0 && k != a.n_tiles - 1) {
+  const uintptr_t end16 = (start + bytes + 15) & ~uintptr_t(15);
+  const unsigned nvec = static_cast<unsigned>(end16 - a0) / 16;
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(in);
+  const uintptr_t hi = lo + static_cast<uintptr_t>(a.n_tiles - 1) * a.tile_bytes + a.last_tile_bytes;
+  if (a0 >= lo && end16 <= hi) {
 #pragma unroll
     for (int u = 0; u < P::kVecPerThread; ++u) {
       const unsigned idx = threadIdx.x + u * P::kThreads;
