@@ -88,6 +88,19 @@ for dtype, shape in ((torch.float32, (120001, 5, 3)), (torch.bfloat16, (40001, 1
         x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
         ref = torch.sum(x.cpu().double(), 1)
         assert torch.allclose(reduce_op.sum(x, 1).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
+# Stream rows in slabs (an outer reduced dim over streams of rows or planes):
+# slabs a stream apart and two apart, a last tile of one row, from a 16-byte
+# boundary and one and three elements off.
+for dtype, shape, every in ((torch.float32, (3, 21061, 26), 1), (torch.bfloat16, (3, 200001, 6), 2),
+                            (torch.uint8, (2, 90001, 26), 1), (torch.float32, (3, 40001, 5, 3), 1),
+                            (torch.bfloat16, (4, 60001, 7, 3), 2)):
+    n = shape[0] * every
+    for s in shape[1:]:
+        n *= s
+    for off in (0, 1, 3):
+        x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape[0] * every, *shape[1:])[::every]
+        ref = torch.sum(x.cpu().double(), (0, 2))
+        assert torch.allclose(reduce_op.sum(x, (0, 2)).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
 # Stream columns (dense planes of at most 256 narrow columns, planes of 32 KB
 # or more, 512 bytes for 2-byte elements, in passes of 1 MB or more): one
 # plane split over blocks (a block a column combines the partials), a few

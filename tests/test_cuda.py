@@ -345,6 +345,48 @@ def test_stream_rows(case, offset, dtype):
         assert any("gpureduce_stream_rows" in n for n in names) == expected[dtype], names
 
 
+# Slabs: rows (or planes of narrow columns) of the stream-rows kind that lie
+# in several streams, one for each index of an outer reduced dim ([A, N, w]
+# over (0, 2), [A, N, R, C] over (0, 2)). A block carries its outputs across
+# the slabs; the host takes slabs only with at least 2 row tiles per SM, of
+# at least 2 KB and 8 outputs each. Checked
+# with slabs a stream apart and two streams apart (every other index of a
+# larger tensor), a last tile of one row, from a 16-byte boundary and one and
+# three elements off, keepdim, dtype=, and bitwise on a second call.
+# The flags say whether float32 and bfloat16 take the stream-rows kernel
+# (slabs of too few rows, and planes the tiles would not take, do not).
+STREAM_SLAB_CASES = [
+    ((3, 21061, 26), (0, 2), 1, True, False),      # a last tile of one row; bfloat16: 136 row tiles
+    ((4, 45001, 26), (0, 2), 1, True, True),
+    ((3, 200001, 6), (0, 2), 2, True, True),
+    ((300, 2000, 5), (0, 2), 1, False, False),     # slabs of a few rows
+    ((3, 40001, 5, 3), (0, 2), 1, True, False),    # bfloat16 planes of 5 rows: not the tiles' either
+    ((4, 60001, 7, 3), (0, 2), 2, True, True),
+    ((3, 45001, 9, 3), (0, 2), 1, False, True),    # float32 planes of 9 rows: the columns kernel
+    ((163, 525, 1833), (0, 2), 1, False, False),   # rows of 1833: too few to a tile for its threads
+]
+STREAM_SLAB_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int16, torch.int32,
+                      torch.int64, torch.uint8, torch.bool]
+
+
+@pytest.mark.parametrize("case", range(len(STREAM_SLAB_CASES)))
+@pytest.mark.parametrize("offset", [0, 1, 3])
+@pytest.mark.parametrize("dtype", STREAM_SLAB_DTYPES, ids=str)
+def test_stream_slabs(case, offset, dtype):
+    shape, dims, every, slab_f32, slab_bf16 = STREAM_SLAB_CASES[case]
+    x = _offset_cuda((shape[0] * every, *shape[1:]), dtype, offset)[::every]
+    got = reduce_op.sum(x, dims)
+    assert_matches_torch(got, x, dims, False)
+    assert torch.equal(got, reduce_op.sum(x, dims))
+    assert_matches_torch(reduce_op.sum(x, dims, True), x, dims, True)
+    if dtype in (torch.bfloat16, torch.float32):
+        assert_matches_torch(reduce_op.sum(x, dims, dtype=torch.float64), x, dims, False, dtype=torch.float64)
+    expected = {torch.float32: slab_f32, torch.bfloat16: slab_bf16}
+    if dtype in expected and offset == 0:
+        names = _kernels_run(lambda: reduce_op.sum(x, dims))
+        assert any("gpureduce_stream_rows" in n for n in names) == expected[dtype], names
+
+
 # Dense planes of at most 256 columns that no 16-byte vector fits, with
 # planes of at least 32 KB (512 bytes for 2-byte elements) in passes of at
 # least 1 MB, go to the stream-columns kernel: one plane split over blocks, a

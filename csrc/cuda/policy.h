@@ -135,6 +135,12 @@ struct HostPolicy {
   // from kStreamPlanesMinRowsNarrow (1- and 2-byte ones), the tiles below.
   static constexpr int64_t kStreamPlanesMinRows = 4;
   static constexpr int64_t kStreamPlanesMinRowsNarrow = 7;
+  // Slabs of stream rows (an outer reduced dim over streams of rows or
+  // planes) need at least this many row tiles per SM, of at least this many
+  // bytes each: a block walks a tile of every slab, so fewer or smaller
+  // tiles leave too few bytes in flight.
+  static constexpr int64_t kStreamSlabsMinTilesPerSm = 2;
+  static constexpr int64_t kStreamSlabsMinTileBytes = 2048;
   // A pass reading fewer bytes than this is bound by latency: its kernels
   // are sized to give every SM a block in as few memory rounds and
   // instructions as they can, not to keep loads in flight. 1 MB against 4 MB on 1010 random cases of up to 16 MB (H200,

@@ -695,14 +695,18 @@ bool narrow_column_vectors_pay(const ReducePass& p, int64_t v, bool dense_planes
 // The geometry of a pass as one dense stream of planes (engine/dense.cuh),
 // where it is one: rows of one reduced dim, or densely packed columns of one
 // reduced dim, with the planes (the outputs' outer indices, in any number of
-// dims) each right after the one before in memory.
-inline bool dense_geometry(const ReducePass& p, DenseArgs& a) {
+// dims) each right after the one before in memory. With `slabs`, also such a
+// stream repeated along an outer reduced dim (several rows an output, or the
+// columns' outer rows), for the stream-rows kernel.
+inline bool dense_geometry(const ReducePass& p, DenseArgs& a, bool slabs = false) {
   if (p.kind == ReducePass::Kind::kRows) {
-    if (p.elem_stride != 1 || p.n_rows != 1) return false;
+    if (p.elem_stride != 1 || (p.n_rows != 1 && !slabs)) return false;
     a.R = p.row_len, a.C = 1, a.out_col_stride = 0;
+    a.n_slabs = p.n_rows, a.slab_stride = p.n_rows > 1 ? p.row_stride : 0;
   } else {
-    if (p.col_stride != 1 || p.reduce_stride != p.n_cols || p.n_reduce_outer != 1) return false;
+    if (p.col_stride != 1 || p.reduce_stride != p.n_cols || (p.n_reduce_outer != 1 && !slabs)) return false;
     a.R = p.n_reduce, a.C = p.n_cols, a.out_col_stride = p.out_col_stride;
+    a.n_slabs = p.n_reduce_outer, a.slab_stride = p.n_reduce_outer > 1 ? p.reduce_outer_stride : 0;
   }
   a.plane = a.R * a.C;
   int64_t next = a.plane;
@@ -712,7 +716,7 @@ inline bool dense_geometry(const ReducePass& p, DenseArgs& a) {
   }
   a.outer = p.outer;
   a.n_planes = p.n_out;
-  a.total = a.n_planes * a.plane;
+  a.total = a.n_planes * a.plane * a.n_slabs;
   return true;
 }
 
@@ -734,19 +738,43 @@ constexpr int64_t dense_tiles_min_bytes() {
 
 // Launches the stream-rows kernel (engine/stream_rows.cuh) with tiles of
 // policy P over the dense planes of d (rows where C is 1); false, launching
-// nothing, for planes wider than a tile.
+// nothing, for planes wider than a tile, or slabs too few planes to share.
 template <class Op, typename in_t, typename out_t, class P>
 bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   const int64_t plane_bytes = d.plane * int64_t(sizeof(in_t));
+  const bool slabs = d.n_slabs > 1;
+  // Slabs take the 8 KB tiles only (launch_stream_tiles), so that no other
+  // policy compiles their kernels.
+  constexpr bool kTakesSlabs = std::is_same_v<P, StreamRowsNarrowPolicy>;
+  if (slabs && !kTakesSlabs) return false;
   StreamRowsArgs a{};
   a.n_rows = d.n_planes;
   a.outer = d.outer;
   a.R = static_cast<int>(d.R);
   a.C = static_cast<int>(d.C);
   a.out_col_stride = d.out_col_stride;
+  a.n_slabs = static_cast<int>(d.n_slabs);
+  a.slab_bytes = d.slab_stride * int64_t(sizeof(in_t));
   // Whole planes whose bytes, padded out to 16-byte boundaries, fit a tile.
-  a.rows_per_tile = static_cast<int>((P::kTileBytes - 32) / plane_bytes);
-  if (a.rows_per_tile < 1) return false;
+  int64_t rows = (P::kTileBytes - 32) / plane_bytes;
+  const int64_t resident = int64_t(sm_count()) * P::kMinBlocksPerSm;
+  if (slabs) {
+    // A thread carries at most kMaxSlabRounds of a tile's outputs across the
+    // slabs. Full tiles, not tiles cut down to fill whole waves of blocks:
+    // A/B on the H200 over 39 passes (NOTES.md, session 28), whole waves of
+    // smaller tiles lost ([28, 47772, 7] float64 over (0, 2) 1.21x -> 0.71x
+    // of torch.sum, [5, 294817, 4] bfloat16 4.71x -> 3.98x).
+    rows = std::min(rows, int64_t(P::kThreads) * kMaxSlabRounds / d.C);
+    // Enough row tiles to spread over the GPU, of enough bytes each that a
+    // tile's copies pay for its barrier, and outputs enough for a tile's
+    // sums to take every thread (a warp at most to an output: [163, 525,
+    // 1833] float16 over (0, 2), a row to a tile, went 1.17x -> 0.96x).
+    if (rows < 1 || ceil_div(d.n_planes, rows) < HostPolicy::kStreamSlabsMinTilesPerSm * sm_count() ||
+        rows * plane_bytes < HostPolicy::kStreamSlabsMinTileBytes || (rows * d.C) << 5 < P::kThreads)
+      return false;
+  }
+  if (rows < 1) return false;
+  a.rows_per_tile = static_cast<int>(rows);
   a.n_tiles = ceil_div(a.n_rows, int64_t(a.rows_per_tile));
   a.tile_bytes = static_cast<unsigned>(a.rows_per_tile * plane_bytes);
   a.last_tile_bytes = static_cast<unsigned>((a.n_rows - (a.n_tiles - 1) * a.rows_per_tile) * plane_bytes);
@@ -757,12 +785,20 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   while (shift < 5 && (int64_t(1) << (shift + 1)) <= pow2_at_least(d.R) && outs << (shift + 1) <= P::kThreads) ++shift;
   a.group_shift = shift;
   a.slot_rounds = static_cast<int>(ceil_div(outs << shift, int64_t(P::kThreads)));
-  const int64_t blocks = std::min(a.n_tiles, int64_t(sm_count()) * P::kMinBlocksPerSm);
+  const auto blocks = static_cast<unsigned>(std::min(a.n_tiles, resident));
   const auto stream = c10::cuda::getCurrentCUDAStream();
-  if (d.C == 1) {
-    gpureduce_stream_rows<Op, in_t, out_t, P, false><<<static_cast<unsigned>(blocks), P::kThreads, 0, stream>>>(a, x, y);
-  } else {
-    gpureduce_stream_rows<Op, in_t, out_t, P, true><<<static_cast<unsigned>(blocks), P::kThreads, 0, stream>>>(a, x, y);
+  if (!slabs) {
+    if (d.C == 1) {
+      gpureduce_stream_rows<Op, in_t, out_t, P, false, false><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
+    } else {
+      gpureduce_stream_rows<Op, in_t, out_t, P, true, false><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
+    }
+  } else if constexpr (kTakesSlabs) {
+    if (d.C == 1) {
+      gpureduce_stream_rows<Op, in_t, out_t, P, false, true><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
+    } else {
+      gpureduce_stream_rows<Op, in_t, out_t, P, true, true><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
+    }
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return true;
@@ -771,7 +807,8 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
 // The stream-rows kernel over the dense planes of d, in tiles of 16 KB for
 // planes of at least kStreamRowsWideMinRowBytes in passes of at least
 // kStreamRowsWideMinBytes (and for planes an 8 KB tile cannot hold), else
-// of 8 KB. False, launching nothing, where it does not suit the pass.
+// of 8 KB; slabs in tiles of 8 KB only. False, launching nothing, where it
+// does not suit the pass.
 template <class Op, typename in_t, typename out_t>
 bool launch_stream_tiles(const DenseArgs& d, const in_t* x, out_t* y) {
   if constexpr (sizeof(in_t) > 8) {
@@ -783,7 +820,7 @@ bool launch_stream_tiles(const DenseArgs& d, const in_t* x, out_t* y) {
     const bool wide = (plane_bytes >= HostPolicy::kStreamRowsWideMinRowBytes &&
                        bytes >= HostPolicy::kStreamRowsWideMinBytes) ||
                       plane_bytes > StreamRowsNarrowPolicy::kTileBytes - 32;
-    if (wide) return launch_stream_tiles_with<Op, in_t, out_t, StreamRowsWidePolicy>(d, x, y);
+    if (wide && d.n_slabs == 1) return launch_stream_tiles_with<Op, in_t, out_t, StreamRowsWidePolicy>(d, x, y);
     return launch_stream_tiles_with<Op, in_t, out_t, StreamRowsNarrowPolicy>(d, x, y);
   }
 }
@@ -858,6 +895,7 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
     if (a.C > 1 && a.R >= (sizeof(in_t) >= 4 ? HostPolicy::kStreamPlanesMinRows : HostPolicy::kStreamPlanesMinRowsNarrow) &&
         launch_stream_tiles<Op>(a, x, y))
       return true;
+    if (a.n_slabs > 1) return false;  // the tiles below take one stream
     // As many planes as fit a tile, but no fewer tiles than two per SM where
     // there are that many planes: a small input in a few full tiles left each
     // thread a long serial walk through shared memory ([470, 76] float16 over
@@ -875,7 +913,7 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
   } else {
     // A block per plane: only with enough planes to fill the GPU (145 planes
     // of [145, 35479, 13] over dim 1 ran at 0.33x of torch.sum).
-    if (a.n_planes < HostPolicy::kDenseMinPlanesPerSm * sm_count()) return false;
+    if (a.n_slabs > 1 || a.n_planes < HostPolicy::kDenseMinPlanesPerSm * sm_count()) return false;
     a.planes_per_tile = 0;
     a.rows_per_tile = E / a.C;
     a.n_units = a.n_planes;
@@ -1065,9 +1103,12 @@ void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Te
         if (ragged_rows && (p.row_len - (kVec - 1)) / kVec >= HostPolicy::kRaggedRowMinChunks)
           return launch_rows<Op, in_t, out_t, kVec>(p, x, y, in, /*ragged=*/true);
       }
-      // Dense rows of a width (or alignment) that no vector fits.
+      // Dense rows of a width (or alignment) that no vector fits, in one
+      // stream or in slabs.
       if (dense_ok && launch_stream_rows<Op>(dense, x, y)) return;
       if (dense_ok && launch_dense<Op>(dense, x, y)) return;
+      DenseArgs slabs{};
+      if (!dense_ok && dense_geometry(p, slabs, /*slabs=*/true) && launch_stream_rows<Op>(slabs, x, y)) return;
       launch_rows<Op, in_t, out_t, 1>(p, x, y, in);
     } else {
       if constexpr (kVec > 1) {
@@ -1087,6 +1128,8 @@ void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Te
       // of vectors, the rest in tiles (or one element per load).
       if (dense_ok && launch_stream_columns<Op>(dense, x, y, in)) return;
       if (dense_ok && launch_dense<Op>(dense, x, y)) return;
+      DenseArgs slabs{};
+      if (!dense_ok && dense_geometry(p, slabs, /*slabs=*/true) && launch_dense<Op>(slabs, x, y)) return;
       launch_columns<Op, in_t, out_t, 1>(p, x, y, in);
     }
   });

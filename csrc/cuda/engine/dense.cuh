@@ -50,7 +50,10 @@ struct DenseArgs {
   int group;
   OuterIndexer outer;     // plane -> output offset (its in_strides are the dense stream's)
   int64_t out_col_stride;
-  int64_t total;  // elements in the stream
+  int64_t total;  // elements read: the stream's, times n_slabs
+  // Slabs (the stream-rows kernel only): an outer reduced dim of n_slabs
+  // indices, slab_stride elements apart, each a copy of the stream's geometry.
+  int64_t n_slabs = 1, slab_stride = 0;
   // Whole planes with group == 1 (set only for those): thread t's outputs q = t, t + kThreads, ...
   // are (p, c) = (q / C, q % C), stepped by (step_p, step_c) and wrapped at
   // C; with them the tile byte of (p, 0, c) and, for planes along one outer

@@ -15,6 +15,11 @@
 // 2000-2400 GB/s on rows of 5 to 33 float32 or bfloat16 elements (H200,
 // NOTES.md). The copies here hold no registers while in flight.
 //
+// Slabs: where an output's elements lie in several such streams, one for
+// each index of an outer reduced dim at a constant stride ([A, N, w] over
+// (0, 2), [A, B, R, C] over (0, 2)), a block walks the same tile of every
+// slab in turn and carries its outputs' sums across them in registers.
+//
 // Tile k holds rows [k R, (k + 1) R); its bytes, from the 16-byte boundary
 // at or below its first element to the one at or above its end, fit
 // kTileBytes (R is chosen so). The order of every add is fixed by the shape,
@@ -59,7 +64,13 @@ struct StreamRowsArgs {
   // columns, and the outputs of a plane's columns out_col_stride apart.
   int R, C;
   int64_t out_col_stride;
+  // The streams of an output's elements (1 but for slabs), slab_bytes apart.
+  int n_slabs;
+  int64_t slab_bytes;
 };
+
+// The most rounds of a tile's outputs a thread carries across slabs.
+constexpr int kMaxSlabRounds = 4;
 
 __device__ __forceinline__ void copy_16_async(unsigned smem, const void* gmem) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -135,9 +146,15 @@ __device__ __forceinline__ void issue_stream_tile(const StreamRowsArgs& a, const
 // lane's unrolled loads of a row take immediate offsets. The rounds are
 // uniform across the block, so that every lane of a group reaches the
 // shuffles.
-template <class Op, typename in_t, typename out_t, class P, bool kPlanes, int kShift>
+//
+// With kSlabs, round j's sums are combined into carry[j] (the slabs before
+// this one; first: none), and stored only from the last slab. The rounds'
+// loop is unrolled so that carry stays in registers (the host keeps
+// slot_rounds <= kMaxSlabRounds).
+template <class Op, typename in_t, typename out_t, class P, bool kPlanes, bool kSlabs, int kShift>
 __device__ __forceinline__ void reduce_tile(const StreamRowsArgs& a, const unsigned char* tile, int64_t r0, int nr,
-                                            out_t* __restrict__ out) {
+                                            out_t* __restrict__ out, typename Op::acc_type (&carry)[kMaxSlabRounds],
+                                            bool first, bool last) {
   using acc_t = typename Op::acc_type;
   constexpr int G = 1 << kShift;
   constexpr unsigned E = sizeof(in_t);
@@ -145,7 +162,7 @@ __device__ __forceinline__ void reduce_tile(const StreamRowsArgs& a, const unsig
   const int lane = threadIdx.x & (G - 1);
   const int mine = a.R > lane ? (a.R - lane + G - 1) >> kShift : 0;
   const unsigned step = static_cast<unsigned>(G * C) * E;
-  for (int j = 0; j < a.slot_rounds; ++j) {
+  auto round = [&](int j, acc_t* carried) {
     const int q = (static_cast<int>(threadIdx.x) + j * P::kThreads) >> kShift;
     const int pl = kPlanes ? q / C : q;
     const int c = q - pl * C;
@@ -156,6 +173,11 @@ __device__ __forceinline__ void reduce_tile(const StreamRowsArgs& a, const unsig
       for (int i = 0; i < mine; ++i) acc = Op::reduce(acc, *reinterpret_cast<const in_t*>(p + i * step));
     }
     if constexpr (G > 1) acc = group_reduce<Op>(acc, G);
+    if (carried != nullptr) {
+      if (!first) acc = Op::combine(*carried, acc);
+      *carried = acc;
+      if (!last) return;
+    }
     if (lane == 0 && pl < nr) {
       const int64_t o = r0 + pl;
       int64_t off;
@@ -168,43 +190,76 @@ __device__ __forceinline__ void reduce_tile(const StreamRowsArgs& a, const unsig
       if constexpr (kPlanes) off += c * a.out_col_stride;
       out[off] = Op::template project<out_t>(acc);
     }
+  };
+  if constexpr (kSlabs) {
+#pragma unroll
+    for (int j = 0; j < kMaxSlabRounds; ++j)
+      if (j < a.slot_rounds) round(j, &carry[j]);
+  } else {
+    for (int j = 0; j < a.slot_rounds; ++j) round(j, nullptr);
   }
 }
 
-template <class Op, typename in_t, typename out_t, class P, bool kPlanes>
+// The stream of slab s (kSlabs) or the only one.
+template <bool kSlabs, typename in_t>
+__device__ __forceinline__ const in_t* slab_stream(const StreamRowsArgs& a, const in_t* in, int s) {
+  if constexpr (!kSlabs) return in;
+  return reinterpret_cast<const in_t*>(reinterpret_cast<const unsigned char*>(in) + s * a.slab_bytes);
+}
+
+template <class Op, typename in_t, typename out_t, class P, bool kPlanes, bool kSlabs>
 __global__ void __launch_bounds__(P::kThreads, P::kMinBlocksPerSm)
     gpureduce_stream_rows(StreamRowsArgs a, const in_t* __restrict__ in, out_t* __restrict__ out) {
+  using acc_t = typename Op::acc_type;
   constexpr int S = P::kStages;
   __shared__ __align__(16) unsigned char tiles[S][P::kTileBytes];
   const unsigned smem0 = static_cast<unsigned>(__cvta_generic_to_shared(tiles[0]));
-  const int64_t first = blockIdx.x, step = gridDim.x;
+  const int64_t step = gridDim.x;
+  const int n_slabs = kSlabs ? a.n_slabs : 1;
+  // A block's tiles in order: its row tiles k = blockIdx.x, + gridDim.x, ...,
+  // and of each the slabs 0, 1, ... (one without slabs). `next` is the
+  // position of the copies issued last, `k, s` that of the tile summed.
+  auto advance = [&](int64_t& k, int& s) {
+    if (++s == n_slabs) s = 0, k += step;
+  };
+  int64_t next_k = blockIdx.x;
+  int next_s = 0;
   // The first S - 1 tiles in flight; every thread commits a group per tile
   // slot, empty or not, so that wait_async_copies counts the same for all.
 #pragma unroll
-  for (int s = 0; s < S - 1; ++s) {
-    issue_stream_tile<P>(a, in, first + s * step, smem0 + s * P::kTileBytes);
+  for (int b = 0; b < S - 1; ++b) {
+    issue_stream_tile<P>(a, slab_stream<kSlabs>(a, in, next_s), next_k, smem0 + b * P::kTileBytes);
     commit_async_copies();
+    advance(next_k, next_s);
   }
+  acc_t carry[kMaxSlabRounds];
   int buf = 0;
-  for (int64_t k = first; k < a.n_tiles; k += step) {
+  int64_t k = blockIdx.x;
+  int s = 0;
+  while (k < a.n_tiles) {
     wait_async_copies<S - 2>();
-    // Tile k is in shared memory for every thread, and every thread is done
-    // with the buffer the next copies go to (it held tile k - step).
+    // Tile (k, s) is in shared memory for every thread, and every thread is
+    // done with the buffer the next copies go to (it held the tile before).
     __syncthreads();
-    issue_stream_tile<P>(a, in, k + (S - 1) * step, smem0 + (buf == 0 ? S - 1 : buf - 1) * P::kTileBytes);
+    issue_stream_tile<P>(a, slab_stream<kSlabs>(a, in, next_s), next_k,
+                         smem0 + (buf == 0 ? S - 1 : buf - 1) * P::kTileBytes);
     commit_async_copies();
+    advance(next_k, next_s);
     const int64_t r0 = k * a.rows_per_tile;
     const int nr = k == a.n_tiles - 1 ? static_cast<int>(a.n_rows - r0) : a.rows_per_tile;
+    const in_t* stream = slab_stream<kSlabs>(a, in, s);
     const unsigned char* tile =
-        tiles[buf] + ((reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(k) * a.tile_bytes) & 15);
+        tiles[buf] + ((reinterpret_cast<uintptr_t>(stream) + static_cast<uintptr_t>(k) * a.tile_bytes) & 15);
+    const bool first = s == 0, last = s == n_slabs - 1;
     switch (a.group_shift) {
-      case 0: reduce_tile<Op, in_t, out_t, P, kPlanes, 0>(a, tile, r0, nr, out); break;
-      case 1: reduce_tile<Op, in_t, out_t, P, kPlanes, 1>(a, tile, r0, nr, out); break;
-      case 2: reduce_tile<Op, in_t, out_t, P, kPlanes, 2>(a, tile, r0, nr, out); break;
-      case 3: reduce_tile<Op, in_t, out_t, P, kPlanes, 3>(a, tile, r0, nr, out); break;
-      case 4: reduce_tile<Op, in_t, out_t, P, kPlanes, 4>(a, tile, r0, nr, out); break;
-      default: reduce_tile<Op, in_t, out_t, P, kPlanes, 5>(a, tile, r0, nr, out); break;
+      case 0: reduce_tile<Op, in_t, out_t, P, kPlanes, kSlabs, 0>(a, tile, r0, nr, out, carry, first, last); break;
+      case 1: reduce_tile<Op, in_t, out_t, P, kPlanes, kSlabs, 1>(a, tile, r0, nr, out, carry, first, last); break;
+      case 2: reduce_tile<Op, in_t, out_t, P, kPlanes, kSlabs, 2>(a, tile, r0, nr, out, carry, first, last); break;
+      case 3: reduce_tile<Op, in_t, out_t, P, kPlanes, kSlabs, 3>(a, tile, r0, nr, out, carry, first, last); break;
+      case 4: reduce_tile<Op, in_t, out_t, P, kPlanes, kSlabs, 4>(a, tile, r0, nr, out, carry, first, last); break;
+      default: reduce_tile<Op, in_t, out_t, P, kPlanes, kSlabs, 5>(a, tile, r0, nr, out, carry, first, last); break;
     }
+    advance(k, s);
     buf = buf == S - 1 ? 0 : buf + 1;
   }
   wait_async_copies<0>();
