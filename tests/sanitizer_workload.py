@@ -88,7 +88,8 @@ for dtype, shape in ((torch.float32, (120001, 5, 3)), (torch.bfloat16, (40001, 1
         x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
         ref = torch.sum(x.cpu().double(), 1)
         assert torch.allclose(reduce_op.sum(x, 1).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
-# Stream rows in slabs (an outer reduced dim over streams of rows or planes):
+# Stream rows in slabs (an outer reduced dim over streams of rows; planes
+# stay on the columns kernel):
 # slabs a stream apart and two apart, a last tile of one row, from a 16-byte
 # boundary and one and three elements off.
 for dtype, shape, every in ((torch.float32, (3, 21061, 26), 1), (torch.bfloat16, (3, 200001, 6), 2),

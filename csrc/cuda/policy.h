@@ -135,10 +135,10 @@ struct HostPolicy {
   // from kStreamPlanesMinRowsNarrow (1- and 2-byte ones), the tiles below.
   static constexpr int64_t kStreamPlanesMinRows = 4;
   static constexpr int64_t kStreamPlanesMinRowsNarrow = 7;
-  // Slabs of stream rows (an outer reduced dim over streams of rows or
-  // planes) need at least this many row tiles per SM, of at least this many
-  // bytes each: a block walks a tile of every slab, so fewer or smaller
-  // tiles leave too few bytes in flight.
+  // Slabs of stream rows (an outer reduced dim over streams of rows) need
+  // at least this many row tiles per SM, of at least this many bytes each:
+  // a block walks a tile of every slab, so fewer or smaller tiles leave too
+  // few bytes in flight.
   static constexpr int64_t kStreamSlabsMinTilesPerSm = 2;
   static constexpr int64_t kStreamSlabsMinTileBytes = 2048;
   // A pass reading fewer bytes than this is bound by latency: its kernels

@@ -696,17 +696,16 @@ bool narrow_column_vectors_pay(const ReducePass& p, int64_t v, bool dense_planes
 // where it is one: rows of one reduced dim, or densely packed columns of one
 // reduced dim, with the planes (the outputs' outer indices, in any number of
 // dims) each right after the one before in memory. With `slabs`, also such a
-// stream repeated along an outer reduced dim (several rows an output, or the
-// columns' outer rows), for the stream-rows kernel.
+// stream of rows repeated along an outer reduced dim (several rows an
+// output), for the stream-rows kernel.
 inline bool dense_geometry(const ReducePass& p, DenseArgs& a, bool slabs = false) {
   if (p.kind == ReducePass::Kind::kRows) {
     if (p.elem_stride != 1 || (p.n_rows != 1 && !slabs)) return false;
     a.R = p.row_len, a.C = 1, a.out_col_stride = 0;
     a.n_slabs = p.n_rows, a.slab_stride = p.n_rows > 1 ? p.row_stride : 0;
   } else {
-    if (p.col_stride != 1 || p.reduce_stride != p.n_cols || (p.n_reduce_outer != 1 && !slabs)) return false;
+    if (p.col_stride != 1 || p.reduce_stride != p.n_cols || p.n_reduce_outer != 1) return false;
     a.R = p.n_reduce, a.C = p.n_cols, a.out_col_stride = p.out_col_stride;
-    a.n_slabs = p.n_reduce_outer, a.slab_stride = p.n_reduce_outer > 1 ? p.reduce_outer_stride : 0;
   }
   a.plane = a.R * a.C;
   int64_t next = a.plane;
@@ -743,10 +742,12 @@ template <class Op, typename in_t, typename out_t, class P>
 bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   const int64_t plane_bytes = d.plane * int64_t(sizeof(in_t));
   const bool slabs = d.n_slabs > 1;
-  // Slabs take the 8 KB tiles only (launch_stream_tiles), so that no other
-  // policy compiles their kernels.
+  // Slabs of rows take the 8 KB tiles only (launch_stream_tiles), so that
+  // no other policy compiles their kernel. Not slabs of planes: their
+  // kernels cost a clean build 10 s, more than the few passes they won
+  // (NOTES.md, session 28).
   constexpr bool kTakesSlabs = std::is_same_v<P, StreamRowsNarrowPolicy>;
-  if (slabs && !kTakesSlabs) return false;
+  if (slabs && (!kTakesSlabs || d.C != 1)) return false;
   StreamRowsArgs a{};
   a.n_rows = d.n_planes;
   a.outer = d.outer;
@@ -794,11 +795,7 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
       gpureduce_stream_rows<Op, in_t, out_t, P, true, false><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
     }
   } else if constexpr (kTakesSlabs) {
-    if (d.C == 1) {
-      gpureduce_stream_rows<Op, in_t, out_t, P, false, true><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
-    } else {
-      gpureduce_stream_rows<Op, in_t, out_t, P, true, true><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
-    }
+    gpureduce_stream_rows<Op, in_t, out_t, P, false, true><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return true;
@@ -895,7 +892,6 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
     if (a.C > 1 && a.R >= (sizeof(in_t) >= 4 ? HostPolicy::kStreamPlanesMinRows : HostPolicy::kStreamPlanesMinRowsNarrow) &&
         launch_stream_tiles<Op>(a, x, y))
       return true;
-    if (a.n_slabs > 1) return false;  // the tiles below take one stream
     // As many planes as fit a tile, but no fewer tiles than two per SM where
     // there are that many planes: a small input in a few full tiles left each
     // thread a long serial walk through shared memory ([470, 76] float16 over
@@ -913,7 +909,7 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
   } else {
     // A block per plane: only with enough planes to fill the GPU (145 planes
     // of [145, 35479, 13] over dim 1 ran at 0.33x of torch.sum).
-    if (a.n_slabs > 1 || a.n_planes < HostPolicy::kDenseMinPlanesPerSm * sm_count()) return false;
+    if (a.n_planes < HostPolicy::kDenseMinPlanesPerSm * sm_count()) return false;
     a.planes_per_tile = 0;
     a.rows_per_tile = E / a.C;
     a.n_units = a.n_planes;
@@ -1128,8 +1124,6 @@ void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Te
       // of vectors, the rest in tiles (or one element per load).
       if (dense_ok && launch_stream_columns<Op>(dense, x, y, in)) return;
       if (dense_ok && launch_dense<Op>(dense, x, y)) return;
-      DenseArgs slabs{};
-      if (!dense_ok && dense_geometry(p, slabs, /*slabs=*/true) && launch_dense<Op>(slabs, x, y)) return;
       launch_columns<Op, in_t, out_t, 1>(p, x, y, in);
     }
   });

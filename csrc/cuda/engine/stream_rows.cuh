@@ -15,10 +15,11 @@
 // 2000-2400 GB/s on rows of 5 to 33 float32 or bfloat16 elements (H200,
 // NOTES.md). The copies here hold no registers while in flight.
 //
-// Slabs: where an output's elements lie in several such streams, one for
-// each index of an outer reduced dim at a constant stride ([A, N, w] over
-// (0, 2), [A, B, R, C] over (0, 2)), a block walks the same tile of every
-// slab in turn and carries its outputs' sums across them in registers.
+// Slabs (kSlabs): where an output's rows lie in several such streams, one
+// for each index of an outer reduced dim at a constant stride ([A, N, w]
+// over (0, 2), [N, C, 7, 7] over (0, 2, 3)), a block walks the same tile of
+// every slab in turn and carries its outputs' sums across them in
+// registers. (The host takes slabs of rows only, not of planes.)
 //
 // Tile k holds rows [k R, (k + 1) R); its bytes, from the 16-byte boundary
 // at or below its first element to the one at or above its end, fit
