@@ -737,15 +737,16 @@ constexpr int64_t dense_tiles_min_bytes() {
 
 // Launches the stream-rows kernel (engine/stream_rows.cuh) with tiles of
 // policy P over the dense planes of d (rows where C is 1); false, launching
-// nothing, for planes wider than a tile, or slabs too few planes to share.
+// nothing, for planes wider than a tile, for slabs of planes, and for slabs
+// of too few or too small row tiles.
 template <class Op, typename in_t, typename out_t, class P>
 bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   const int64_t plane_bytes = d.plane * int64_t(sizeof(in_t));
   const bool slabs = d.n_slabs > 1;
   // Slabs of rows take the 8 KB tiles only (launch_stream_tiles), so that
-  // no other policy compiles their kernel. Not slabs of planes: their
-  // kernels cost a clean build 10 s, more than the few passes they won
-  // (NOTES.md, session 28).
+  // no other policy compiles their kernel. Not slabs of planes: with their
+  // kernels too the H200's clean build took 123-146 s, with rows only 103 s
+  // (different machines), for a few passes won (NOTES.md, session 28).
   constexpr bool kTakesSlabs = std::is_same_v<P, StreamRowsNarrowPolicy>;
   if (slabs && (!kTakesSlabs || d.C != 1)) return false;
   StreamRowsArgs a{};
