@@ -4,8 +4,8 @@ machines), over the random-shape cases of random_cases.py (CPU sizes) and a
 few fixed ones. Every case is checked against torch.sum before it is timed.
 
 Times come from torch.utils.benchmark (blocked_autorange, the median), ours
-and torch's measured in three alternating rounds on the same input, the
-median round of each. The ratio
+and torch's measured in five alternating rounds on the same input (each of
+at least ten calls), the median round of each. The ratio
 reported is ours / torch's time: under 1 is faster than torch.
 
     python benchmarks/cpu_bench.py                 # 150 random cases + the fixed ones
@@ -51,14 +51,22 @@ def time_us(fn, x, min_run_time: float) -> float:
     return t.blocked_autorange(min_run_time=min_run_time).median * 1e6
 
 
-def time_pair_us(ours, theirs, x, min_run_time: float, rounds: int = 3):
+def time_pair_us(ours, theirs, x, min_run_time: float, rounds: int = 5, calls_per_round: int = 10):
     """Both sides timed in alternating rounds, the median round of each: on
     this shared 2-core machine a timing now and then ran 1.5-2.5x slow for
-    either side (2026-11-24), which one timing per side counted in full."""
+    either side (2026-11-24), which one timing per side counted in full.
+    Each round runs for min_run_time / rounds, and at least calls_per_round
+    calls of the slower side: with 3 rounds of 17 ms, calls of 3-6 ms (the
+    memory-bound cases of 10^7 elements and more) were timed 3-5 times a
+    round, and their ratios moved by up to 15% between runs (2026-11-25)."""
+    start = time.perf_counter()
+    ours(x), theirs(x)
+    one_call = (time.perf_counter() - start) / 2
+    per_round = max(min_run_time / rounds, calls_per_round * one_call)
     a, b = [], []
     for _ in range(rounds):
-        a.append(time_us(ours, x, min_run_time / rounds))
-        b.append(time_us(theirs, x, min_run_time / rounds))
+        a.append(time_us(ours, x, per_round))
+        b.append(time_us(theirs, x, per_round))
     return statistics.median(a), statistics.median(b)
 
 
@@ -66,7 +74,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--n", type=int, default=150, help="random cases")
     p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--max-elements", type=int, default=10_000_000)
+    p.add_argument("--max-elements", type=int, default=100_000_000)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--min-run-time", type=float, default=0.05, help="seconds per case and side (split over the rounds)")
     p.add_argument("--out-dir", default=os.path.join(HERE, "results"))
