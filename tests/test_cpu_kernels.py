@@ -67,6 +67,31 @@ def test_columns(dtype):
                 _check_prod(near_one((2, r, w), dtype, "contiguous", "cpu", g), 1)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns_of_neighbouring_outputs(dtype):
+    # Narrow columns whose outputs lie a few elements apart (a strided view's
+    # kept dims that do not merge, reduced over an outer dim): blocks of up
+    # to 64 outputs of the innermost kept dim, read a leaf's rows at a time.
+    # Outputs around the block, rows around the leaf (128) and the task
+    # (4096), one and two outer dims; a step of 3 of 8 gives 3 columns 8
+    # elements an output apart, of 2 of 6 three 6 apart, of 4 of 16 four 16
+    # apart (64 bytes for 4-byte elements, past the blocks' 64 for wider).
+    g = torch.Generator().manual_seed(8)
+    for outputs in (2, 63, 64, 65, 129):
+        for rows in (2, 129, 4097):
+            for step, inner in ((3, 8), (2, 6), (4, 16)):
+                if rows * outputs * inner > 600_000:
+                    continue
+                x = random_tensor((rows, outputs, inner), dtype, "cpu", g)[:, :, ::step]
+                _check_sum(x, 0)
+                assert_matches_torch(reduce_op.sum(x, 0, keepdim=True), x, 0, True)
+                if rows <= 129:
+                    _check_prod(near_one((rows, outputs, inner), dtype, "contiguous", "cpu", g)[:, :, ::step], 0)
+            if rows * outputs * 8 * 3 <= 600_000:
+                # Two kept outer dims: blocks end where the innermost one does.
+                _check_sum(random_tensor((rows, 3, outputs, 8), dtype, "cpu", g)[..., ::3], 0)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_size_one_reduced_dims(device):
     # Each output is one element folded into the op's identity, as torch
