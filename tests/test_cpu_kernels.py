@@ -67,6 +67,20 @@ def test_columns(dtype):
                 _check_prod(near_one((2, r, w), dtype, "contiguous", "cpu", g), 1)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int16, torch.float32], ids=str)
+def test_columns_of_rows_far_apart(dtype):
+    # Dense columns whose rows lie 4 KB or more apart: full tiles of 2-byte
+    # inputs prefetch their next tile but one, up to 512 rows a task (the
+    # prefetches of the last tiles reach past the tensor); float32 does not.
+    g = torch.Generator().manual_seed(9)
+    for rows in (2, 17, 129, 512, 513):
+        for width in (2048, 2112, 2049, 4096 + 64 * 3):
+            x = random_tensor((rows, width), dtype, "cpu", g)
+            _check_sum(x, 0)
+            _check_sum(x[1:], 0)  # from one row in: another alignment
+        _check_sum(random_tensor((3, rows, 2112), dtype, "cpu", g), 1)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_columns_of_neighbouring_outputs(dtype):
     # Narrow columns whose outputs lie a few elements apart (a strided view's

@@ -688,7 +688,7 @@ struct SideBySide {
 // be partly filled: `last` columns (1..W).
 template <class L, int NV, typename in_t>
 __attribute__((always_inline)) inline typename SideBySide<L, NV>::vec column_tile_leaf(
-    const in_t* base, int64_t width, int64_t col_stride, ColumnRows& rows, int64_t nr) {
+    const in_t* base, int64_t width, int64_t col_stride, ColumnRows& rows, int64_t nr, bool prefetch = false) {
   constexpr int W = L::kWidth;
   // Tiles of up to four vectors fold successive rows into several sets of
   // accumulators in turn (four sets up to two vectors, two up to four):
@@ -717,10 +717,21 @@ __attribute__((always_inline)) inline typename SideBySide<L, NV>::vec column_til
     // load (below), gcc issued it first in each row, and the prefetchers
     // took the rows for descending streams: [65, 16, 8000] float32 over dim
     // 1 ran 1.5x the time of the same loop in address order (2026-11-25).
-    walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) __attribute__((always_inline)) {
+    if (prefetch) {
+      constexpr int kRowBytes = NV * W * static_cast<int>(sizeof(in_t));
+      walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) __attribute__((always_inline)) {
+        const char* ahead = reinterpret_cast<const char*>(row + 2 * NV * W);
+#pragma GCC unroll 4
+        for (int b = 0; b < kRowBytes; b += 64) __builtin_prefetch(ahead + b);
 #pragma GCC unroll 8
-      for (int k = 0; k < NV; ++k) acc[k] = L::fold(acc[k], row + k * W, 1);
-    });
+        for (int k = 0; k < NV; ++k) acc[k] = L::fold(acc[k], row + k * W, 1);
+      });
+    } else {
+      walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) __attribute__((always_inline)) {
+#pragma GCC unroll 8
+        for (int k = 0; k < NV; ++k) acc[k] = L::fold(acc[k], row + k * W, 1);
+      });
+    }
   } else if (col_stride == 1) {
     // The last vector loaded to end at the tile's last column, its lanes
     // before the tile's start masked.
@@ -839,6 +850,23 @@ void column_leaves_reduce(const in_t* base, int64_t width, int64_t col_stride, i
                                                                    : kColLeafRows * (kColVectors / K);
   using E = std::conditional_t<kLeafKind == ColumnLeaf::kTile, L, Scalar<typename L::op>>;
   PairwiseStack<SideBySide<E, K>, kColStackLevels> stack;
+  // Full tiles of 2-byte inputs (128 bytes a row) whose rows lie a page or
+  // more apart prefetch each row's next tile but one while they read it: the
+  // hardware prefetchers did not follow hundreds of such rows. A/B on this
+  // project's 2-core machine, 2 threads (NOTES.md, session 29): [211,
+  // 175931] bfloat16 over dim 0 8124 -> 4885 us (torch.sum 7233), [400,
+  // 30000] int16 1843 -> 535, float16 1159 -> 709, [50, 200, 4096] bfloat16
+  // over dim 1 6960 -> 4715. Not wider rows of a tile (float32 and float64:
+  // from 20% faster to 17% slower, run to run; int32 no change), nor int8
+  // ones (422 -> 474), nor tasks of over 512 rows, whose prefetched lines
+  // are evicted before their tile is read (float32 [1000, 4096] over dim 0
+  // 219 -> 271 with every tile prefetching), nor rows closer together ([8,
+  // 128, 768] float32 over dim 1 27 -> 32).
+  bool prefetch = false;
+  if constexpr (kLeafKind == ColumnLeaf::kTile && sizeof(in_t) == 2) {
+    prefetch = col_stride == 1 && p.reduce_stride * int64_t(sizeof(in_t)) >= 4096 &&
+               p.n_reduce * p.n_reduce_outer <= 512;
+  }
   ColumnRows rows(p, r0);
   for (int64_t r = 0; r < nr; r += leaf_rows) {
     const int64_t n = std::min(leaf_rows, nr - r);
@@ -847,7 +875,7 @@ void column_leaves_reduce(const in_t* base, int64_t width, int64_t col_stride, i
     } else if constexpr (kLeafKind == ColumnLeaf::kNarrow) {
       stack.push(narrow_column_leaf<L, K>(base, col_stride, rows, n));
     } else {
-      stack.push(column_tile_leaf<L, K>(base, width, col_stride, rows, n));
+      stack.push(column_tile_leaf<L, K>(base, width, col_stride, rows, n, prefetch));
     }
   }
   const auto sums = stack.result();
