@@ -82,7 +82,7 @@ def test_gil_released_during_the_call(route):
     # just before the call; holding the GIL, the call would keep it from
     # running until the sum had returned (it then ran at the first Python
     # step after the call, so the test asks for it in the call's first half).
-    x = torch.randn(40_000_000)
+    x = torch.randn(100_000_000)
     ev, seen = threading.Event(), {}
 
     def other():
@@ -93,6 +93,12 @@ def test_gil_released_during_the_call(route):
     t.start()
     if route == "patch":
         reduce_op.patch()
+    # The sum on one thread, so that a core is left for the other one, and
+    # long enough (about 20 ms) that a few ms of scheduling delay do not
+    # count: with both cores of a 2-core machine summing 4*10^7 elements (and
+    # a build beside them), the other thread ran 4.4 ms into a 7.5 ms call.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     try:
         start = time.perf_counter()
         ev.set()
@@ -100,6 +106,7 @@ def test_gil_released_during_the_call(route):
         done = time.perf_counter()
     finally:
         reduce_op.unpatch()
+        torch.set_num_threads(threads)
     t.join()
     assert seen["t"] < start + 0.5 * (done - start), (seen["t"] - start, done - start)
     torch.testing.assert_close(out, x.double().sum().float(), rtol=1e-4, atol=1e-2)
