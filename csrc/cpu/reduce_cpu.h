@@ -720,9 +720,11 @@ __attribute__((always_inline)) inline typename SideBySide<L, NV>::vec column_til
     if (prefetch) {
       constexpr int kRowBytes = NV * W * static_cast<int>(sizeof(in_t));
       walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) __attribute__((always_inline)) {
-        const char* ahead = reinterpret_cast<const char*>(row + 2 * NV * W);
+        // As an address, not a pointer: the last tiles' prefetches reach
+        // past the tensor (a prefetch does not fault).
+        const uintptr_t ahead = reinterpret_cast<uintptr_t>(row) + 2 * kRowBytes;
 #pragma GCC unroll 4
-        for (int b = 0; b < kRowBytes; b += 64) __builtin_prefetch(ahead + b);
+        for (int b = 0; b < kRowBytes; b += 64) __builtin_prefetch(reinterpret_cast<const void*>(ahead + b));
 #pragma GCC unroll 8
         for (int k = 0; k < NV; ++k) acc[k] = L::fold(acc[k], row + k * W, 1);
       });
