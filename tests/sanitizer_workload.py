@@ -81,8 +81,14 @@ for dtype, shape in ((torch.float32, (300001, 5)), (torch.float32, (250001, 17))
     out = torch.empty(shape[0] // 2, 2, device="cuda", dtype=torch.int64 if dtype == torch.uint8 else dtype).t()
     reduce_op.sum(x3, 2, out=out)
     assert torch.allclose(out.cpu().double(), ref[:-1].view(2, -1), rtol=2e-2, atol=1.0), (dtype, shape)
+# Planes of 8 rows or more that the columns kernels would read otherwise:
+# float32 rows of 12 bytes from 4 MB and of 40 under 4 MB, float64 pairs,
+# bfloat16 and uint8 rows of 16-byte vectors, float16 planes of the stream
+# columns.
 for dtype, shape in ((torch.float32, (120001, 5, 3)), (torch.bfloat16, (40001, 12, 7)), (torch.uint8, (7001, 33, 13)),
-                     (torch.bfloat16, (33, 1270, 4))):
+                     (torch.bfloat16, (33, 1270, 4)), (torch.float32, (30001, 17, 3)), (torch.float32, (1800, 45, 10)),
+                     (torch.float64, (3001, 20, 2)), (torch.bfloat16, (3001, 19, 8)), (torch.uint8, (20001, 9, 32)),
+                     (torch.float16, (20000, 52, 5))):
     n = shape[0] * shape[1] * shape[2]
     for off in (0, 1, 3):
         x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)

@@ -245,8 +245,9 @@ def test_split_rows_workload(args):
 # more (4 and 8 bytes) take the stream-columns kernel (test_stream_columns),
 # so the row tiles (planes over 16 KB) are left to 1-byte elements, checked
 # here with 67 columns (neither flag); other columns of 4- or 8-byte
-# elements over 8 rows or more take the columns kernel at any size (7 rows,
-# not 8). The flags say whether float32 and bfloat16 take the tiles.
+# elements over 8 rows or more take the columns kernel (7 rows, not 8), or
+# the stream rows where their rows are narrow (test_stream_rows). The flags
+# say whether float32 and bfloat16 take the tiles.
 DENSE_CASES = [
     ((300000, 5), 1, False, False), ((100000, 5), 1, False, False), ((4099, 9), 1, False, False),
     ((3000, 12), 1, False, False),
@@ -295,9 +296,13 @@ def test_dense_tiles(case, dtype):
 # rows, from a 16-byte boundary and one and three elements off, with
 # keepdim, dtype=, out= whose outer dims do not merge, prod, and bitwise on
 # a second call. The flags say whether float32 and bfloat16 take it (from a
-# 16-byte boundary: off it, rows a vector fits take it too; float32 planes
-# of 8 rows or more take the columns kernel, and the tiles keep bfloat16
-# planes of 4 to 6 rows and all planes of 2 or 3).
+# 16-byte boundary: off it, rows a vector fits take it too; the tiles keep
+# bfloat16 planes of 4 to 6 rows and all planes of 2 or 3).
+# Planes of 8 rows or more that the columns kernels would read take it where
+# their rows are narrow: float32 rows of at most 16 bytes, or under 128 bytes
+# in passes under 4 MB; 2-byte planes a 16-byte vector fits, rows under 128
+# bytes; 2-byte planes of the stream columns an 8 KB tile holds, rows
+# under 64 bytes. Wider float32 rows from 4 MB stay on the columns kernel.
 STREAM_ROW_CASES = [
     ((300001, 5), True, True),     # float32 6 MB, bfloat16 3 MB
     ((87382, 3), True, False),     # float32 1048584 bytes; bfloat16 half that
@@ -311,6 +316,12 @@ STREAM_ROW_CASES = [
     ((262147, 1), False, False),   # sums over a dim of size 1 (a copy)
     ((120001, 7, 3), True, True), ((300001, 5, 3), True, False), ((40001, 12, 7), False, True),
     ((27001, 3, 13), False, False), ((33, 1270, 4), False, True), ((200001, 4, 9), True, False),
+    ((200001, 17, 3), True, True),   # float32 rows of 12 bytes, 41 MB
+    ((1800, 45, 10), True, True),    # float32 rows of 40 bytes, 3.2 MB; bfloat16 of the stream columns
+    ((12000, 37, 14), False, False),  # float32 rows of 56 bytes from 4 MB, bfloat16 pairs: the columns kernel
+    ((3001, 19, 8), True, True),     # bfloat16 rows of one 16-byte vector
+    ((20000, 52, 5), False, True),   # bfloat16 planes of 520 bytes, which stream columns would take
+    ((2000, 32, 45), False, False),  # bfloat16 rows of 90 bytes: stream columns
 ]
 STREAM_ROW_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int16, torch.int32,
                      torch.int64, torch.uint8, torch.bool, torch.complex64]
@@ -395,8 +406,9 @@ def test_stream_slabs(case, offset, dtype):
 # elements off. Columns a narrower vector fits (float32 pairs, unless too few
 # for vectors to pay), more than 256 columns, planes that give each thread
 # of a period fewer than 4 vectors (8 rows of 45 bfloat16), small planes and
-# small passes go elsewhere. The flags say whether float32 and bfloat16 take
-# it.
+# small passes go elsewhere, and so do 2-byte planes that an 8 KB tile holds
+# with rows under 64 bytes (the stream rows' tiles). The flags say whether
+# float32 and bfloat16 take it.
 STREAM_COLUMN_CASES = [
     ((1, 300000, 3), True, True), ((3, 100003, 7), True, True), ((40, 9000, 11), True, True),
     ((100, 1500, 13), True, True), ((64, 4000, 63), True, True), ((64, 4000, 65), True, True),
@@ -408,7 +420,7 @@ STREAM_COLUMN_CASES = [
     ((2, 26214, 5), False, False),    # float32 1048560 bytes, under 1 MB
     ((400, 1639, 5), True, True),     # float32 planes of 32780 bytes
     ((400, 1638, 5), False, True),    # float32 planes of 32760 bytes
-    ((20000, 52, 5), False, True),    # bfloat16 planes of 520 bytes, several to a block
+    ((20000, 52, 5), False, False),   # bfloat16 planes of 520 bytes, rows of 10: the stream rows' tiles
     ((20000, 51, 5), False, False),   # bfloat16 planes of 510 bytes (the tiles)
 ]
 STREAM_COLUMN_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int16, torch.int32,
@@ -741,9 +753,11 @@ def test_rows_blocks_per_sm(dtype):
 # loaded together). Narrower vectors are taken from 1 MB of input up, and
 # for 1- and 2-byte elements in dense planes from 2^14 vectors across the
 # outputs ([3000, 37, 14] float16: 21000; [1800, 45, 10]: 9000, not taken).
+# float32 planes of narrow rows under 4 MB ([1800, 45, 10]) take the stream
+# rows' tiles instead; from 4 MB ([3000, 37, 14], [12000, 37, 14]) the pairs.
 NARROW_VECTOR_COLUMN_CASES = [((3000, 37, 14), 1), ((1800, 45, 10), 1), ((6000, 45, 12), 1), ((100, 37, 8), 1),
                               ((3, 286, 14), 1), ((64, 7, 6), 1), ((1000, 2), 0), ((9, 130, 20), (0, 1)),
-                              ((40, 6, 601, 20), (0, 2)), ((5, 19, 3, 12), (0, 2))]
+                              ((40, 6, 601, 20), (0, 2)), ((5, 19, 3, 12), (0, 2)), ((12000, 37, 14), 1)]
 
 
 @pytest.mark.parametrize("case", range(len(NARROW_VECTOR_COLUMN_CASES)))
@@ -756,9 +770,10 @@ def test_columns_narrow_vectors(case, offset, dtype):
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
     # The kernel from a 16-byte boundary: the vector width, or 0 where no
-    # narrower vector is taken ([1800, 45, 10] float16: stream columns).
-    expected = {(0, torch.float32): 2, (0, torch.float16): 2, (1, torch.float32): 2, (1, torch.float16): 0,
-                (2, torch.uint8): 4, (8, torch.float16): 4}
+    # narrower vector is taken ([1800, 45, 10] float16 and float32: the
+    # stream rows' tiles).
+    expected = {(0, torch.float32): 2, (0, torch.float16): 2, (1, torch.float32): 0, (1, torch.float16): 0,
+                (2, torch.uint8): 4, (8, torch.float16): 4, (10, torch.float32): 2, (10, torch.float16): 2}
     if offset == 0 and (case, dtype) in expected:
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
         t = {torch.float32: "float", torch.float16: "c10::Half", torch.uint8: "unsigned char"}[dtype]

@@ -135,6 +135,16 @@ struct HostPolicy {
   // from kStreamPlanesMinRowsNarrow (1- and 2-byte ones), the tiles below.
   static constexpr int64_t kStreamPlanesMinRows = 4;
   static constexpr int64_t kStreamPlanesMinRowsNarrow = 7;
+  // Dense planes that the columns kernel would read take the stream-rows
+  // kernel's tiles instead (stream_planes_beat_columns in reduce_cuda.cuh)
+  // where their rows are narrower than kStreamPlanesMaxRowBytes (1-byte
+  // elements: any width), and for 4- and 8-byte elements in passes from
+  // 4 MB only with rows of at most kStreamPlanesAnySizeMaxRowBytes; those
+  // the stream-columns kernel would read, with rows narrower than
+  // kStreamPlanesOverColumnsMaxRowBytes (A/B on the H200, NOTES.md, session 30).
+  static constexpr int64_t kStreamPlanesMaxRowBytes = 128;
+  static constexpr int64_t kStreamPlanesAnySizeMaxRowBytes = 16;
+  static constexpr int64_t kStreamPlanesOverColumnsMaxRowBytes = 64;
   // Slabs of stream rows (an outer reduced dim over streams of rows) need
   // at least this many row tiles per SM, of at least this many bytes each:
   // a block walks a tile of every slab, so fewer or smaller tiles leave too

@@ -842,6 +842,44 @@ bool launch_stream_rows(const DenseArgs& d, const in_t* x, out_t* y) {
   return launch_stream_tiles<Op>(d, x, y);
 }
 
+// Whether dense planes of a columns pass ([B, R, C] over R) read faster
+// through the stream-rows kernel's tile pipeline (launch_stream_tiles) than
+// through the columns kernel, whose loads take C * sizeof(in_t) bytes of a
+// row of one plane each, from planes far apart. Chosen from an A/B on the
+// H200 of every such plane through either kernel (247 passes of 256 KB to
+// 1 GB, 177 of them the sampler's), then checked against the routing before
+// over 317 passes (NOTES.md, session 30), paired per pass:
+// - 1-byte planes a 16-byte vector fits: 6 of 7 faster ([54, 197, 64] int8
+//   over dim 1 2.71x -> 3.86x of torch.sum), one slower ([55325, 326, 16]
+//   int8 13.98x -> 11.63x);
+// - 2-byte planes a 16-byte vector fits, rows under kStreamPlanesMaxRowBytes:
+//   9 of 10 faster ([27, 794, 8] float16 3.32x -> 5.36x), none slower than
+//   0.965 of before; wider rows lost in the first A/B ([133087, 7, 512]
+//   float16 1.66x -> 0.90x);
+// - 4- and 8-byte planes of 8 rows or more with rows of at most
+//   kStreamPlanesAnySizeMaxRowBytes: 16 of 17 faster, none slower
+//   ([13418, 140, 4] float32 0.93x -> 1.11x); with wider rows under
+//   kStreamPlanesMaxRowBytes only in passes under 4 MB (32 of 33 faster, none
+//   slower: [25, 583, 6] float32 1.64x -> 2.42x), while from 4 MB as many
+//   lost as gained in the first A/B ([474497, 39, 6] float32 1.21x -> 0.97x).
+// Planes the pipeline's tiles cannot hold return false from
+// launch_stream_tiles and stay where they were.
+template <typename in_t>
+bool stream_planes_beat_columns(const DenseArgs& d, bool vector_fits) {
+  if constexpr (c10::is_complex<in_t>::value || sizeof(in_t) > 8) {
+    return false;
+  } else {
+    const int64_t row_bytes = d.C * int64_t(sizeof(in_t));
+    const int64_t bytes = d.total * int64_t(sizeof(in_t));
+    if (d.C < 2 || bytes < HostPolicy::kTinyPassBytes) return false;
+    if (sizeof(in_t) == 1) return vector_fits && d.R >= HostPolicy::kStreamPlanesMinRowsNarrow;
+    if (row_bytes >= HostPolicy::kStreamPlanesMaxRowBytes) return false;
+    if (sizeof(in_t) == 2) return vector_fits && d.R >= HostPolicy::kStreamPlanesMinRowsNarrow;
+    return d.R >= 2 * Policy::kUnroll &&
+           (row_bytes <= HostPolicy::kStreamPlanesAnySizeMaxRowBytes || bytes < dense_tiles_min_bytes<float>());
+  }
+}
+
 // Launches the dense-tiles kernel for a pass of that geometry, if the tiling
 // suits it: a column (C) must leave at least two threads per output, and
 // planes larger than a tile (one block each) need at least as many planes as
@@ -960,6 +998,19 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
     const int64_t P = d.C / std::gcd(d.C, VE);
     const int64_t plane_vecs = ceil_div(d.plane, VE);
     if (plane_vecs < StreamColumnsPolicy::kMinVecsPerPeriodThread * P) return false;
+    // 2-byte planes that an 8 KB tile holds, of rows under
+    // kStreamPlanesOverColumnsMaxRowBytes, read faster through the stream-rows
+    // kernel's tile pipeline. A/B on the H200 against this kernel (NOTES.md,
+    // session 30), 26 passes: 24 faster ([17091, 37, 13] float16 over dim 1
+    // 0.83x -> 0.94x of torch.sum, [297895, 44, 13] bfloat16 0.97x -> 1.19x,
+    // [8320, 58, 7] int16 2.48x -> 3.79x), 2 slower ([10748, 60, 15]
+    // bfloat16 1.12x -> 1.07x). Planes over 8 KB ([1413, 636, 9] bfloat16
+    // 1.07x -> 1.00x in the first A/B) and wider rows ([9487, 78, 49]
+    // bfloat16 1.05x -> 0.99x) stay here.
+    if (sizeof(in_t) == 2 && d.R >= HostPolicy::kStreamPlanesMinRowsNarrow &&
+        d.C * int64_t(sizeof(in_t)) < HostPolicy::kStreamPlanesOverColumnsMaxRowBytes &&
+        d.plane * int64_t(sizeof(in_t)) <= StreamRowsNarrowPolicy::kTileBytes - 32 && launch_stream_tiles<Op>(d, x, y))
+      return true;
     a.period = static_cast<int>(P);
     a.phase = static_cast<int>(reinterpret_cast<uintptr_t>(x) % 16 / sizeof(in_t));
     // Threads per plane: a multiple of P, at least C (a thread per column at
@@ -1108,8 +1159,13 @@ void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Te
       if (!dense_ok && dense_geometry(p, slabs, /*slabs=*/true) && launch_stream_rows<Op>(slabs, x, y)) return;
       launch_rows<Op, in_t, out_t, 1>(p, x, y, in);
     } else {
+      bool vector_fits = false;
+      if constexpr (kVec > 1) vector_fits = columns_vector_fits(p, x, kVec);
+      if (dense_ok && stream_planes_beat_columns<in_t>(dense, vector_fits) &&
+          launch_stream_tiles<Op>(dense, x, y))
+        return;
       if constexpr (kVec > 1) {
-        if (columns_vector_fits(p, x, kVec)) return launch_columns<Op, in_t, out_t, kVec>(p, x, y, in);
+        if (vector_fits) return launch_columns<Op, in_t, out_t, kVec>(p, x, y, in);
       }
       // Columns that no 16-byte vector fits, in vectors of 8 or 4 bytes (of
       // two elements at least) where those pay (narrow_column_vectors_pay).
