@@ -129,7 +129,8 @@ def test_size_one_reduced_dims(device):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64], ids=str)
 def test_folds_keep_torchs_sign_of_zero(device, dtype):
     # Reductions whose reduced dims are repeats (stride 0) or of size 1 only
-    # are folds of the input (0 + k * x for sum), on the CPU from 16 KB up. torch's
+    # are folds of the input (0 + k * x for sum), on the CPU from 16 KB up
+    # (on the GPU, dims of size 1 only from 256 KB up: 70000 float64). torch's
     # sum of repeats of -0.0, or of one -0.0, is +0.0 (its adds start from
     # +0.0); a product keeps the sign the count gives it. Sizes around the
     # CPU's own fold loop (16K elements).

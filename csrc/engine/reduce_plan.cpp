@@ -58,7 +58,7 @@ constexpr int64_t kRereadExpandedBytes = int64_t(256) << 10;
 // machine; bfloat16 [1] expanded to 4096: 5.1 -> 2.3 us, torch.sum 3.2;
 // float32 [10] expanded to [10, 409] over dim 1: 5.5 -> 3.3, torch.sum 2.7;
 // [10, 1638]: 5.5 -> 5.9, so no further). On the GPU the fold is one launch
-// like the reduction's.
+// like the reduction's (but for dims of size 1 only: reduce_into).
 constexpr int64_t kCpuRereadBeforeFoldBytes = int64_t(16) << 10;
 
 // Dims of size 1 dropped, sorted into memory order (innermost first) and
@@ -260,7 +260,17 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   // A view of `out` with the input's rank, size 1 at the reduced dims.
   const at::Tensor out_kd = keepdim ? out : with_reduced_dims(out, mask);
   const int64_t expanded_bytes = input.numel() * static_cast<int64_t>(input.element_size());
-  const bool fold_costs_more = input.device().is_cpu() && expanded_bytes <= kCpuRereadBeforeFoldBytes;
+  // On the GPU, a reduction over dims of size 1 only (a fold of one repeat)
+  // of at most kRereadExpandedBytes is a pass of one-element rows too: sum's
+  // fold, a TensorIterator add, cost 1.0-1.3 us more host time a call than the
+  // pass's own launch, more than torch.sum's whole call, while the pass's
+  // extra GPU time (0.6 us) keeps it under torch.sum's (H200, NOTES.md
+  // session 30: [1, 16384] float32 over dim 0 7.66 -> 6.32 us a call,
+  // torch.sum 7.60; GPU time 1.20 -> 1.81 us, torch.sum 2.04).
+  const bool size_one_only = repeats == 1 && broadcast_dims.empty();
+  const bool fold_costs_more = input.device().is_cpu()
+                                   ? expanded_bytes <= kCpuRereadBeforeFoldBytes
+                                   : size_one_only && expanded_bytes <= kRereadExpandedBytes;
   if (broadcast_dims.empty() && at::canCast(kout, out_kd.scalar_type()) && !fold_costs_more) {
     // Every reduced dim of more than one element was of stride 0, or there
     // is no such dim (dims of size 1 only: the fold of one repeat, a map
