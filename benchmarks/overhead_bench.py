@@ -1,8 +1,9 @@
 """Per-call cost of gpureduce.sum against torch.sum on small tensors: full and
 dim sums, keepdim, dtype=, requires_grad, and the drop-in mode (patch() and
 replace_torch_sum()), on the CPU and, where there is one, the GPU. Each form
-is timed as a loop of calls in one process, ours and torch's alternately
-(minimum of repeats, in µs per call; on CUDA the loop is synchronised at its
+is timed as a loop of calls in one process, ours and torch's loops
+alternating repeat by repeat, so that a slow spell of a shared machine
+falls on both (minimum of repeats, in µs per call; on CUDA the loop is synchronised at its
 end, so the figure is the host-side cost of enqueueing plus the GPU time
 when that is longer). The ratio is ours / torch's: 1.0 is as cheap as torch.
 
@@ -30,17 +31,32 @@ import reduce_op  # noqa: E402
 from bench import geomean  # noqa: E402
 
 
-def per_call_us(fn: Callable[[], object], device: str, calls: int, repeats: int) -> float:
-    best = float("inf")
+def loop_us(fn: Callable[[], object], device: str, calls: int) -> float:
+    """Per-call time of one loop of `calls` calls, in µs."""
+    if device == "cuda":
+        torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / calls * 1e6
+
+
+def paired_us(ours: Callable[[], object], theirs: Callable[[], object], device: str, calls: int, repeats: int,
+              enter: Callable[[], object] = lambda: None, leave: Callable[[], object] = lambda: None):
+    """Minimum per-call time of each side over `repeats` loops, the two sides'
+    loops alternating (ours between enter() and leave()), so that a slow
+    spell of a shared machine falls on both sides rather than on all of
+    one side's loops."""
+    best = [float("inf"), float("inf")]
     for _ in range(repeats):
-        if device == "cuda":
-            torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        if device == "cuda":
-            torch.cuda.synchronize()
-        best = min(best, (time.perf_counter() - t0) / calls * 1e6)
+        enter()
+        try:
+            best[0] = min(best[0], loop_us(ours, device, calls))
+        finally:
+            leave()
+        best[1] = min(best[1], loop_us(theirs, device, calls))
     return best
 
 
@@ -63,6 +79,21 @@ def dropin_forms(x: torch.Tensor):
             ("torch.sum(x, 1, keepdim=True)", lambda: torch.sum(x, 1, keepdim=True))]
 
 
+def context_steps(make: Callable[[], object]):
+    """enter() and leave() functions that open and close a fresh context
+    manager from make() each time (a generator-based one is single-use)."""
+    held = []
+
+    def enter():
+        held.append(make())
+        held[-1].__enter__()
+
+    def leave():
+        held.pop().__exit__(None, None, None)
+
+    return enter, leave
+
+
 def run_device(device: str, numels: List[int], calls: int, repeats: int) -> List[Dict[str, object]]:
     rows = []
     for numel in numels:
@@ -71,24 +102,22 @@ def run_device(device: str, numels: List[int], calls: int, repeats: int) -> List
         xg = x.clone().requires_grad_()
         for label, ours, theirs in forms(x, xg):
             ours(), theirs()
-            a = per_call_us(ours, device, calls, repeats)
-            b = per_call_us(theirs, device, calls, repeats)
+            a, b = paired_us(ours, theirs, device, calls, repeats)
             rows.append({"device": device, "numel": numel, "form": label, "gpureduce_us": a, "torch_us": b,
                          "ratio": a / b})
         for mode in ("patch", "replace_torch_sum"):
             for label, call in dropin_forms(x):
-                b = per_call_us(call, device, calls, repeats)  # torch's own, outside the drop-in
+                # The same call inside the drop-in (ours) and outside it (torch's own).
                 if mode == "patch":
-                    reduce_op.patch()
-                    try:
-                        call()
-                        a = per_call_us(call, device, calls, repeats)
-                    finally:
-                        reduce_op.unpatch()
+                    enter, leave = reduce_op.patch, reduce_op.unpatch
                 else:
-                    with reduce_op.replace_torch_sum():
-                        call()
-                        a = per_call_us(call, device, calls, repeats)
+                    enter, leave = context_steps(reduce_op.replace_torch_sum)
+                enter()
+                try:
+                    call()
+                finally:
+                    leave()
+                a, b = paired_us(call, call, device, calls, repeats, enter, leave)
                 rows.append({"device": device, "numel": numel, "form": f"{mode}: {label}", "gpureduce_us": a,
                              "torch_us": b, "ratio": a / b})
     return rows

@@ -34,3 +34,19 @@ def test_random_bench_quick(tmp_path):
     assert os.path.exists(tmp_path / "random_cpu.png") and os.path.exists(tmp_path / "random_cpu_seed0.json")
     seed = json.load(open(tmp_path / "random_cpu_seed0.json"))
     assert all(c["correct"] and c["speedup"] > 0 for c in seed["cases"])
+
+
+def test_overhead_bench_quick(tmp_path):
+    # Every call form, the drop-in modes' included, timed on both sides.
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "overhead_bench.py"), "--devices", "cpu",
+                        "--numel", "10", "--calls", "50", "--repeats", "2", "--out-dir", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    [name] = [f for f in os.listdir(tmp_path) if f.startswith("overhead_") and f.endswith(".json")]
+    data = json.load(open(tmp_path / name))
+    forms = [row["form"] for row in data["rows"]]
+    assert len(forms) == 13 and len(set(forms)) == 13
+    assert sum(f.startswith("patch: ") for f in forms) == 3 and sum(f.startswith("replace_torch_sum: ") for f in forms) == 3
+    for row in data["rows"]:
+        assert row["gpureduce_us"] > 0 and row["torch_us"] > 0
+        assert abs(row["ratio"] - row["gpureduce_us"] / row["torch_us"]) < 1e-9
