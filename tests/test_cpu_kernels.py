@@ -89,11 +89,15 @@ def test_columns_of_neighbouring_outputs(dtype):
     # Outputs around the block, rows around the leaf (128) and the task
     # (4096), one and two outer dims; a step of 3 of 8 gives 3 columns 8
     # elements an output apart, of 2 of 6 three 6 apart, of 4 of 16 four 16
-    # apart (64 bytes for 4-byte elements, past the blocks' 64 for wider).
+    # apart (64 bytes for 4-byte elements, past the blocks' 64 for wider),
+    # of 2 of 4 two 4 apart. Where an output's columns fit a vector of
+    # accumulators and outputs lie a vector apart (3 of 8 for float
+    # accumulators, 2 of 4 for 8-byte ones), a row of an output is one vector
+    # load, but for a run's last output.
     g = torch.Generator().manual_seed(8)
     for outputs in (2, 63, 64, 65, 129):
         for rows in (2, 129, 4097):
-            for step, inner in ((3, 8), (2, 6), (4, 16)):
+            for step, inner in ((3, 8), (2, 6), (4, 16), (2, 4)):
                 if rows * outputs * inner > 600_000:
                     continue
                 x = random_tensor((rows, outputs, inner), dtype, "cpu", g)[:, :, ::step]

@@ -942,23 +942,49 @@ void with_column_leaf(const ReducePass& p, F&& f) {
 // memory. An output at a time read one element group per row from a page
 // per row, and the next outputs the same lines again: [249, 19737, 8]
 // float16 .step(2, 3) over dim 0 took 2.4x torch.sum's time (2026-11-25).
+// Where an output's N columns lie within one vector of lanes and the
+// outputs are a vector or more apart, a row of output g is one vector load
+// from its first element, lanes k * col_stride its columns (the other
+// lanes are summed and dropped): one load and add a row, not N scalar
+// ones. Outputs [0, vector_outputs) may be read so (the caller leaves out
+// the last of a run, whose vector could reach past the tensor); from
+// the next output, a whole vector after an output's first element is the
+// tensor's.
 constexpr int kOutputBlock = 64;
 
 template <class L, int N, typename in_t, typename acc_t>
-void narrow_output_block(const in_t* base, int64_t out_step, int G, int64_t col_stride, int64_t r0, int64_t nr,
-                         const ReducePass& p, acc_t* dst, int64_t dst_out_stride) {
+void narrow_output_block(const in_t* base, int64_t out_step, int G, int vector_outputs, int64_t col_stride,
+                         int64_t r0, int64_t nr, const ReducePass& p, acc_t* dst, int64_t dst_out_stride) {
   using op = typename L::op;
   using Cols = SideBySide<Scalar<op>, N>;
   constexpr int64_t leaf_rows = kColLeafRows * kColVectors;  // a narrow leaf's
   typename Cols::vec acc[kOutputBlock];
   PairwiseStack<Cols, kColStackLevels> stacks[kOutputBlock];
+  int V = 0;  // outputs read a vector a row
+  if constexpr (requires(const in_t* q) { L::load(q); }) {
+    if (col_stride >= 0 && (N - 1) * col_stride < L::kWidth && out_step >= L::kWidth) V = vector_outputs;
+  }
   ColumnRows rows(p, r0);
   for (int64_t r = 0; r < nr; r += leaf_rows) {
     const int64_t n = std::min(leaf_rows, nr - r);
     for (int g = 0; g < G; ++g) acc[g] = Cols::identity();
+    if constexpr (requires(const in_t* q) { L::load(q); }) {
+      if (V > 0) {
+        typename L::vec lanes[kOutputBlock];
+        for (int g = 0; g < V; ++g) lanes[g] = L::identity();
+        ColumnRows leaf = rows;
+        for (int64_t i = 0; i < n; ++i) {
+          const in_t* row = base + leaf.next();
+          for (int g = 0; g < V; ++g) lanes[g] = L::fold(lanes[g], row + g * out_step, 1);
+        }
+        for (int g = 0; g < V; ++g)
+#pragma GCC unroll 8
+          for (int k = 0; k < N; ++k) acc[g].v[k] = L::lane(lanes[g], static_cast<int>(k * col_stride));
+      }
+    }
     for (int64_t i = 0; i < n; ++i) {
       const in_t* row = base + rows.next();
-      for (int g = 0; g < G; ++g) {
+      for (int g = V; g < G; ++g) {
         const in_t* x = row + g * out_step;
 #pragma GCC unroll 8
         for (int k = 0; k < N; ++k) acc[g].v[k] = fold<op, L::kReadsPartials>(acc[g].v[k], x[k * col_stride]);
@@ -976,8 +1002,8 @@ void narrow_output_block(const in_t* base, int64_t out_step, int G, int64_t col_
 // G outputs of a narrow columns pass from the one at `base`, `out_step`
 // elements apart, into dst (output g's columns at dst + g * dst_out_stride).
 template <typename in_t, typename acc_t>
-using OutputBlockFn = void (*)(const in_t* base, int64_t out_step, int G, int64_t col_stride, int64_t r0,
-                               int64_t nr, const ReducePass&, acc_t* dst, int64_t dst_out_stride);
+using OutputBlockFn = void (*)(const in_t* base, int64_t out_step, int G, int vector_outputs, int64_t col_stride,
+                               int64_t r0, int64_t nr, const ReducePass&, acc_t* dst, int64_t dst_out_stride);
 
 // Reduces rows [r0, r0 + nr) of a tile of `width` columns into dst.
 template <typename in_t, typename acc_t>
@@ -1063,9 +1089,12 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     const int64_t blocks_per_run = (run + kOutputBlock - 1) / kOutputBlock;
     const int64_t units = p.n_out / run * blocks_per_run;
     const int64_t in_step = p.outer.in_strides[0], out_step = p.outer.out_strides[0];
-    const auto first_output = [&](int64_t u, int& g) {
+    // The block's first output and its count g; v of them may be read a
+    // vector a row (all but the run's last).
+    const auto first_output = [&](int64_t u, int& g, int& v) {
       const int64_t b = u % blocks_per_run;
       g = static_cast<int>(std::min<int64_t>(kOutputBlock, run - b * kOutputBlock));
+      v = b * kOutputBlock + g == run ? g - 1 : g;
       return u / blocks_per_run * run + b * kOutputBlock;
     };
     if (row_tasks == 1) {
@@ -1073,11 +1102,11 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
       at::parallel_for(0, units, grain, [&](int64_t b, int64_t e) {
         acc_t sums[kOutputBlock * L::kWidth];
         for (int64_t u = b; u < e; ++u) {
-          int g = 0;
-          const int64_t o0 = first_output(u, g);
+          int g = 0, v = 0;
+          const int64_t o0 = first_output(u, g, v);
           int64_t in_off, out_off;
           p.outer.offsets(o0, in_off, out_off);
-          output_block(in + in_off, in_step, g, p.col_stride, 0, n_rows, p, sums, p.n_cols);
+          output_block(in + in_off, in_step, g, v, p.col_stride, 0, n_rows, p, sums, p.n_cols);
           for (int j = 0; j < g; ++j)
             for (int64_t c = 0; c < p.n_cols; ++c)
               out[out_off + j * out_step + c * p.out_col_stride] =
@@ -1092,12 +1121,12 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     at::parallel_for(0, units * row_tasks, grain, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         const int64_t u = t / row_tasks, rt = t % row_tasks;
-        int g = 0;
-        const int64_t o0 = first_output(u, g);
+        int g = 0, v = 0;
+        const int64_t o0 = first_output(u, g, v);
         int64_t in_off, out_off;
         p.outer.offsets(o0, in_off, out_off);
         const int64_t r0 = rt * kRowsPerTask, nr = std::min(kRowsPerTask, n_rows - r0);
-        output_block(in + in_off, in_step, g, p.col_stride, r0, nr, p, partial.data() + (o0 * row_tasks + rt) * kTile,
+        output_block(in + in_off, in_step, g, v, p.col_stride, r0, nr, p, partial.data() + (o0 * row_tasks + rt) * kTile,
                      row_tasks * kTile);
       }
     });
