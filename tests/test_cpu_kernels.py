@@ -82,6 +82,28 @@ def test_columns_of_rows_far_apart(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns_of_one_tile_split_along_rows(dtype):
+    # A columns pass of one tile (one output) is split along its rows into
+    # 2 or 4 tasks from 2 * 64K elements (2 * 16K for strided columns): on
+    # both sides of those lines, with a last task of a few rows, and the same
+    # bits on one thread and on two (the split depends on the shape only).
+    g = torch.Generator().manual_seed(10)
+    for rows, width, step in ((2048, 64, 1), (2047, 64, 1), (4096, 64, 1), (4001, 33, 1), (1412, 131, 3),
+                              (1000, 96, 3), (745, 132, 3), (4096, 128, 2), (3, 64, 1)):
+        x = random_tensor((rows, width), dtype, "cpu", g)[:, ::step]
+        _check_sum(x, 0)
+        threads = torch.get_num_threads()
+        try:
+            torch.set_num_threads(1)
+            one = reduce_op.sum(x, 0)
+            torch.set_num_threads(2)
+            two = reduce_op.sum(x, 0)
+        finally:
+            torch.set_num_threads(threads)
+        assert torch.equal(one, two), (rows, width, step)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_columns_of_neighbouring_outputs(dtype):
     # Narrow columns whose outputs lie a few elements apart (a strided view's
     # kept dims that do not merge, reduced over an outer dim): blocks of up
