@@ -51,22 +51,29 @@ def time_us(fn, x, min_run_time: float) -> float:
     return t.blocked_autorange(min_run_time=min_run_time).median * 1e6
 
 
-def time_pair_us(ours, theirs, x, min_run_time: float, rounds: int = 5, calls_per_round: int = 10):
+def time_pair_us(ours, theirs, x, min_run_time: float, rounds: int = 6, calls_per_round: int = 10):
     """Both sides timed in alternating rounds, the median round of each: on
     this shared 2-core machine a timing now and then ran 1.5-2.5x slow for
     either side (2026-11-24), which one timing per side counted in full.
     Each round runs for min_run_time / rounds, and at least calls_per_round
     calls of the slower side: with 3 rounds of 17 ms, calls of 3-6 ms (the
     memory-bound cases of 10^7 elements and more) were timed 3-5 times a
-    round, and their ratios moved by up to 15% between runs (2026-11-25)."""
+    round, and their ratios moved by up to 15% between runs (2026-11-25).
+    The side that goes first alternates from round to round: a float32 sum
+    of 10^7 elements timed ours-first came out 1.03-1.11x of torch.sum three
+    times and 0.98-1.05x torch-first (2026-11-26)."""
     start = time.perf_counter()
     ours(x), theirs(x)
     one_call = (time.perf_counter() - start) / 2
     per_round = max(min_run_time / rounds, calls_per_round * one_call)
     a, b = [], []
-    for _ in range(rounds):
-        a.append(time_us(ours, x, per_round))
-        b.append(time_us(theirs, x, per_round))
+    for r in range(rounds):
+        if r % 2 == 0:
+            a.append(time_us(ours, x, per_round))
+            b.append(time_us(theirs, x, per_round))
+        else:
+            b.append(time_us(theirs, x, per_round))
+            a.append(time_us(ours, x, per_round))
     return statistics.median(a), statistics.median(b)
 
 

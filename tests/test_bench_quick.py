@@ -50,3 +50,16 @@ def test_overhead_bench_quick(tmp_path):
     for row in data["rows"]:
         assert row["gpureduce_us"] > 0 and row["torch_us"] > 0
         assert abs(row["ratio"] - row["gpureduce_us"] / row["torch_us"]) < 1e-9
+
+
+def test_cpu_bench_quick(tmp_path):
+    # A few small cases, every one checked against torch.sum and timed on both sides.
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "cpu_bench.py"), "--n", "6", "--seed", "3",
+                        "--max-elements", "20000", "--min-run-time", "0.006", "--out-dir", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    [name] = [f for f in os.listdir(tmp_path) if f.startswith("cpu_") and f.endswith(".json")]
+    data = json.load(open(tmp_path / name))
+    assert data["summary"]["all_correct"] and data["summary"]["cases"] == len(data["cases"]) >= 3
+    for c in data["cases"]:
+        assert c["gpureduce_us"] > 0 and c["torch_us"] > 0 and abs(c["ratio"] - c["gpureduce_us"] / c["torch_us"]) < 1e-9
