@@ -46,10 +46,10 @@ constexpr int64_t kLeavesPerTask = 32;   // leaves per parallel task (32K elemen
 constexpr int64_t kColLeafRows = 16;     // rows summed directly in a column leaf
 constexpr int64_t kRowsPerTask = 4096;   // rows per parallel column task
 // A columns pass of one tile (one output, its columns in a single tile)
-// is split along its rows into up to kSplitTileMaxTasks (a power of two) tasks of at least
-// kSplitTileTaskElements elements (a quarter of that for strided columns,
-// whose element loads cost about 4x as much): as one task it ran on one
-// thread however long its columns (run_columns).
+// is split along its rows into up to kSplitTileMaxTasks (a power of two)
+// tasks of at least kSplitTileTaskElements elements (a quarter of that for
+// strided columns, whose element loads cost about 4x as much): as one task
+// it ran on one thread however long its columns (run_columns).
 constexpr int64_t kSplitTileTaskElements = 65536;
 constexpr int64_t kSplitTileMaxTasks = 4;
 
@@ -967,15 +967,16 @@ void narrow_output_block(const in_t* base, int64_t out_step, int G, int vector_o
   constexpr int64_t leaf_rows = kColLeafRows * kColVectors;  // a narrow leaf's
   typename Cols::vec acc[kOutputBlock];
   PairwiseStack<Cols, kColStackLevels> stacks[kOutputBlock];
+  constexpr bool kVectorLoads = requires(const in_t* q) { L::load(q); };  // not for scalar lanes (complex)
   int V = 0;  // outputs read a vector a row
-  if constexpr (requires(const in_t* q) { L::load(q); }) {
+  if constexpr (kVectorLoads) {
     if (col_stride >= 0 && (N - 1) * col_stride < L::kWidth && out_step >= L::kWidth) V = vector_outputs;
   }
   ColumnRows rows(p, r0);
   for (int64_t r = 0; r < nr; r += leaf_rows) {
     const int64_t n = std::min(leaf_rows, nr - r);
     for (int g = 0; g < G; ++g) acc[g] = Cols::identity();
-    if constexpr (requires(const in_t* q) { L::load(q); }) {
+    if constexpr (kVectorLoads) {
       if (V > 0) {
         typename L::vec lanes[kOutputBlock];
         for (int g = 0; g < V; ++g) lanes[g] = L::identity();
