@@ -300,9 +300,10 @@ def test_dense_tiles(case, dtype):
 # bfloat16 planes of 4 to 6 rows and all planes of 2 or 3).
 # Planes of 8 rows or more that the columns kernels would read take it where
 # their rows are narrow: float32 rows of at most 16 bytes, or under 128 bytes
-# in passes under 4 MB; 2-byte planes a 16-byte vector fits, rows under 128
-# bytes; 2-byte planes of the stream columns an 8 KB tile holds, rows
-# under 64 bytes. Wider float32 rows from 4 MB stay on the columns kernel.
+# in passes under 4 MB; 2-byte rows of one 16-byte vector under 4 MB; 2-byte planes of
+# the stream columns an 8 KB tile holds, rows under 64 bytes. Wider float32
+# rows from 4 MB, and wider 2-byte rows a vector fits, stay on the columns
+# kernel.
 STREAM_ROW_CASES = [
     ((300001, 5), True, True),     # float32 6 MB, bfloat16 3 MB
     ((87382, 3), True, False),     # float32 1048584 bytes; bfloat16 half that
@@ -322,6 +323,8 @@ STREAM_ROW_CASES = [
     ((3001, 19, 8), True, True),     # bfloat16 rows of one 16-byte vector
     ((20000, 52, 5), False, True),   # bfloat16 planes of 520 bytes, which stream columns would take
     ((2000, 32, 45), False, False),  # bfloat16 rows of 90 bytes: stream columns
+    ((4000, 16, 32), False, False),  # bfloat16 rows of 64 bytes, a vector fits: the columns kernel
+    ((60000, 30, 8), False, False),  # bfloat16 rows of one vector from 4 MB: the columns kernel
 ]
 STREAM_ROW_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int16, torch.int32,
                      torch.int64, torch.uint8, torch.bool, torch.complex64]

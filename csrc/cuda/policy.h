@@ -137,9 +137,10 @@ struct HostPolicy {
   static constexpr int64_t kStreamPlanesMinRowsNarrow = 7;
   // Dense planes that the columns kernel would read take the stream-rows
   // kernel's tiles instead (stream_planes_beat_columns in reduce_cuda.cuh)
-  // where their rows are narrower than kStreamPlanesMaxRowBytes (1-byte
-  // elements: any width), and for 4- and 8-byte elements in passes from
-  // 4 MB only with rows of at most kStreamPlanesAnySizeMaxRowBytes; those
+  // where their rows are of at most kStreamPlanesAnySizeMaxRowBytes (1-byte
+  // elements: any width; 2-byte ones in passes under 4 MB), or, for 4- and
+  // 8-byte elements in passes under 4 MB, narrower than
+  // kStreamPlanesMaxRowBytes; those
   // the stream-columns kernel would read, with rows narrower than
   // kStreamPlanesOverColumnsMaxRowBytes (A/B on the H200, NOTES.md, session 30).
   static constexpr int64_t kStreamPlanesMaxRowBytes = 128;

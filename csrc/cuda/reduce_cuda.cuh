@@ -852,10 +852,14 @@ bool launch_stream_rows(const DenseArgs& d, const in_t* x, out_t* y) {
 // - 1-byte planes a 16-byte vector fits: 6 of 7 faster ([54, 197, 64] int8
 //   over dim 1 2.71x -> 3.86x of torch.sum), one slower ([55325, 326, 16]
 //   int8 13.98x -> 11.63x);
-// - 2-byte planes a 16-byte vector fits, rows under kStreamPlanesMaxRowBytes:
-//   9 of 10 faster ([27, 794, 8] float16 3.32x -> 5.36x), none slower than
-//   0.965 of before; wider rows lost in the first A/B ([133087, 7, 512]
-//   float16 1.66x -> 0.90x);
+// - 2-byte planes of rows of one 16-byte vector (kStreamPlanesAnySizeMaxRowBytes)
+//   in passes under 4 MB: faster in both A/Bs ([27, 794, 8] float16 3.32x ->
+//   5.36x). The rest lost in a check against the build before on shapes of
+//   fresh seeds, though the second A/B's few such passes had not: from 4 MB
+//   ([60000, 30, 8] bfloat16 over dim 1 1.05x -> 0.90x), and rows of 32 to
+//   96 bytes ([4000, 64, 32] bfloat16 1.02x -> 0.65x, channels_last [2584,
+//   32, 8, 8] bfloat16 over (2, 3) 1.02x -> 0.72x; in the first A/B
+//   [133087, 7, 512] float16 1.66x -> 0.90x);
 // - 4- and 8-byte planes of 8 rows or more with rows of at most
 //   kStreamPlanesAnySizeMaxRowBytes: 16 of 17 faster, none slower
 //   ([13418, 140, 4] float32 0.93x -> 1.11x); with wider rows under
@@ -874,7 +878,9 @@ bool stream_planes_beat_columns(const DenseArgs& d, bool vector_fits) {
     if (d.C < 2 || bytes < HostPolicy::kTinyPassBytes) return false;
     if (sizeof(in_t) == 1) return vector_fits && d.R >= HostPolicy::kStreamPlanesMinRowsNarrow;
     if (row_bytes >= HostPolicy::kStreamPlanesMaxRowBytes) return false;
-    if (sizeof(in_t) == 2) return vector_fits && d.R >= HostPolicy::kStreamPlanesMinRowsNarrow;
+    if (sizeof(in_t) == 2)
+      return vector_fits && d.R >= HostPolicy::kStreamPlanesMinRowsNarrow &&
+             row_bytes <= HostPolicy::kStreamPlanesAnySizeMaxRowBytes && bytes < dense_tiles_min_bytes<float>();
     return d.R >= 2 * Policy::kUnroll &&
            (row_bytes <= HostPolicy::kStreamPlanesAnySizeMaxRowBytes || bytes < dense_tiles_min_bytes<float>());
   }
