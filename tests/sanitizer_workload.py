@@ -44,6 +44,16 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64, torch.i
             x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
             ref = torch.sum(x.cpu().double(), 1)
             assert torch.allclose(reduce_op.sum(x, 1).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
+# Rows of one and two 16-byte vectors with outputs enough for the pitch
+# vector rows kernel (several rows a thread, the grid's last round partial),
+# contiguous and at a wider pitch.
+for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64, torch.int16):
+    v = 16 // torch.empty((), dtype=dtype).element_size()
+    for n, width in ((67585, v), (90001, 2 * v)):
+        for pitch in (width, 3 * width):
+            x = (torch.randn(n, pitch) * 10).to(dtype).cuda()[:, :width]
+            ref = torch.sum(x.cpu().double(), 1)
+            assert torch.allclose(reduce_op.sum(x, 1).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, n, width)
 # Integer full sums split over blocks, with a ragged head and tail.
 for dtype, n in ((torch.uint8, (1 << 24) + 7), (torch.int32, (1 << 22) + 5), (torch.int16, (1 << 20) + 3)):
     x = torch.randint(0 if dtype == torch.uint8 else -99, 100, (n + 1,)).to(dtype).cuda()[1:]

@@ -153,7 +153,8 @@ def _kernels_run(fn):
 # are latency bound: a lane per vector, smaller blocks). The cases sit on
 # both sides of each lane-group size, of the 32-chunk limit and (for the
 # H200's and H100's 132 SMs) of the one-block-per-SM line; the third item is
-# the kernel float32 takes.
+# the kernel float32 takes ("pitch": either pitch rows kernel; [67073, 4] is
+# the first of its width for the pitch vector rows, test_pitch_vector_rows).
 SHORT_ROW_CASES = [
     ((1000, 4), 1, "pitch"), ((1001, 8), 1, "pitch"), ((999, 12), 1, "pitch"), ((4099, 16), 1, "pitch"),
     ((333, 24), 1, "pitch"), ((2048, 32), 1, "pitch"), ((517, 64), 1, "pitch"), ((100, 124), 1, "pitch"),
@@ -183,6 +184,49 @@ def test_short_rows(case, dtype):
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
         ran = [k for k in ("pitch", "short", "inner", "dense", "stream") if any(f"gpureduce_{k}_" in n for n in names)]
         assert ran == [kernel_f32], names
+
+
+# Rows of one or two whole 16-byte vectors with outputs enough to fill the
+# GPU take the pitch vector rows kernel, several rows a thread; fewer (a
+# latency-bound pass: under 512 outputs per SM for rows of one vector, 256
+# for two, on 132 SMs) keep the pitch rows kernel. A row's sum has the same
+# bits in both: the first rows of a large pass equal a small pass over those
+# rows alone. Rows at a pitch wider than themselves and a strided out= too;
+# [3300001, 8] float32 takes two rounds of the grid.
+VECTOR_ROW_CASES = [(67585, 1), (200003, 1), (33793, 2), (150001, 2)]
+
+
+@pytest.mark.parametrize("case", range(len(VECTOR_ROW_CASES)))
+@pytest.mark.parametrize("dtype", EVERY_KERNEL_DTYPE, ids=str)
+def test_pitch_vector_rows(case, dtype):
+    n, vectors = VECTOR_ROW_CASES[case]
+    width = vectors * max(1, 16 // torch.empty((), dtype=dtype).element_size())
+    x = random_tensor((n, width), dtype, "cpu", _gen()).cuda()
+    ours = reduce_op.sum(x, 1)
+    assert_matches_torch(ours, x, 1, False)
+    head = x[:1000]
+    assert torch.equal(ours[:1000], reduce_op.sum(head, 1))
+    wide = random_tensor((n, 3 * width), dtype, "cpu", _gen()).cuda()[:, :width]
+    wide_sum = reduce_op.sum(wide, 1)
+    assert_matches_torch(wide_sum, wide, 1, False)
+    out = torch.empty(2 * n, dtype=wide_sum.dtype, device="cuda")[::2]
+    reduce_op.sum(wide, 1, out=out)
+    assert torch.equal(out, wide_sum)
+    # Not complex128 by name: its vector is one element, so a row of one is a
+    # copy pass, and rows of two from 4 MB take the dense tiles.
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132 and dtype != torch.complex128:
+        for t in (x, wide):
+            names = _kernels_run(lambda: reduce_op.sum(t, 1))
+            assert any("gpureduce_pitch_vector_rows<" in k for k in names), names
+        names = _kernels_run(lambda: reduce_op.sum(head, 1))
+        assert any("gpureduce_pitch_rows<" in k for k in names) and not any("vector_rows" in k for k in names), names
+
+
+def test_pitch_vector_rows_rounds():
+    x = random_tensor((3300001, 8), torch.float32, "cpu", _gen()).cuda()
+    ours = reduce_op.sum(x, 1)
+    assert_matches_torch(ours, x, 1, False)
+    assert torch.equal(ours[-1000:], reduce_op.sum(x[-1000:], 1))
 
 
 # Pitch rows with few outputs take a block per output (the split rows
@@ -560,6 +604,28 @@ def test_split_columns_and_small_rows(case, dtype):
         # split passes finished in a cluster, or small ones not split: no ticket to zero
         names = _kernels_run(lambda: reduce_op.sum(x, dim))
         assert any("gpureduce_columns" in n for n in names) and not any("Memset" in n for n in names), names
+
+
+# Columns passes split along their rows take up to one wave of the kernel's
+# blocks, not a few past it (blocks left for a second round, each reading
+# its share of a column alone): these kernels hold two blocks a SM, so on
+# 132 SMs at most 264 blocks, where rounding up had given 272 ([8192, 8192]
+# uint8: 16 tiles), 288 (bfloat16: 32 tiles) and 265 (5 tiles of 160
+# float16 vectors).
+@pytest.mark.parametrize("shape,dim,dtype,cl", [((8192, 8192), 0, torch.uint8, False),
+                                                ((4096, 8192), 0, torch.bfloat16, False),
+                                                ((128, 1280, 28, 28), (0, 2, 3), torch.float16, True),
+                                                ((4560, 1318), 0, torch.float64, False)], ids=str)
+def test_columns_split_within_wave(shape, dim, dtype, cl):
+    x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+    if cl:
+        x = x.contiguous(memory_format=torch.channels_last)
+    ours = reduce_op.sum(x, dim)
+    assert_matches_torch(ours, x, dim, False)
+    assert torch.equal(ours, reduce_op.sum(x, dim))
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        grids = [g for n, g, _ in _launches(lambda: reduce_op.sum(x, dim)) if "gpureduce_columns" in n]
+        assert len(grids) == 1 and grids[0][1] > 1 and grids[0][0] * grids[0][1] <= 264, grids
 
 
 # Columns passes of 1 MB or more over a few rows: each row thread walks at

@@ -190,8 +190,10 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chu
           [&](int64_t f) { return rows_fold_pays(chunks, group, waves, f); });
       a.group = static_cast<int>(group);
     }
-    const int64_t blocks =
-        std::min(ceil_div(p.n_out, threads / group), sms * blocks_per_sm * HostPolicy::kInnerRowsBlocksPerSlot);
+    // A thread of the pitch vector rows kernel takes kUnroll / row_chunks rows a round.
+    const int64_t rows_per_thread = a.row_chunks > 0 ? EnginePolicy::kUnroll / a.row_chunks : 1;
+    const int64_t blocks = std::min(ceil_div(p.n_out, threads / group * rows_per_thread),
+                                    sms * blocks_per_sm * HostPolicy::kInnerRowsBlocksPerSlot);
     kernel<<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0, stream>>>(a, x, y);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   };
@@ -202,6 +204,21 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chu
     }
   }
   constexpr int kBlocks = EnginePolicy::template pitch_rows_blocks_per_sm<in_t, false>();
+  // Rows of one or two whole 16-byte vectors that take a lane each: several
+  // rows a thread (gpureduce_pitch_vector_rows). A/B on the H200 against the pitch
+  // rows kernel over 104 passes of 256 KB to 1 GB (60 made rows of V and 2V
+  // elements of every dtype, 12 made feature maps, 29 of the random
+  // generator's seeds 0-11; NOTES.md session 31): 73 faster by over 3%, none
+  // slower, the same bits; geometric mean 4.40x -> 5.12x of torch.sum
+  // ([4194304, 8] bfloat16 over dim 1 1940 -> 3309 GB/s, [35727385, 4]
+  // float32 2742 -> 3332, [14418, 384, 2, 2] float32 over (2, 3) 2393 ->
+  // 3186). Latency-bound passes keep the pitch rows kernel's blocks.
+  if (V * sizeof(in_t) == 16 && !latency_bound && lanes_wanted == 1 && chunks * 2 <= EnginePolicy::kUnroll &&
+      a.row_len == chunks * V) {
+    a.row_chunks = static_cast<int>(chunks);
+    constexpr int kVectorBlocks = EnginePolicy::template pitch_vector_rows_blocks_per_sm<in_t>();
+    return launch(gpureduce_pitch_vector_rows<Op, in_t, out_t, V, kVectorBlocks>, kVectorBlocks);
+  }
   launch(gpureduce_pitch_rows<Op, in_t, out_t, V, false, kBlocks>, kBlocks);
 }
 
@@ -590,6 +607,7 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
   TORCH_CHECK(tiles < (int64_t(1) << 31), "gpureduce: too many output tiles");
 
   const auto kernel = gpureduce_columns<Op, in_t, out_t, V>;
+  static ResidentWave resident;
   if (!latency_columns && a.outer_group == 1 && tiles >= target_blocks) {
     // An unsplit grid of a few waves folds into one: fewer row threads per
     // block, each walking more rows, so that more blocks fit an SM. Where
@@ -602,7 +620,6 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
     // a block takes several outer indices: there blocks of one or two warps
     // walking whole columns lost up to 34% ([60931, 96, 12] float32 over
     // dim 1 0.99x -> 0.65x, [22800, 67, 16] bfloat16 summed as float64).
-    static ResidentWave resident;
     const auto wave = [&](int64_t b) { return resident.blocks(kernel, block_x * b); };
     const int64_t waves = ceil_div(tiles, wave(by));
     by /= fold_into_one_wave(
@@ -624,7 +641,19 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
     const int64_t max_split = std::max<int64_t>(
         1, std::min(a.n_rows / (by * Policy::kUnroll * min_loops),
                     a.n_rows * int64_t(sizeof(in_t)) / (HostPolicy::kSplitBytesPerPartial * int64_t(sizeof(acc_t)))));
-    split = std::min({ceil_div(target_blocks, tiles), max_split, int64_t(65535)});
+    // Up to the target's blocks, but not a few blocks past the kernel's own
+    // wave (the target counts kBlocksPerSm a SM, which is all that kernels of
+    // 64 registers hold): rounded up, the split left those for a second
+    // round, each reading its whole share of a column almost alone. ncu on
+    // the H200, [8192, 8192] uint8 over dim 0: 16 tiles split 17 ways, 272
+    // blocks against 264 resident, 36.8 us at 39% of DRAM bandwidth. A/B
+    // against the rounded-up split over 160 columns passes of 1 MB to 1 GB
+    // (NOTES.md, session 31): 26 faster by over 3%, 1 slower ([14434, 18384]
+    // bool over dim 0 13.9x -> 13.3x of torch.sum), below 0.97x 7 -> 1
+    // ([128, 1280, 56, 56] channels_last float16 over (0, 2, 3) 0.92x ->
+    // 1.16x, [103546, 402] float64 over dim 0 0.97x -> 1.16x).
+    split = split_for_waves(tiles, resident.blocks(kernel, block_x * by),
+                            std::min({ceil_div(target_blocks, tiles), max_split, int64_t(65535)}));
     // A small pass's split is cut to the cluster size where that at most
     // doubles each thread's rows, or leaves it at most kSmallSplitRows: a
     // few more loads per thread cost less than the ticket's memset and the

@@ -71,6 +71,15 @@ struct EnginePolicy {
   static constexpr int pitch_rows_blocks_per_sm() {
     return sizeof(in_t) == 4 && !kRagged ? 4 : 3;
   }
+  // The pitch vector rows kernel (rows of one or two vectors): its kUnroll
+  // vectors in flight take 40 registers for elements of 4 bytes or more
+  // (three blocks), and more for 1- and 2-byte ones, whose vectors unpack
+  // into more values (two blocks: at 40, bfloat16 spilled 68 bytes and int16
+  // summed in int64 214; at 64, int16 in int64 6; ptxas, sm_90).
+  template <typename in_t>
+  static constexpr int pitch_vector_rows_blocks_per_sm() {
+    return sizeof(in_t) <= 2 ? 2 : 3;
+  }
   // The columns kernel: as many blocks of 512 threads as its walk's
   // registers allow with no spill inside the walk and every load of an
   // unrolled loop in flight before the first add (ptxas, sm_90; check both

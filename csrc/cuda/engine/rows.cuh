@@ -346,6 +346,7 @@ struct PitchRowsArgs {
   int64_t out_stride;  // elements between consecutive outputs
   int row_len;
   int group;  // lanes per output: 1, 2, ..., 32
+  int row_chunks;  // the pitch vector rows kernel: chunks per row, 1 or 2
 };
 
 template <class Op, typename in_t, typename out_t, int V, bool kRagged, int kBlocksPerSm>
@@ -422,6 +423,50 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
     acc = group_reduce<WideOp>(acc, group);
     if (o < a.n_out && lane == 0) out[o * a.out_stride] = WideOp::template project<out_t>(acc);
   }
+}
+
+// Pitch rows of one or two chunks (a row of 4 float32 or 8 bfloat16, a
+// [N, C, 2, 2] float32 feature map over (2, 3)), a thread per output: the
+// pitch rows kernel's lane then has one or two chunks to load in its round of
+// kUnroll, and re-reads the first for the rest, so that a thread has one or
+// two distinct loads in flight. Here each thread loads the chunks of
+// kUnroll / C outputs T apart (T the grid's threads; consecutive threads read
+// consecutive rows) in one round, then sums each output as (identity + chunk
+// 0) + chunk 1: the bits of the pitch rows kernel's partials and tree.
+template <class Op, typename in_t, typename out_t, int V, int C>
+__device__ __forceinline__ void pitch_vector_rows(const PitchRowsArgs& a, const in_t* __restrict__ in,
+                                                  out_t* __restrict__ out) {
+  using WideOp = typename Op::wide_op;
+  using wide_t = typename WideOp::acc_type;
+  using ChunkT = Chunk<Op, in_t, V>;
+  constexpr int U = EnginePolicy::kUnroll;
+  constexpr int K = U / C;
+  const int64_t T = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < a.n_out; o += K * T) {
+    ChunkT ch[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int64_t r = o + (u / C) * T;
+      if (r < a.n_out) ch[u].load(in + r * a.in_pitch + (u % C) * V);
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int64_t r = o + k * T;
+      if (r < a.n_out) {
+        wide_t acc = WideOp::combine(WideOp::identity(), static_cast<wide_t>(ch[k * C].sum()));
+#pragma unroll
+        for (int c = 1; c < C; ++c) acc = WideOp::combine(acc, static_cast<wide_t>(ch[k * C + c].sum()));
+        out[r * a.out_stride] = WideOp::template project<out_t>(acc);
+      }
+    }
+  }
+}
+
+template <class Op, typename in_t, typename out_t, int V, int kBlocksPerSm>
+__global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
+    gpureduce_pitch_vector_rows(PitchRowsArgs a, const in_t* __restrict__ in, out_t* __restrict__ out) {
+  if (a.row_chunks == 1) return pitch_vector_rows<Op, in_t, out_t, V, 1>(a, in, out);
+  pitch_vector_rows<Op, in_t, out_t, V, 2>(a, in, out);
 }
 
 // Input and output offsets of output o of a rows pass: one multiply-add
