@@ -54,6 +54,16 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64, torch.i
             x = (torch.randn(n, pitch) * 10).to(dtype).cuda()[:, :width]
             ref = torch.sum(x.cpu().double(), 1)
             assert torch.allclose(reduce_op.sum(x, 1).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, n, width)
+# Large dense planes of narrow rows through the stream columns kernel,
+# whatever vector their columns fit, from a 16-byte boundary and one
+# element off.
+for dtype in (torch.float32, torch.bfloat16, torch.float64):
+    for shape in ((3, 200000, 2), (2, 70000, 4)):
+        n = shape[0] * shape[1] * shape[2]
+        for off in (0, 1):
+            x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
+            ref = torch.sum(x.cpu().double(), 1)
+            assert torch.allclose(reduce_op.sum(x, 1).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
 # Integer full sums split over blocks, with a ragged head and tail.
 for dtype, n in ((torch.uint8, (1 << 24) + 7), (torch.int32, (1 << 22) + 5), (torch.int16, (1 << 20) + 3)):
     x = torch.randint(0 if dtype == torch.uint8 else -99, 100, (n + 1,)).to(dtype).cuda()[1:]

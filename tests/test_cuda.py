@@ -454,8 +454,10 @@ def test_stream_slabs(case, offset, dtype):
 # for vectors to pay), more than 256 columns, planes that give each thread
 # of a period fewer than 4 vectors (8 rows of 45 bfloat16), small planes and
 # small passes go elsewhere, and so do 2-byte planes that an 8 KB tile holds
-# with rows under 64 bytes (the stream rows' tiles). The flags say whether
-# float32 and bfloat16 take it.
+# with rows under 64 bytes (the stream rows' tiles). Planes of 512 KB or
+# more with rows under 1 KB take it whatever vector fits them ([3, 4200, 32]
+# float32, 525 KB planes, not [3, 4000, 32], 500 KB; rows of 256 float32, 1
+# KB, not). The flags say whether float32 and bfloat16 take it.
 STREAM_COLUMN_CASES = [
     ((1, 300000, 3), True, True), ((3, 100003, 7), True, True), ((40, 9000, 11), True, True),
     ((100, 1500, 13), True, True), ((64, 4000, 63), True, True), ((64, 4000, 65), True, True),
@@ -469,6 +471,11 @@ STREAM_COLUMN_CASES = [
     ((400, 1638, 5), False, True),    # float32 planes of 32760 bytes
     ((20000, 52, 5), False, False),   # bfloat16 planes of 520 bytes, rows of 10: the stream rows' tiles
     ((20000, 51, 5), False, False),   # bfloat16 planes of 510 bytes (the tiles)
+    ((3, 200000, 2), True, True),     # large planes: float32 pairs, bfloat16 4-byte rows
+    ((2, 70000, 4), True, True),      # float32 rows of one 16-byte vector
+    ((3, 4200, 32), True, False),     # float32 planes of 537600 bytes; bfloat16 half that
+    ((3, 4000, 32), False, False),    # float32 planes of 512000 bytes
+    ((4, 2048, 256), False, True),    # float32 rows of 1 KB; bfloat16 rows of 512 bytes, 1 MB planes
 ]
 STREAM_COLUMN_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int16, torch.int32,
                         torch.int64, torch.uint8]

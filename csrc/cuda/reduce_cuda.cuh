@@ -997,7 +997,9 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
 }
 
 // Launches the stream-columns kernel (engine/stream_columns.cuh) for dense
-// planes of at most 256 columns that no vector fits, if it suits them: passes
+// planes of at most 256 columns that no vector fits (and, first, for large
+// planes of narrow rows whatever vector fits:
+// HostPolicy::kStreamColumnsFirstMinPlaneBytes), if it suits them: passes
 // of at least 1 MB, planes of at least 32 KB (512 bytes for 2-byte elements,
 // several planes to a block) that give each thread of a period at least
 // kMinVecsPerPeriodThread vectors. A/B on the H200 (NOTES.md, session 12): from
@@ -1198,6 +1200,12 @@ void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Te
       if constexpr (kVec > 1) vector_fits = columns_vector_fits(p, x, kVec);
       if (dense_ok && stream_planes_beat_columns<in_t>(dense, vector_fits) &&
           launch_stream_tiles<Op>(dense, x, y))
+        return;
+      // Large dense planes of narrow rows: one stream of vectors each
+      // (HostPolicy::kStreamColumnsFirstMinPlaneBytes).
+      if (dense_ok && dense.plane * int64_t(sizeof(in_t)) >= HostPolicy::kStreamColumnsFirstMinPlaneBytes &&
+          dense.C * int64_t(sizeof(in_t)) < HostPolicy::kStreamColumnsFirstMaxRowBytes &&
+          launch_stream_columns<Op>(dense, x, y, in))
         return;
       if constexpr (kVec > 1) {
         if (vector_fits) return launch_columns<Op, in_t, out_t, kVec>(p, x, y, in);
