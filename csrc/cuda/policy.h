@@ -187,16 +187,16 @@ struct HostPolicy {
   static constexpr int64_t kStreamColumnsMinPlaneBytes16 = 512;
   // Dense planes of at least kStreamColumnsFirstMinPlaneBytes with rows
   // under kStreamColumnsFirstMaxRowBytes take the stream-columns kernel
-  // before the vector columns kernels, whatever vector their columns fit: a
-  // few planes of many narrow rows ([B, N, C] over N) give the columns
-  // kernel few lanes, each reading a row of its plane at a time. A/B on the
-  // H200 over 74 such passes of 1 MB to 512 MB (NOTES.md, session 31): 33
-  // faster by over 3%, 1 slower, below 0.97x of torch.sum 3 -> 0 ([7,
+  // before the vector columns kernels, whatever vector their columns fit
+  // (a few planes of many narrow rows, [B, N, C] over N, leave the columns
+  // kernel only a few vectors of columns to spread over the GPU). A/B on
+  // the H200 over 74 such passes of 1 MB to 512 MB (NOTES.md, session 31):
+  // 33 faster by over 3%, 1 slower, below 0.97x of torch.sum 3 -> 0 ([7,
   // 961362, 2] float32 over dim 1 0.70x -> 1.41x, [8, 2000000, 2] float64
-  // 1.00x -> 1.33x, [2, 128, 112, 112] channels_last bfloat16 over (0, 2, 3)
-  // 2.32x -> 3.76x). Smaller planes
-  // lost (up to 0.66x of before: [5, 3985, 16] float32, 249 KB planes), and
-  // so did rows of 1 KB ([5, 2048, 256] float32 1.43x -> 1.34x).
+  // 1.00x -> 1.33x, [2, 128, 112, 112] channels_last bfloat16 over (0, 2,
+  // 3) 2.32x -> 3.76x). Smaller planes lost (up to 0.66x of before: [5,
+  // 3985, 16] float32, 249 KB planes), and so did rows of 1 KB ([5, 2048,
+  // 256] float32 1.43x -> 1.34x).
   static constexpr int64_t kStreamColumnsFirstMinPlaneBytes = int64_t(512) << 10;
   static constexpr int64_t kStreamColumnsFirstMaxRowBytes = 1024;
   // A grid of at most this many waves of resident blocks is folded into one

@@ -205,8 +205,8 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chu
   }
   constexpr int kBlocks = EnginePolicy::template pitch_rows_blocks_per_sm<in_t, false>();
   // Rows of one or two whole 16-byte vectors that take a lane each: several
-  // rows a thread (gpureduce_pitch_vector_rows). A/B on the H200 against the pitch
-  // rows kernel over 104 passes of 256 KB to 1 GB (60 made rows of V and 2V
+  // rows a thread (gpureduce_pitch_vector_rows). A/B on the H200 against the
+  // pitch rows kernel over 104 passes of 256 KB to 1 GB (60 made rows of V and 2V
   // elements of every dtype, 12 made feature maps, 29 of the random
   // generator's seeds 0-11; NOTES.md session 31): 73 faster by over 3%, none
   // slower, the same bits; geometric mean 4.40x -> 5.12x of torch.sum
