@@ -523,6 +523,23 @@ def test_ragged_rows(case, offset, dtype):
                    for k in names), names
 
 
+# Ragged rows in more waves of blocks than fold into one take half the lanes
+# where kRowChunksPerLane rounds the group up (two rounds of chunks a lane),
+# and then fold as any pass: [111848, 300] bfloat16 (16 -> 8 lanes),
+# [50382, 333] float32 (32 -> 16, folded to 4), [45827, 247] int64 (32 ->
+# 16, folded to 4). A lane's ends take only the rounds its group needs.
+@pytest.mark.parametrize("shape,dtype", [((111848, 300), torch.bfloat16), ((50382, 333), torch.float32),
+                                         ((45827, 247), torch.int64), ((100764, 333), torch.float16)], ids=str)
+@pytest.mark.parametrize("offset", [0, 1])
+def test_ragged_rows_many_waves(shape, dtype, offset):
+    x = _offset_cuda(shape, dtype, offset)
+    ours = reduce_op.sum(x, 1)
+    assert_matches_torch(ours, x, 1, False)
+    assert torch.equal(ours, reduce_op.sum(x, 1))
+    names = _kernels_run(lambda: reduce_op.sum(x, 1))
+    assert any(re.search(r"gpureduce_pitch_rows<.*, (?:true|\(bool\)1), (?:\(int\))?3>", k) for k in names), names
+
+
 # Outputs of several ragged rows, their rows a whole number of 16-byte
 # vectors apart (so every row of an output has the same head): each row's
 # vector body from its first 16-byte boundary, the elements around the

@@ -178,18 +178,35 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chu
   const auto stream = c10::cuda::getCurrentCUDAStream();
   auto launch = [&](auto kernel, int64_t blocks_per_sm) {
     if (!latency_bound) {
-      // A grid of a few waves folds into one: fewer lanes per output (down
-      // to kFoldMinGroup, and to the lanes a ragged row's ends need).
       const int64_t wave = sms * blocks_per_sm;
       const auto blocks_at = [&](int64_t g) { return ceil_div(p.n_out, threads / g); };
-      const int64_t least =
-          std::max(HostPolicy::kFoldMinGroup, ragged ? pow2_at_least(ceil_div(2 * V - 2, kPitchEndsPerLane)) : 1);
+      const int64_t ends_group = ragged ? pow2_at_least(ceil_div(2 * V - 2, kPitchEndsPerLane)) : 1;
+      // Ragged rows in more waves than fold: half as many lanes where
+      // kRowChunksPerLane rounds the group up (up to two rounds of kUnroll
+      // chunks a lane, not one part-filled), so that a warp's fixed costs of
+      // a row (its head, ends and shuffles) are paid over more rows; then
+      // the fold below as for any pass. A/B on the H200 over 519 ragged
+      // passes of 1 to 256 MB (NOTES.md, session 32): 21 faster by over 3%,
+      // 1 slower; [185029, 299] float32 over dim 1 1.20x of before,
+      // [50382, 333] float32 1.15x, [111848, 300] bfloat16 1.08x, [45827,
+      // 247] int64 0.90x (folded on to 4 lanes). In fewer waves the half
+      // lanes lost ([3856, 109] int64 0.76x, [2979, 183] bfloat16 0.78x),
+      // and so did rows a vector fits ([349525, 96] float16 0.86x).
+      if (ragged && ceil_div(blocks_at(group), wave) > HostPolicy::kFoldMaxWaves) {
+        int64_t fewer = 1;
+        while (fewer * 2 <= ceil_div(chunks, HostPolicy::kRowChunksPerLane)) fewer *= 2;
+        group = std::max(ends_group, std::min<int64_t>(fewer, group));
+      }
+      // A grid of a few waves folds into one: fewer lanes per output (down
+      // to kFoldMinGroup, and to the lanes a ragged row's ends need).
+      const int64_t least = std::max(HostPolicy::kFoldMinGroup, ends_group);
       const int64_t waves = ceil_div(blocks_at(group), wave);
       group /= fold_into_one_wave(
           waves, group / least, [&](int64_t f) { return blocks_at(group / f) <= wave; },
           [&](int64_t f) { return rows_fold_pays(chunks, group, waves, f); });
       a.group = static_cast<int>(group);
     }
+    a.end_rounds = static_cast<int>(std::min<int64_t>(ceil_div(2 * V - 2, group), kPitchEndsPerLane));
     // A thread of the pitch vector rows kernel takes kUnroll / row_chunks rows a round.
     const int64_t rows_per_thread = a.row_chunks > 0 ? EnginePolicy::kUnroll / a.row_chunks : 1;
     const int64_t blocks = std::min(ceil_div(p.n_out, threads / group * rows_per_thread),
