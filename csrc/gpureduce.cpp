@@ -1,4 +1,4 @@
-// The operator schemas (sum, prod, and the classic kernels). Kernels register themselves per dispatch key from
+// The operator schemas (sum, prod, nansum, and the classic kernels). Kernels register themselves per dispatch key from
 // cpu/, cuda/, meta/ and autograd/, so the shared library alone is a complete
 // operator for LibTorch programs.
 #include <ATen/core/enum_tag.h>
@@ -20,6 +20,13 @@ TORCH_LIBRARY(gpureduce, m) {
   // formula comes with the rest of the reduction family.)
   m.def("prod(Tensor input, *, ScalarType? dtype=None) -> Tensor", {at::Tag::pt2_compliant_tag});
   m.def("prod.dim_int(Tensor input, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
+  // nansum with aten's overloads: CPU, Meta and Autograd kernels (none on
+  // CUDA yet: reduce_ops.h, NanSumOp).
+  m.def("nansum(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
+  m.def("nansum.out(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
+        "Tensor(a!) out) -> ()",
         {at::Tag::pt2_compliant_tag});
   // The classic teaching kernels (reduce0 ... reduce7, tensorcore, cpu): a 1-D
   // sum of all elements by the named kernel.

@@ -6,6 +6,7 @@ This package loads it and adds a Python front end:
 
 * :func:`sum` mirrors ``torch.sum``; ``kernel=`` picks one of the classic
   teaching kernels (:func:`kernels` lists them);
+* :func:`nansum` mirrors ``torch.nansum`` (CPU for now);
 * :func:`replace_torch_sum` routes ``torch.sum`` / ``Tensor.sum`` inside a
   ``with`` block to gpureduce, :func:`patch` / :func:`unpatch` process-wide.
 """
@@ -20,7 +21,7 @@ from typing import Any, List, Optional, Sequence, Union
 
 import torch
 
-__all__ = ["sum", "kernels", "replace_torch_sum", "patch", "unpatch", "library_path"]
+__all__ = ["sum", "nansum", "kernels", "replace_torch_sum", "patch", "unpatch", "library_path"]
 __version__ = "0.1.0"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -105,6 +106,26 @@ def _sum(
     if input.is_nested:
         raise NotImplementedError("gpureduce.sum does not take nested tensors")
     return _calls.call_sum(input, dim, keepdim, dtype, out)
+
+
+def nansum(
+    input: torch.Tensor,
+    dim: DimArg = None,
+    keepdim: bool = False,
+    *,
+    dtype: Optional[torch.dtype] = None,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """Mirrors ``torch.nansum``: the sum of the elements over ``dim`` (all
+    of them by default), NaN counted as zero; a NaN that the adds make
+    (``inf + -inf``) stays. Integer and bool inputs sum to int64, as in
+    torch. Runs on CPU and meta tensors; gpureduce has no CUDA kernels for
+    it yet."""
+    dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
+    if out is None:
+        return torch.ops.gpureduce.nansum(input, dims, keepdim, dtype=dtype)
+    torch.ops.gpureduce.nansum.out(input, dims, keepdim, dtype=dtype, out=out)
+    return out
 
 
 # reduce_op.sum is a C function (reduce_op._fast.sum, fast_calls.cpp): the

@@ -203,6 +203,6 @@ def assert_op_matches(op: OpCase, ours: torch.Tensor, ref: torch.Tensor, scale: 
     allowed = OP_RTOL[ref.dtype] * scale.reshape(ref.shape).real + step_at_zero
     o, r = ours.cpu().to(wide), ref.cpu().to(wide)
     same = (o == r) | (torch.isnan(o) & torch.isnan(r))  # equal infinities too
-    bad = (err > allowed) & ~same
+    bad = ((err > allowed) | torch.isnan(err)) & ~same  # a NaN on one side only is an error too
     assert not bad.any(), (f"{op.name} {ref.dtype}: ours {o[bad][:3].tolist()}, torch {r[bad][:3].tolist()}, "
                            f"allowed {allowed[bad][:3].tolist()}")

@@ -1,15 +1,21 @@
-// Autograd for gpureduce::sum. The backward broadcasts the gradient back to
-// the input's shape (unsqueeze the reduced dims when keepdim=False, expand)
-// and casts back from any dtype= argument. It is built from ATen ops, so it is
+// Autograd for gpureduce::sum and gpureduce::nansum. The backward broadcasts
+// the gradient back to the input's shape (unsqueeze the reduced dims when
+// keepdim=False, expand) and casts back from any dtype= argument; nansum's
+// then zeroes it where the input is NaN, as torch's does. It is built from ATen ops, so it is
 // itself differentiable and double backward works. Errors in the arguments
 // are raised by the kernel below before any node is made.
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/isnan.h>
+#include <ATen/ops/logical_not.h>
+#include <ATen/ops/mul.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/saved_variable.h>
 #include <torch/library.h>
 
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -18,12 +24,24 @@
 namespace gpureduce {
 namespace {
 
+using DimOp = c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool,
+                                                    std::optional<at::ScalarType>)>;
+
+DimOp find_dim_op(const char* name, const char* overload) {
+  return c10::Dispatcher::singleton()
+      .findSchemaOrThrow(name, overload)
+      .typed<at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>)>();
+}
+
 at::Tensor call_sum_dim(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<at::ScalarType> dtype) {
-  static auto op = c10::Dispatcher::singleton()
-                       .findSchemaOrThrow("gpureduce::sum", "dim_IntList")
-                       .typed<at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool,
-                                         std::optional<at::ScalarType>)>();
+  static const DimOp op = find_dim_op("gpureduce::sum", "dim_IntList");
+  return op.call(input, dim, keepdim, dtype);
+}
+
+at::Tensor call_nansum(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<at::ScalarType> dtype) {
+  static const DimOp op = find_dim_op("gpureduce::nansum", "");
   return op.call(input, dim, keepdim, dtype);
 }
 
@@ -50,6 +68,22 @@ struct GpureduceSumBackward : public torch::autograd::Node {
   std::string name() const override { return "GpureduceSumBackward"; }
 };
 
+// nansum: sum's gradient where the input is not NaN, zero where it is. The
+// input is saved (a SavedVariable, so that an in-place change to it before
+// backward raises, as in torch).
+struct GpureduceNansumBackward : public GpureduceSumBackward {
+  torch::autograd::SavedVariable self_;
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    torch::autograd::variable_list g = GpureduceSumBackward::apply(std::move(grads));
+    if (!g[0].defined()) return g;
+    const at::Tensor self = self_.unpack();
+    return {g[0].mul(self.isnan().logical_not())};
+  }
+  void release_variables() override { self_.reset_data(); }
+  std::string name() const override { return "GpureduceNansumBackward"; }
+};
+
 // torch's autograd graph holds nodes by std::shared_ptr up to 2.12 and by
 // c10::intrusive_ptr from 2.13 on; this builds one either way.
 using NodePtr = std::remove_cv_t<std::remove_reference_t<decltype(std::declval<torch::autograd::Edge>().function)>>;
@@ -63,36 +97,58 @@ NodePtr make_node() {
   }
 }
 
-at::Tensor sum_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
-                            std::optional<at::ScalarType> dtype) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!input.is_nested(), "gpureduce::sum does not take nested tensors");
+// A sum-like op's result through `call` (the kernel below autograd), and,
+// where the input needs a gradient, a Node of type N recording it; `name` is
+// the op's kernel prefix ("sum": "sum_cpu", "sum_cuda"), `fill` fills the
+// node's own members.
+template <class N, class Call, class Fill>
+at::Tensor record_sum_like(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                           std::optional<at::ScalarType> dtype, const std::string& name, Call call, Fill fill) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!input.is_nested(), "gpureduce::", name, " does not take nested tensors");
   const bool record = at::GradMode::is_enabled() && input.requires_grad();
   if (!record) {
     // No graph to record: straight to the kernel below.
     at::AutoDispatchBelowADInplaceOrView guard;
-    return call_sum_dim(input, dim, keepdim, dtype);
+    return call(input, dim, keepdim, dtype);
   }
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
   const at::ScalarType out_dtype = result_dtype(input.scalar_type(), dtype);
-  check_dtype_supported(out_dtype, input.is_cuda() ? "sum_cuda" : "sum_cpu");
+  check_dtype_supported(out_dtype, (name + (input.is_cuda() ? "_cuda" : "_cpu")).c_str());
   // As torch: a result that cannot carry a gradient, from an input that needs one.
   TORCH_CHECK(at::isFloatingType(out_dtype) || at::isComplexType(out_dtype),
               "Autograd not support dtype: ", c10::toString(out_dtype));
   at::Tensor result;
   {
     at::AutoDispatchBelowADInplaceOrView guard;
-    result = call_sum_dim(input, dim, keepdim, dtype);
+    result = call(input, dim, keepdim, dtype);
   }
-  NodePtr node = make_node<GpureduceSumBackward>();
-  auto* sum_node = static_cast<GpureduceSumBackward*>(node.get());
+  NodePtr node = make_node<N>();
+  auto* n = static_cast<N*>(node.get());
   for (int64_t d = 0; d < input.dim(); ++d)
-    if (mask[d]) sum_node->reduced.push_back(d);
-  sum_node->keepdim = keepdim;
-  sum_node->input_dtype = input.scalar_type();
-  sum_node->input_sizes = input.sym_sizes().vec();
+    if (mask[d]) n->reduced.push_back(d);
+  n->keepdim = keepdim;
+  n->input_dtype = input.scalar_type();
+  n->input_sizes = input.sym_sizes().vec();
+  fill(*n);
   node->set_next_edges(torch::autograd::collect_next_edges(input));
   torch::autograd::set_history(result, node);
   return result;
+}
+
+at::Tensor sum_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                            std::optional<at::ScalarType> dtype) {
+  return record_sum_like<GpureduceSumBackward>(input, dim, keepdim, dtype, "sum", &call_sum_dim,
+                                               [](GpureduceSumBackward&) {});
+}
+
+at::Tensor nansum_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                           std::optional<at::ScalarType> dtype) {
+  // nansum's own checks first (complex inputs), as the kernel would raise them.
+  if (at::GradMode::is_enabled() && input.requires_grad())
+    check_nansum_args(input, dtype, nullptr, input.is_cuda() ? "nansum_cuda" : "nansum_cpu");
+  return record_sum_like<GpureduceNansumBackward>(
+      input, dim, keepdim, dtype, "nansum", &call_nansum,
+      [&](GpureduceNansumBackward& n) { n.self_ = torch::autograd::SavedVariable(input, /*is_output=*/false); });
 }
 
 at::Tensor sum_autograd(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
@@ -100,20 +156,38 @@ at::Tensor sum_autograd(const at::Tensor& input, std::optional<at::ScalarType> d
 }
 
 // out= overloads are not differentiable, in torch as here; say so as torch does.
-void sum_out_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
-                      std::optional<at::ScalarType> dtype, const at::Tensor& out) {
-  TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || out.requires_grad())),
-              "sum(): functions with out=... arguments don't support automatic differentiation, "
+using OutOp = c10::TypedOperatorHandle<void(const at::Tensor&, at::OptionalIntArrayRef, bool,
+                                              std::optional<at::ScalarType>, const at::Tensor&)>;
+
+OutOp find_out_op(const char* name, const char* overload) {
+  return c10::Dispatcher::singleton()
+      .findSchemaOrThrow(name, overload)
+      .typed<void(const at::Tensor&, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>,
+                  const at::Tensor&)>();
+}
+
+void out_autograd(const OutOp& op, const char* name, const at::Tensor& input, at::OptionalIntArrayRef dim,
+                  bool keepdim, std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || out.requires_grad())), name,
+              "(): functions with out=... arguments don't support automatic differentiation, "
               "but one of the arguments requires grad.");
-  static auto op = c10::Dispatcher::singleton()
-                       .findSchemaOrThrow("gpureduce::sum", "IntList_out")
-                       .typed<void(const at::Tensor&, at::OptionalIntArrayRef, bool,
-                                   std::optional<at::ScalarType>, const at::Tensor&)>();
   {
     at::AutoDispatchBelowADInplaceOrView guard;
     op.call(input, dim, keepdim, dtype, out);
   }
   torch::autograd::impl::bump_version(out);
+}
+
+void sum_out_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                      std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  static const OutOp op = find_out_op("gpureduce::sum", "IntList_out");
+  out_autograd(op, "sum", input, dim, keepdim, dtype, out);
+}
+
+void nansum_out_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  static const OutOp op = find_out_op("gpureduce::nansum", "out");
+  out_autograd(op, "nansum", input, dim, keepdim, dtype, out);
 }
 
 }  // namespace
@@ -122,6 +196,8 @@ TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
   m.impl("sum", &sum_autograd);
   m.impl("sum.dim_IntList", &sum_dim_autograd);
   m.impl("sum.IntList_out", &sum_out_autograd);
+  m.impl("nansum", &nansum_autograd);
+  m.impl("nansum.out", &nansum_out_autograd);
 }
 
 }  // namespace gpureduce

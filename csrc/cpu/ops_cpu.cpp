@@ -29,14 +29,34 @@ bool cpu_runs_avx2() {
 
 namespace {
 
+template <class Family, InputGroup G>
+void run_group_best_isa(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+  if (cpu_runs_avx2()) return cpu_avx2::run_pass_cpu<Family, G>(pass, in, out);
+#endif
+  cpu::run_pass_cpu<Family, G>(pass, in, out);
+}
+
 template <class Family>
 void run_pass_best_isa(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
   with_input_group(in.scalar_type(), [&](auto group) {
+    run_group_best_isa<Family, decltype(group)::value>(pass, in, out);
+  });
+}
+
+// nansum: integer and bool inputs hold no NaN, so their passes are sum's;
+// complex inputs were refused before (check_nansum_args).
+template <>
+void run_pass_best_isa<NanSumFamily>(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
+  with_input_group(in.scalar_type(), [&](auto group) {
     constexpr InputGroup G = decltype(group)::value;
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
-    if (cpu_runs_avx2()) return cpu_avx2::run_pass_cpu<Family, G>(pass, in, out);
-#endif
-    cpu::run_pass_cpu<Family, G>(pass, in, out);
+    if constexpr (G == InputGroup::kNarrowInt || G == InputGroup::kWideInt) {
+      run_group_best_isa<SumFamily, G>(pass, in, out);
+    } else if constexpr (G == InputGroup::kComplex) {
+      TORCH_INTERNAL_ASSERT(false, "nansum of complex inputs");
+    } else {
+      run_group_best_isa<NanSumFamily, G>(pass, in, out);
+    }
   });
 }
 
@@ -47,6 +67,7 @@ const OpSpec& cpu_spec(const char* kernel_name) {
 }
 const OpSpec& sum_spec() { return cpu_spec<SumFamily>("sum_cpu"); }
 const OpSpec& prod_spec() { return cpu_spec<ProdFamily>("prod_cpu"); }
+const OpSpec& nansum_spec() { return cpu_spec<NanSumFamily>("nansum_cpu"); }
 
 }  // namespace
 
@@ -58,6 +79,9 @@ TORCH_LIBRARY_IMPL(gpureduce, CPU, m) {
   m.impl("sum.IntList_out", &Sum::dims_out);
   m.impl("prod", &Prod::all);
   m.impl("prod.dim_int", &Prod::one_dim);
+  using NanSum = NanSumEntries<&nansum_spec>;
+  m.impl("nansum", &NanSum::dims);
+  m.impl("nansum.out", &NanSum::dims_out);
 }
 
 }  // namespace gpureduce

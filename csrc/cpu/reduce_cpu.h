@@ -236,17 +236,33 @@ struct Lanes<Op, kPartials, acc_t, true> {
       return __builtin_convertvector(x, vec);
     }
   }
+  // Inputs as the partials they contribute (Op::as_partial); another
+  // pass's partials as they are.
+  static vec partial(vec v) {
+    if constexpr (kPartials) {
+      return v;
+    } else {
+      return Op::as_partial(v);
+    }
+  }
+  static acc_t partial_one(acc_t x) {
+    if constexpr (kPartials) {
+      return x;
+    } else {
+      return Op::as_partial(x);
+    }
+  }
   template <typename in_t>
   static vec fold(vec acc, const in_t* p, int64_t stride) {
-    if (stride == 1) return combine(acc, load(p));
+    if (stride == 1) return combine(acc, partial(load(p)));
     vec v;
     if (stride == 0) {  // a small expanded input, read as it is: one element in every lane
       const acc_t x = static_cast<acc_t>(widen_one(*p));
       for (int k = 0; k < kWidth; ++k) v[k] = x;
-      return combine(acc, v);
+      return combine(acc, partial(v));
     }
     for (int k = 0; k < kWidth; ++k) v[k] = static_cast<acc_t>(widen_one(p[k * stride]));
-    return combine(acc, v);
+    return combine(acc, partial(v));
   }
   // The last r (< kWidth) of the kWidth dense inputs at p, in the top r
   // lanes: one load that overlaps inputs already folded, whose lanes take
@@ -259,21 +275,21 @@ struct Lanes<Op, kPartials, acc_t, true> {
     static_assert(sizeof(mask_t) == sizeof(vec), "lanes of 4 or 8 bytes");
     mask_t lane;
     for (int k = 0; k < kWidth; ++k) lane[k] = k;
-    const vec v = lane >= static_cast<int>(kWidth - r) ? load(p) : identity();
+    const vec v = lane >= static_cast<int>(kWidth - r) ? partial(load(p)) : identity();
     return combine(acc, v);
   }
   // r (< kWidth) inputs of a row at `stride`, folded one by one into lane 0.
   template <typename in_t>
   static vec fold_few(vec acc, const in_t* p, int64_t r, int64_t stride) {
     acc_t rest = Op::identity();
-    for (int64_t k = 0; k < r; ++k) rest = Op::combine(rest, static_cast<acc_t>(widen_one(p[k * stride])));
+    for (int64_t k = 0; k < r; ++k) rest = Op::combine(rest, partial_one(static_cast<acc_t>(widen_one(p[k * stride]))));
     acc[0] = Op::combine(acc[0], rest);
     return acc;
   }
   // r (< kWidth) columns at `stride`, column k into lane k.
   template <typename in_t>
   static vec fold_lanes(vec acc, const in_t* p, int64_t r, int64_t stride) {
-    for (int64_t k = 0; k < r; ++k) acc[k] = Op::combine(acc[k], static_cast<acc_t>(widen_one(p[k * stride])));
+    for (int64_t k = 0; k < r; ++k) acc[k] = Op::combine(acc[k], partial_one(static_cast<acc_t>(widen_one(p[k * stride]))));
     return acc;
   }
 

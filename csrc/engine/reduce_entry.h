@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "reduce_plan.h"
+#include "reduce_shape.h"
 
 namespace gpureduce {
 
@@ -49,6 +50,23 @@ struct SumLikeEntries {
                        std::optional<at::ScalarType> dtype, const at::Tensor& out) {
     const Guard guard(input.device());
     reduce_out_with(input, dim, keepdim, dtype, out, Spec());
+  }
+};
+
+// nansum's overloads (aten's nansum, nansum.out): sum's entry points after
+// nansum's own checks (check_nansum_args).
+template <const OpSpec& (*Spec)(), class Guard = NoGuard>
+struct NanSumEntries {
+  using Base = SumLikeEntries<Spec, Guard>;
+  static at::Tensor dims(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype) {
+    check_nansum_args(input, dtype, nullptr, Spec().kernel_name);
+    return Base::dims(input, dim, keepdim, dtype);
+  }
+  static void dims_out(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+    check_nansum_args(input, dtype, &out, Spec().kernel_name);
+    Base::dims_out(input, dim, keepdim, dtype, out);
   }
 };
 

@@ -1,5 +1,5 @@
 // The sum-like ops as the planner sees them: one OpSpec per op and backend,
-// built from the op's family. Sum and prod share torch's dtype rules
+// built from the op's family. Sum, prod and nansum share torch's dtype rules
 // (reduce_shape.h) and the kernels' dtype pairs (reduce_dtypes.h); an op's
 // family adds its functor, its empty result and how k copies fold together.
 #pragma once
@@ -16,6 +16,7 @@ namespace gpureduce {
 struct SumFamily {
   template <typename acc_t>
   using Op = SumOp<acc_t>;
+  static constexpr bool kInputIsPartial = true;
   static void fill_empty(const at::Tensor& t);
   // k copies of x sum to k * x: exact for integers, one rounding for floats
   // (k adds would round k times).
@@ -25,13 +26,28 @@ struct SumFamily {
 struct ProdFamily {
   template <typename acc_t>
   using Op = ProdOp<acc_t>;
+  static constexpr bool kInputIsPartial = true;
   static void fill_empty(const at::Tensor& t);
   static void fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest);
 };
 
+// nansum: sum's empty result (0) and fold of k copies (k * x of a partial
+// whose NaN inputs were already counted as zero; a NaN input is not its own
+// partial, so the input itself is never folded).
+struct NanSumFamily {
+  template <typename acc_t>
+  using Op = NanSumOp<acc_t>;
+  static constexpr bool kInputIsPartial = false;
+  static void fill_empty(const at::Tensor& t) { SumFamily::fill_empty(t); }
+  static void fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest) {
+    SumFamily::fold_repeats(partial, k, dest);
+  }
+};
+
 template <class Family>
 OpSpec op_spec(PassRunner run, const char* kernel_name) {
-  return OpSpec{std::move(run), &Family::fold_repeats, &Family::fill_empty, kernel_name};
+  return OpSpec{std::move(run), &Family::fold_repeats, &Family::fill_empty, kernel_name,
+                Family::kInputIsPartial};
 }
 
 }  // namespace gpureduce

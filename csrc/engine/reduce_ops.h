@@ -18,9 +18,12 @@
 //                      2-byte integers: int32, twice the lanes of int64).
 //   kCombinesLanes     the CPU kernels may hold its accumulators as GCC
 //                      vectors, combined element-wise by combine_lanes, and
-//                      fold an input x in as combine(acc, acc_t(x));
+//                      fold an input x in as combine(acc, as_partial(acc_t(x)));
 //                      otherwise they keep arrays of scalars and call
-//                      reduce and combine on each.
+//                      reduce and combine on each;
+//   as_partial(v)      an input (or a GCC vector of inputs) converted to the
+//                      accumulator type, as the partial it contributes
+//                      (nansum: NaN -> 0; others: itself).
 // And one an op must set itself:
 //   kPartialsFoldAsInputs  reduce(acc, partial) is combine(acc, partial) and
 //                      project<acc_t> is the identity, so that a kernel may
@@ -75,6 +78,11 @@ struct OpBase {
   template <typename out_t>
   C10_HOST_DEVICE static out_t project(acc_t a) {
     return static_cast<out_t>(a);
+  }
+
+  template <typename T>
+  C10_HOST_DEVICE static T as_partial(T v) {
+    return v;
   }
 
   // V consecutive inputs folded as a balanced tree, so that a vector load
@@ -198,6 +206,36 @@ struct ProdOp : OpBase<ProdOp<acc_t>, acc_t> {
   template <typename V>
   static V combine_lanes(V a, V b) {
     return a * b;
+  }
+};
+
+// torch.nansum: a sum in which NaN inputs count as zero. A NaN that the
+// adds make (inf + -inf) stays: partials fold in with combine, never
+// through reduce, so kPartialsFoldAsInputs is false. (The CUDA kernels
+// need it true, so nansum has no CUDA kernels yet.) Integer and bool inputs
+// hold no NaN: their passes are sum's (cpu/ops_cpu.cpp).
+template <typename acc_t>
+struct NanSumOp : OpBase<NanSumOp<acc_t>, acc_t> {
+  static constexpr bool kPartialsFoldAsInputs = false;
+
+  C10_HOST_DEVICE static acc_t identity() { return acc_t(0); }
+
+  template <typename T>
+  C10_HOST_DEVICE static T as_partial(T v) {
+    return v == v ? v : T{};
+  }
+
+  template <typename in_t>
+  C10_HOST_DEVICE static acc_t reduce(acc_t acc, in_t x) {
+    return acc + as_partial(static_cast<acc_t>(x));
+  }
+
+  C10_HOST_DEVICE static acc_t combine(acc_t a, acc_t b) { return a + b; }
+
+  static constexpr bool kCombinesLanes = true;
+  template <typename V>
+  static V combine_lanes(V a, V b) {
+    return a + b;
   }
 };
 

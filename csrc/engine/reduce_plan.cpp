@@ -289,7 +289,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     const at::ScalarType own = input.scalar_type();
     const bool own_rounds_like_kout =
         (own == at::kHalf || own == at::kBFloat16) && out.scalar_type() == own && kout == at::kFloat;
-    if (!reduces && input.numel() > 0) {
+    if (!reduces && input.numel() > 0 && op.input_is_partial) {
       const at::Tensor narrowed = narrowed_input();
       if (at::result_type(narrowed, c10::Scalar(repeats)) == kout || own_rounds_like_kout) {
         op.fold_repeats(narrowed, repeats, out_kd);

@@ -92,6 +92,10 @@ struct OpSpec {
   std::function<void(const at::Tensor& target)> fill_empty;
   // Names the kernel in dtype errors, as ATen does ("sum_cpu", "prod_cuda").
   const char* kernel_name;
+  // Whether an input element is the partial of reducing it alone, so that
+  // fold_repeats may take the input itself where nothing else is reduced
+  // (sum, prod: yes; nansum: no, a NaN input is the partial 0).
+  bool input_is_partial = true;
 };
 
 // Reduces `input` over the dims in `mask` into `out`, whose shape and dtype

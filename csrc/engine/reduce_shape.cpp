@@ -109,4 +109,17 @@ void check_dtype_supported(at::ScalarType t, const char* kernel_name) {
                               c10::toString(t), "'");
 }
 
+void check_nansum_args(const at::Tensor& input, std::optional<at::ScalarType> dtype, const at::Tensor* out,
+                       const char* kernel_name) {
+  TORCH_CHECK(!at::isComplexType(input.scalar_type()), "nansum on ", c10::DeviceTypeName(input.device().type()),
+              " does not support complex inputs");
+  if (out != nullptr && dtype.has_value()) {
+    TORCH_CHECK(*dtype == out->scalar_type(), "nansum: provided dtype must match dtype of result. Got ",
+                c10::toString(out->scalar_type()), " and ", c10::toString(*dtype), ".");
+  }
+  const at::ScalarType result = out != nullptr ? out->scalar_type() : result_dtype(input.scalar_type(), dtype);
+  TORCH_CHECK_NOT_IMPLEMENTED(!at::isComplexType(result), "\"", kernel_name, "\" not implemented for '",
+                              c10::toString(result), "'");
+}
+
 }  // namespace gpureduce

@@ -40,4 +40,11 @@ at::ScalarType acc_dtype(at::ScalarType t);
 // message, as ATen does ("sum_cpu", "prod_cuda").
 void check_dtype_supported(at::ScalarType t, const char* kernel_name);
 
+// torch.nansum's checks beyond sum's, in its order and with its messages:
+// a complex input raises RuntimeError, a complex result dtype (dtype= or
+// out's) NotImplementedError naming `kernel_name`, and an out= whose dtype
+// differs from dtype= RuntimeError. `out` may be null.
+void check_nansum_args(const at::Tensor& input, std::optional<at::ScalarType> dtype, const at::Tensor* out,
+                       const char* kernel_name);
+
 }  // namespace gpureduce

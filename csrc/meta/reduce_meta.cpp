@@ -10,7 +10,7 @@
 namespace gpureduce {
 namespace {
 
-// The result of a sum-like op (sum, prod): torch's shape and dtype rules.
+// The result of a sum-like op (sum, prod, nansum): torch's shape and dtype rules.
 at::Tensor sum_like_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                          std::optional<at::ScalarType> dtype, const char* name) {
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
@@ -38,15 +38,34 @@ at::Tensor prod_dim_meta(const at::Tensor& input, int64_t dim, bool keepdim,
   return sum_like_meta(input, at::IntArrayRef(dim), keepdim, dtype, "prod");
 }
 
-void sum_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
-                  std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+// The out= overload of a sum-like op: out resized to the result's shape.
+void sum_like_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                       at::ScalarType compute_dtype, const at::Tensor& out, const char* name) {
   // A meta input with a real out=, or the reverse, reaches this kernel: say
   // so as torch does, rather than leave out untouched.
   TORCH_CHECK(out.device() == input.device(), "Attempting to copy from device ", input.device(), " to device ",
               out.device(), ", but cross-device copies are not allowed!");
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
-  check_dtype_supported(out_compute_dtype(dtype, out), "sum");
+  check_dtype_supported(compute_dtype, name);
   at::native::resize_output_symint(out, reduced_sym_shape(input.sym_sizes(), mask, keepdim));
+}
+
+void sum_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                  std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  sum_like_out_meta(input, dim, keepdim, out_compute_dtype(dtype, out), out, "sum");
+}
+
+// nansum as torch's meta kernels compute it: sum's shape and dtype rules,
+// no check of complex inputs (those raise on the real devices only).
+at::Tensor nansum_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<at::ScalarType> dtype) {
+  return sum_like_meta(input, dim, keepdim, dtype, "nansum");
+}
+
+// (torch's meta kernel does not compare dtype= with out's dtype either.)
+void nansum_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                     std::optional<at::ScalarType> /*dtype*/, const at::Tensor& out) {
+  sum_like_out_meta(input, dim, keepdim, out.scalar_type(), out, "nansum");
 }
 
 at::Tensor classic_sum_meta(const at::Tensor& input, c10::string_view /*kernel*/) {
@@ -63,6 +82,8 @@ TORCH_LIBRARY_IMPL(gpureduce, Meta, m) {
   m.impl("sum.IntList_out", &sum_out_meta);
   m.impl("prod", &prod_meta);
   m.impl("prod.dim_int", &prod_dim_meta);
+  m.impl("nansum", &nansum_meta);
+  m.impl("nansum.out", &nansum_out_meta);
 }
 
 }  // namespace gpureduce

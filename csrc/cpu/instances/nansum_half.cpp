@@ -1,0 +1,5 @@
+// The baseline CPU engine for nansum of float16 inputs (reduce_cpu.h).
+#include "../../engine/reduce_family.h"
+#include "../reduce_cpu.h"
+
+GPUREDUCE_CPU_ENGINE_INSTANCE(NanSumFamily, kHalf);

@@ -1,0 +1,193 @@
+"""gpureduce::nansum against torch.nansum, on the CPU (it has no CUDA kernels
+yet): every dtype, shape and layout of the shared axes with NaNs and
+infinities among the inputs, reduced over all dims, each dim and pairs of
+dims; the NaN rules (NaN inputs count as zero, inf + -inf stays NaN), dtype=
+and out=, torch's errors, torch's own sample inputs, autograd and opcheck."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+from torch.library import opcheck
+
+import reduce_op
+from axes import DTYPES, LAYOUTS, SHAPES, make_layout
+
+NANSUM = torch.ops.gpureduce.nansum
+REAL_DTYPES = [d for d in DTYPES if not d.is_complex]
+
+
+def _with_nans(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """x (a view of any layout) with about a fifth of its floats NaN and a
+    few +inf, written through the view. Not -inf beside +inf: where the two
+    meet, torch's CPU nansum gives NaN or not by the order of its adds
+    (NaN for [inf, -inf, 1.0], 0 for 4000 elements among which they lie),
+    where ours always keeps the NaN (test_nansum_inf_minus_inf)."""
+    if not x.dtype.is_floating_point or x.numel() == 0:
+        return x
+    base = x.clone() if x.stride().count(0) else x  # an expanded view cannot be written element-wise
+    u = torch.rand(base.shape, generator=gen)
+    base[u < 0.2] = float("nan")
+    base[(u >= 0.2) & (u < 0.22)] = float("inf")
+    return base
+
+
+def _check(ours: torch.Tensor, x: torch.Tensor, dim, keepdim: bool, dtype=None) -> None:
+    """dtype and shape as torch.nansum's; integers exactly; floats NaN
+    exactly where torch's are, infinities equal, and the rest within a few
+    roundings of the result dtype of sum(|x|) over the non-NaN, finite
+    inputs."""
+    kw = {} if dtype is None else {"dtype": dtype}
+    ref = torch.nansum(x, dim, keepdim, **kw) if dim is not None else torch.nansum(x, **kw)
+    assert ours.dtype == ref.dtype and ours.shape == ref.shape, (ours.dtype, ref.dtype, ours.shape, ref.shape)
+    if not ref.dtype.is_floating_point:
+        assert torch.equal(ours, ref), (ours, ref)
+        return
+    o, r = ours.double(), ref.double()
+    assert torch.equal(torch.isnan(o), torch.isnan(r)), (o, r)
+    inf = torch.isinf(r)
+    assert torch.equal(o[inf], r[inf]), (o, r)
+    staged = x.to(ref.dtype) if x.dtype != ref.dtype else x
+    finite = staged.double().nan_to_num(nan=0.0, posinf=0.0, neginf=0.0).abs()
+    mag = finite.sum(dim, keepdim) if dim is not None else finite.sum()
+    eps = torch.finfo(ref.dtype).eps
+    rtol = 4 * eps if ref.dtype in (torch.float16, torch.bfloat16) else 64 * eps
+    ok = ~torch.isfinite(r) | ((o - r).abs() <= rtol * mag.reshape(r.shape) + torch.finfo(ref.dtype).tiny)
+    assert bool(ok.all()), ((o - r).abs().max(), o, r)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", REAL_DTYPES, ids=str)
+def test_nansum_matches_torch(dtype, shape, layout, gen):
+    x = _with_nans(make_layout(shape, dtype, layout, "cpu", gen), gen)
+    _check(NANSUM(x), x, None, False)
+    _check(reduce_op.nansum(x), x, None, False)
+    for d in range(-x.dim(), max(x.dim(), 1)):
+        for keepdim in (False, True):
+            _check(NANSUM(x, [d], keepdim), x, d, keepdim)
+    for pair in itertools.combinations(range(x.dim()), 2):
+        _check(reduce_op.nansum(x, pair), x, list(pair), False)
+
+
+# Several passes (dims that do not merge, long enough to split) and
+# expanded dims (k copies folded as k * x), with NaNs and infinities, so
+# that inf + -inf made in one pass stays NaN in the next.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
+def test_nansum_passes_and_expanded(dtype, gen):
+    x = _with_nans(torch.randn(6, 70, 5, 300, generator=gen).to(dtype), gen)
+    for dims in ([0, 2], [1, 3], [0, 1, 3], [0, 2, 3]):
+        _check(reduce_op.nansum(x, dims), x, dims, False)
+        _check(reduce_op.nansum(x.permute(3, 1, 0, 2), dims), x.permute(3, 1, 0, 2), dims, False)
+    e = _with_nans(torch.randn(1, 4000, generator=gen).to(dtype), gen).expand(37, 4000)
+    for dims in (None, [0], [1]):
+        _check(reduce_op.nansum(e, dims), e, dims, False)
+
+
+# NaN inputs count as zero; a NaN the adds make stays NaN, wherever in the
+# order of adds inf meets -inf (within a leaf, across leaves, across
+# passes), as torch's CUDA nansum keeps it.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
+def test_nansum_inf_minus_inf(dtype):
+    rows = torch.tensor([[float("inf"), -float("inf"), 1.0], [float("nan")] * 3, [float("inf"), float("nan"), 2.0]])
+    got = reduce_op.nansum(rows.to(dtype), 1)
+    assert torch.equal(got.isnan(), torch.tensor([True, False, False]))
+    assert got[1].item() == 0.0 and got[2].item() == float("inf")
+    for n, i, j in ((4000, 5, 7), (100000, 3, 99000), (70000, 0, 65536)):
+        x = torch.ones(n, dtype=dtype)
+        x[i], x[j], x[(i + j) // 2] = float("inf"), -float("inf"), float("nan")
+        assert reduce_op.nansum(x).isnan()
+        assert reduce_op.nansum(x.view(10, n // 10), [0, 1]).isnan()
+        assert reduce_op.nansum(x.view(10, n // 10).t(), [0, 1]).isnan()
+
+
+def test_nansum_dtype_out_and_errors(gen):
+    x = _with_nans(torch.randn(33, 65, generator=gen).to(torch.float16), gen)
+    _check(reduce_op.nansum(x, dtype=torch.float64), x, None, False, torch.float64)
+    _check(reduce_op.nansum(x, 1, dtype=torch.float32), x, 1, False, torch.float32)
+    i = torch.randint(-100, 100, (40, 9), generator=gen).to(torch.int8)
+    _check(reduce_op.nansum(i, 0), i, 0, False)
+    _check(reduce_op.nansum(i, 0, dtype=torch.float16), i, 0, False, torch.float16)
+    out = torch.empty(3, dtype=torch.float64)
+    assert reduce_op.nansum(x, 0, out=out) is out  # resized, as torch does
+    _check(out, x, 0, False, torch.float64)
+    with pytest.raises(RuntimeError, match="does not support complex inputs"):
+        NANSUM(torch.zeros(3, dtype=torch.complex64))
+    with pytest.raises(NotImplementedError, match="nansum_cpu"):
+        NANSUM(torch.zeros(3), dtype=torch.complex64)
+    with pytest.raises(NotImplementedError, match="nansum_cpu"):
+        reduce_op.nansum(torch.zeros(3), out=torch.empty((), dtype=torch.complex64))
+    with pytest.raises(RuntimeError, match="provided dtype must match"):
+        reduce_op.nansum(torch.zeros(3), dtype=torch.float64, out=torch.empty((), dtype=torch.float32))
+    with pytest.raises(IndexError):
+        NANSUM(x, [2])
+    with pytest.raises(NotImplementedError):
+        NANSUM(torch.zeros(3, dtype=torch.float8_e5m2))
+    # As torch: an int input needing no gradient, and the meta kernel's shapes.
+    m = torch.empty(2, 3, 4, device="meta", dtype=torch.bfloat16)
+    assert NANSUM(m, [1], True).shape == torch.nansum(m, 1, True).shape
+    assert NANSUM(m.int()).dtype == torch.nansum(m.int()).dtype == torch.int64
+
+
+def test_nansum_on_torchs_samples():
+    pytest.importorskip("expecttest")
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    info = next(o for o in op_db if o.name == "nansum" and o.variant_test_name == "")
+    for dtype in sorted(info.supported_dtypes("cpu"), key=str):
+        for s in info.sample_inputs("cpu", dtype, requires_grad=False):
+            x, args, kwargs = s.input, s.args, s.kwargs
+            try:
+                theirs, their_error = torch.nansum(x, *args, **kwargs), None
+            except Exception as e:  # noqa: BLE001 - compared by type below
+                theirs, their_error = None, e
+            try:
+                ours, our_error = reduce_op.nansum(x, *args, **kwargs), None
+            except Exception as e:  # noqa: BLE001
+                ours, our_error = None, e
+            where = f"{tuple(x.shape)} {dtype} args={args} kwargs={kwargs}"
+            if their_error is not None:
+                assert type(our_error) is type(their_error), f"{where}: {our_error!r} against {their_error!r}"
+                continue
+            assert our_error is None, f"{where}: raised {our_error!r}"
+            dim = kwargs.get("dim", args[0] if args else None)
+            keepdim = kwargs.get("keepdim", args[1] if len(args) > 1 else False)
+            _check(ours, x, dim, keepdim, kwargs.get("dtype"))
+
+
+def test_nansum_autograd(gen):
+    x = torch.randn(5, 7, dtype=torch.float64, generator=gen)
+    x[1, 2] = x[3, 0] = float("nan")
+    x.requires_grad_(True)
+    for dim, keepdim in ((None, False), (1, False), (0, True)):
+        ours = reduce_op.nansum(x, dim, keepdim) if dim is not None else reduce_op.nansum(x)
+        theirs = torch.nansum(x, dim, keepdim) if dim is not None else torch.nansum(x)
+        grad = torch.randn_like(theirs)
+        (g_ours,) = torch.autograd.grad(ours, x, grad)
+        (g_theirs,) = torch.autograd.grad(theirs, x, grad)
+        assert torch.equal(g_ours, g_theirs)
+        assert g_ours[1, 2] == 0 and g_ours[3, 0] == 0
+    clean = torch.randn(4, 6, dtype=torch.float64, generator=gen, requires_grad=True)
+    torch.autograd.gradcheck(lambda t: reduce_op.nansum(t, 1), (clean,))
+    torch.autograd.gradgradcheck(lambda t: reduce_op.nansum(t, [0], True), (clean,))
+    y = torch.randn(3, 4, requires_grad=True)
+    z = reduce_op.nansum(y * 1, 1)
+    w = y * 1
+    r = reduce_op.nansum(w, 1)
+    w.mul_(2)  # the saved input changed in place: backward must refuse, as torch's does
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        r.sum().backward()
+    assert z.grad_fn is not None and z.grad_fn.name() == "GpureduceNansumBackward"
+    with pytest.raises(RuntimeError, match="out=... arguments don't support automatic differentiation"):
+        reduce_op.nansum(y, out=torch.empty(()))
+
+
+def test_nansum_opcheck(gen):
+    a = torch.randn(3, 5, 4, generator=gen)
+    a[0, 1, 2] = float("nan")
+    b = a.clone().requires_grad_(True)
+    opcheck(NANSUM.default, (a,))
+    opcheck(NANSUM.default, (b, [1], True))
+    opcheck(NANSUM.default, (b,), {"dtype": torch.float64})
+    opcheck(NANSUM.out, (a, [0, 2], False), {"out": torch.empty(5)})
