@@ -236,20 +236,14 @@ struct Lanes<Op, kPartials, acc_t, true> {
       return __builtin_convertvector(x, vec);
     }
   }
-  // Inputs as the partials they contribute (Op::as_partial); another
-  // pass's partials as they are.
-  static vec partial(vec v) {
+  // Inputs (a vector of them, or one) as the partials they contribute
+  // (Op::as_partial); another pass's partials as they are.
+  template <typename T>
+  static T partial(T v) {
     if constexpr (kPartials) {
       return v;
     } else {
       return Op::as_partial(v);
-    }
-  }
-  static acc_t partial_one(acc_t x) {
-    if constexpr (kPartials) {
-      return x;
-    } else {
-      return Op::as_partial(x);
     }
   }
   template <typename in_t>
@@ -282,14 +276,16 @@ struct Lanes<Op, kPartials, acc_t, true> {
   template <typename in_t>
   static vec fold_few(vec acc, const in_t* p, int64_t r, int64_t stride) {
     acc_t rest = Op::identity();
-    for (int64_t k = 0; k < r; ++k) rest = Op::combine(rest, partial_one(static_cast<acc_t>(widen_one(p[k * stride]))));
+    for (int64_t k = 0; k < r; ++k)
+      rest = Op::combine(rest, partial(static_cast<acc_t>(widen_one(p[k * stride]))));
     acc[0] = Op::combine(acc[0], rest);
     return acc;
   }
   // r (< kWidth) columns at `stride`, column k into lane k.
   template <typename in_t>
   static vec fold_lanes(vec acc, const in_t* p, int64_t r, int64_t stride) {
-    for (int64_t k = 0; k < r; ++k) acc[k] = Op::combine(acc[k], partial_one(static_cast<acc_t>(widen_one(p[k * stride]))));
+    for (int64_t k = 0; k < r; ++k)
+      acc[k] = Op::combine(acc[k], partial(static_cast<acc_t>(widen_one(p[k * stride]))));
     return acc;
   }
 
