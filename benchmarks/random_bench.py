@@ -1,6 +1,7 @@
-"""Random-shape benchmark: gpureduce.sum against torch.sum over cases drawn
-the way models produce them (benchmarks/random_cases.py), so that no one can
-tune to its list. Every case is checked against torch.sum before it is timed.
+"""Random-shape benchmark: a gpureduce op (sum by default, or --op nansum)
+against torch's over cases drawn the way models produce them
+(benchmarks/random_cases.py), so that no one can tune to its list. Every
+case is checked against torch's op before it is timed.
 
 Timing: each side runs as a CUDA graph of several calls over rotating input
 buffers (4x the L2 where the input is small); both graphs are warmed up, then
@@ -8,11 +9,13 @@ replayed in alternation and the medians taken, so that drift on a shared
 machine hits both alike. The speedup is torch_us / gpureduce_us.
 
     python benchmarks/random_bench.py --n 500 --seeds 0 1 2     # on the GPU
+    python benchmarks/random_bench.py --op nansum --seeds 0 1   # nansum (complex cases left out)
     python benchmarks/random_bench.py --quick                   # a few small cases, CPU
 
 Writes, per seed, random_<gpu>_seed<S>.json with every case, and for the run
 random_<gpu>.json (the summary of each seed and of all together) and
-random_<gpu>.png (histogram and CDF of the speedups).
+random_<gpu>.png (histogram and CDF of the speedups); for an op other than
+sum the names begin random_<op>_.
 """
 from __future__ import annotations
 
@@ -32,6 +35,13 @@ sys.path.insert(0, HERE)
 import reduce_op  # noqa: E402
 from bench import environment, geomean, measure_roof, progress, slug, Timer  # noqa: E402
 from random_cases import Case, build, input_bytes, sample_cases, sum_args  # noqa: E402
+
+
+# Each op as gpureduce and torch spell it, and the input dtypes torch's takes.
+OPS = {
+    "sum": (reduce_op.sum, torch.sum, lambda dtype: True),
+    "nansum": (reduce_op.nansum, torch.nansum, lambda dtype: not dtype.startswith("complex")),
+}
 
 
 def check(ours: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, kw: Dict[str, object]) -> bool:
@@ -124,7 +134,8 @@ def summary_text(name: str, s: Dict[str, object]) -> str:
 
 
 def run_seed(seed: int, args, device: str, l2: int, timer: Timer) -> List[Dict[str, object]]:
-    cases = sample_cases(args.n, seed, args.min_bytes, args.max_bytes)
+    our_op, their_op, takes = OPS[args.op]
+    cases = [c for c in sample_cases(args.n, seed, args.min_bytes, args.max_bytes) if takes(c.dtype)]
     gen = torch.Generator(device=device)
     gen.manual_seed(seed)
     rows = []
@@ -136,10 +147,10 @@ def run_seed(seed: int, args, device: str, l2: int, timer: Timer) -> List[Dict[s
         inputs = [x0] + [build(case, device, gen) for _ in range(n_buf - 1)]
 
         def ours(x, kw=kw):
-            return reduce_op.sum(x, **kw)
+            return our_op(x, **kw)
 
         def theirs(x, kw=kw):
-            return torch.sum(x, **kw)
+            return their_op(x, **kw)
 
         ok = check(ours(x0), theirs(x0), x0, kw)
         if device == "cuda":
@@ -156,7 +167,7 @@ def run_seed(seed: int, args, device: str, l2: int, timer: Timer) -> List[Dict[s
     return rows
 
 
-def plot(per_seed: Dict[int, List[Dict[str, object]]], meta: Dict[str, object], path: str) -> None:
+def plot(per_seed: Dict[int, List[Dict[str, object]]], meta: Dict[str, object], path: str, op: str) -> None:
     try:
         import matplotlib
 
@@ -177,12 +188,12 @@ def plot(per_seed: Dict[int, List[Dict[str, object]]], meta: Dict[str, object], 
         ax.set_xscale("log")
         ax.axvline(1.0, color="black", lw=0.8)
         ax.axvline(0.97, color="red", lw=0.8, ls=":")
-        ax.set_xlabel("speedup over torch.sum (torch_us / gpureduce_us)")
+        ax.set_xlabel(f"speedup over torch.{op} (torch_us / gpureduce_us)")
         ax.legend(fontsize=7)
     ax0.set_ylabel("cases")
     ax1.set_ylabel("fraction of cases at or below")
     ax1.grid(alpha=0.3)
-    fig.suptitle(f"Random-shape cases: gpureduce.sum vs torch.sum, {meta['gpu']}, torch {meta['torch']}, "
+    fig.suptitle(f"Random-shape cases: gpureduce.{op} vs torch.{op}, {meta['gpu']}, torch {meta['torch']}, "
                  f"{meta['date']}", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -193,7 +204,8 @@ def main(argv=None) -> int:
     import json
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--n", type=int, default=500, help="cases per seed")
+    p.add_argument("--op", choices=sorted(OPS), default="sum")
+    p.add_argument("--n", type=int, default=500, help="cases per seed (fewer where the op takes not every dtype)")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--min-bytes", type=int, default=1 << 10)
     p.add_argument("--max-bytes", type=int, default=1 << 30)
@@ -208,10 +220,11 @@ def main(argv=None) -> int:
     l2 = torch.cuda.get_device_properties(0).L2_cache_size if device == "cuda" else 1 << 20
     timer = Timer(device, replays=args.replays, warmup=1)
     meta = environment(device, *((float("nan"), "not measured") if device != "cuda" else measure_roof(device, timer)))
-    meta.update(n=args.n, seeds=args.seeds, min_bytes=args.min_bytes, max_bytes=args.max_bytes,
+    meta.update(op=args.op, n=args.n, seeds=args.seeds, min_bytes=args.min_bytes, max_bytes=args.max_bytes,
                 replays=args.replays, warmup_ms=args.warmup_ms)
     os.makedirs(args.out_dir, exist_ok=True)
-    base = os.path.join(args.out_dir, "random_" + slug(str(meta["gpu"])))
+    prefix = "random_" if args.op == "sum" else f"random_{args.op}_"
+    base = os.path.join(args.out_dir, prefix + slug(str(meta["gpu"])))
     per_seed: Dict[int, List[Dict[str, object]]] = {}
     t0 = time.time()
     for seed in args.seeds:
@@ -225,7 +238,7 @@ def main(argv=None) -> int:
     with open(base + ".json", "w") as f:
         json.dump({"meta": meta, "seconds": time.time() - t0,
                    "seeds": {str(s): summarize(r) for s, r in per_seed.items()}, "all": total}, f, indent=1)
-    plot(per_seed, meta, base + ".png")
+    plot(per_seed, meta, base + ".png", args.op)
     print(summary_text("all seeds", total))
     print("20 slowest:")
     for w in total["worst"]:

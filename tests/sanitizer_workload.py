@@ -192,5 +192,16 @@ for name in reduce_op.kernels():
             ref = x.cpu().double().sum()
             out_eps = 2.0 ** -8 if dtype == torch.bfloat16 else 0.0  # the bf16 result rounds once
             assert abs(got - ref) <= 1e-3 + 1e-6 * x.cpu().double().abs().sum() + out_eps * abs(ref), name
+# nansum (NaNs and infinities among the inputs) through the kernel shapes
+# above, and a plan of two passes whose second reads the first's partials
+# (FoldPartials).
+for dtype in (torch.float32, torch.bfloat16):
+    for shape, dim in (((1 << 16) + 3, None), ((64, 300), 1), ((20000, 16), 0), ((8, 5, 3000), (0, 2)),
+                       ((333, 7), 1), ((3000, 37, 14), 1), ((4000, 1000), 1), ((6, 2, 70, 5, 300), (0, 2, 4))):
+        x = torch.randn(shape).to(dtype).cuda()
+        x[torch.rand(shape, device="cuda") < 0.1] = float("nan")
+        ref = torch.nansum(x.cpu().double(), dim if dim is not None else [])
+        got = reduce_op.nansum(x, dim).cpu().double()
+        assert torch.allclose(got, ref, rtol=2e-2, atol=1.0), (dtype, shape, dim)
 torch.cuda.synchronize()
 print("workload ok")

@@ -1,18 +1,24 @@
-"""gpureduce::nansum against torch.nansum, on the CPU (it has no CUDA kernels
-yet): every dtype, shape and layout of the shared axes with NaNs and
-infinities among the inputs, reduced over all dims, each dim and pairs of
-dims; the NaN rules (NaN inputs count as zero, inf + -inf stays NaN), dtype=
-and out=, torch's errors, torch's own sample inputs, autograd and opcheck."""
+"""gpureduce::nansum against torch.nansum, on the CPU and the GPU: every
+dtype, shape and layout of the shared axes with NaNs and infinities among
+the inputs, reduced over all dims, each dim and pairs of dims; the random
+cases of the benchmark's sampler; the NaN rules (NaN inputs count as zero,
+inf + -inf stays NaN, across passes too), dtype= and out=, torch's errors,
+torch's own sample inputs, autograd and opcheck."""
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 
 import pytest
 import torch
 from torch.library import opcheck
 
 import reduce_op
-from axes import DTYPES, LAYOUTS, SHAPES, make_layout
+from axes import DEVICES, DTYPES, HAS_CUDA, LAYOUTS, SHAPES, make_layout
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+from random_cases import apply_view, random_data, sample_cases, sum_args  # noqa: E402
 
 NANSUM = torch.ops.gpureduce.nansum
 REAL_DTYPES = [d for d in DTYPES if not d.is_complex]
@@ -27,7 +33,7 @@ def _with_nans(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     if not x.dtype.is_floating_point or x.numel() == 0:
         return x
     base = x.clone() if x.stride().count(0) else x  # an expanded view cannot be written element-wise
-    u = torch.rand(base.shape, generator=gen)
+    u = torch.rand(base.shape, generator=gen, device=gen.device).to(base.device)
     base[u < 0.2] = float("nan")
     base[(u >= 0.2) & (u < 0.22)] = float("inf")
     return base
@@ -57,11 +63,12 @@ def _check(ours: torch.Tensor, x: torch.Tensor, dim, keepdim: bool, dtype=None) 
     assert bool(ok.all()), ((o - r).abs().max(), o, r)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("dtype", REAL_DTYPES, ids=str)
-def test_nansum_matches_torch(dtype, shape, layout, gen):
-    x = _with_nans(make_layout(shape, dtype, layout, "cpu", gen), gen)
+def test_nansum_matches_torch(dtype, shape, layout, device, gen):
+    x = _with_nans(make_layout(shape, dtype, layout, device, gen), gen)
     _check(NANSUM(x), x, None, False)
     _check(reduce_op.nansum(x), x, None, False)
     for d in range(-x.dim(), max(x.dim(), 1)):
@@ -71,16 +78,16 @@ def test_nansum_matches_torch(dtype, shape, layout, gen):
         _check(reduce_op.nansum(x, pair), x, list(pair), False)
 
 
-# Several passes (dims that do not merge, long enough to split) and
-# expanded dims (k copies folded as k * x), with NaNs and infinities, so
-# that inf + -inf made in one pass stays NaN in the next.
+# Several passes (three reduced dims that kept dims keep apart) and expanded
+# dims (k copies folded as k * x), with NaNs and infinities.
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
-def test_nansum_passes_and_expanded(dtype, gen):
-    x = _with_nans(torch.randn(6, 70, 5, 300, generator=gen).to(dtype), gen)
-    for dims in ([0, 2], [1, 3], [0, 1, 3], [0, 2, 3]):
+def test_nansum_passes_and_expanded(dtype, device, gen):
+    x = _with_nans(torch.randn(6, 2, 70, 5, 300, generator=gen).to(dtype).to(device), gen)
+    for dims in ([0, 2], [1, 3], [0, 2, 4], [0, 2, 3, 4], [1, 3, 4]):
         _check(reduce_op.nansum(x, dims), x, dims, False)
-        _check(reduce_op.nansum(x.permute(3, 1, 0, 2), dims), x.permute(3, 1, 0, 2), dims, False)
-    e = _with_nans(torch.randn(1, 4000, generator=gen).to(dtype), gen).expand(37, 4000)
+        _check(reduce_op.nansum(x.permute(4, 1, 0, 3, 2), dims), x.permute(4, 1, 0, 3, 2), dims, False)
+    e = _with_nans(torch.randn(1, 4000, generator=gen).to(dtype).to(device), gen).expand(37, 4000)
     for dims in (None, [0], [1]):
         _check(reduce_op.nansum(e, dims), e, dims, False)
 
@@ -88,55 +95,85 @@ def test_nansum_passes_and_expanded(dtype, gen):
 # NaN inputs count as zero; a NaN the adds make stays NaN, wherever in the
 # order of adds inf meets -inf (within a leaf, across leaves, across
 # passes), as torch's CUDA nansum keeps it.
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
-def test_nansum_inf_minus_inf(dtype):
+def test_nansum_inf_minus_inf(dtype, device):
     rows = torch.tensor([[float("inf"), -float("inf"), 1.0], [float("nan")] * 3, [float("inf"), float("nan"), 2.0]])
-    got = reduce_op.nansum(rows.to(dtype), 1)
+    got = reduce_op.nansum(rows.to(dtype).to(device), 1).cpu()
     assert torch.equal(got.isnan(), torch.tensor([True, False, False]))
     assert got[1].item() == 0.0 and got[2].item() == float("inf")
     for n, i, j in ((4000, 5, 7), (100000, 3, 99000), (70000, 0, 65536)):
-        x = torch.ones(n, dtype=dtype)
+        x = torch.ones(n, dtype=dtype, device=device)
         x[i], x[j], x[(i + j) // 2] = float("inf"), -float("inf"), float("nan")
         assert reduce_op.nansum(x).isnan()
         assert reduce_op.nansum(x.view(10, n // 10), [0, 1]).isnan()
         assert reduce_op.nansum(x.view(10, n // 10).t(), [0, 1]).isnan()
+    # Three reduced dims that kept dims keep apart take two passes: the
+    # second reads the first's partials, one of which is the NaN of
+    # inf + -inf (and one lost a NaN input).
+    x = torch.ones(6, 2, 70, 5, 40, dtype=dtype, device=device)
+    x[2, 1, 3, 1, 10], x[2, 1, 3, 1, 11], x[4, 0, 0, 3, 0] = float("inf"), -float("inf"), float("nan")
+    got = reduce_op.nansum(x, [0, 2, 4]).cpu().double()
+    want = torch.full((2, 5), 6 * 70 * 40.0, dtype=torch.float64)
+    want[1, 1], want[0, 3] = float("nan"), 6 * 70 * 40 - 1
+    assert torch.equal(got.isnan(), want.isnan()), got
+    assert torch.equal(got.nan_to_num(), want.to(dtype).double().nan_to_num()), got
 
 
-def test_nansum_dtype_out_and_errors(gen):
-    x = _with_nans(torch.randn(33, 65, generator=gen).to(torch.float16), gen)
+# The benchmark's random sampler (shapes, views, dims, dtype=) with NaNs
+# and infinities written into the base tensor before its view is taken.
+@pytest.mark.parametrize("device,seed,n,max_bytes", [("cpu", 7, 80, 1 << 16)] + (
+    [("cuda", s, 200, 1 << 25) for s in (21, 22)] if HAS_CUDA else []))
+def test_nansum_random_cases(device, seed, n, max_bytes):
+    gen = torch.Generator(device=device).manual_seed(seed)
+    for case in sample_cases(n, seed, min_bytes=16, max_bytes=max_bytes):
+        base = _with_nans(random_data(case.base, getattr(torch, case.dtype), device, gen), gen)
+        x = apply_view(base, case.view)
+        kw = sum_args(case)
+        try:
+            _check(reduce_op.nansum(x, **kw), x, kw.get("dim"), kw.get("keepdim", False), kw.get("dtype"))
+        except AssertionError as e:
+            raise AssertionError(f"{case.label()}: {e}") from e
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nansum_dtype_out_and_errors(device, gen):
+    x = _with_nans(torch.randn(33, 65, generator=gen).to(torch.float16).to(device), gen)
     _check(reduce_op.nansum(x, dtype=torch.float64), x, None, False, torch.float64)
     _check(reduce_op.nansum(x, 1, dtype=torch.float32), x, 1, False, torch.float32)
-    i = torch.randint(-100, 100, (40, 9), generator=gen).to(torch.int8)
+    i = torch.randint(-100, 100, (40, 9), generator=gen).to(torch.int8).to(device)
     _check(reduce_op.nansum(i, 0), i, 0, False)
     _check(reduce_op.nansum(i, 0, dtype=torch.float16), i, 0, False, torch.float16)
-    out = torch.empty(3, dtype=torch.float64)
+    out = torch.empty(3, dtype=torch.float64, device=device)
     assert reduce_op.nansum(x, 0, out=out) is out  # resized, as torch does
     _check(out, x, 0, False, torch.float64)
+    z = torch.zeros(3, device=device)
     with pytest.raises(RuntimeError, match="does not support complex inputs"):
-        NANSUM(torch.zeros(3, dtype=torch.complex64))
-    with pytest.raises(NotImplementedError, match="nansum_cpu"):
-        NANSUM(torch.zeros(3), dtype=torch.complex64)
-    with pytest.raises(NotImplementedError, match="nansum_cpu"):
-        reduce_op.nansum(torch.zeros(3), out=torch.empty((), dtype=torch.complex64))
+        NANSUM(z.to(torch.complex64))
+    with pytest.raises(NotImplementedError, match=f"nansum_{device}"):
+        NANSUM(z, dtype=torch.complex64)
+    with pytest.raises(NotImplementedError, match=f"nansum_{device}"):
+        reduce_op.nansum(z, out=torch.empty((), dtype=torch.complex64, device=device))
     with pytest.raises(RuntimeError, match="provided dtype must match"):
-        reduce_op.nansum(torch.zeros(3), dtype=torch.float64, out=torch.empty((), dtype=torch.float32))
+        reduce_op.nansum(z, dtype=torch.float64, out=torch.empty((), dtype=torch.float32, device=device))
     with pytest.raises(IndexError):
         NANSUM(x, [2])
     with pytest.raises(NotImplementedError):
-        NANSUM(torch.zeros(3, dtype=torch.float8_e5m2))
+        NANSUM(z.to(torch.float8_e5m2))
     # As torch: an int input needing no gradient, and the meta kernel's shapes.
     m = torch.empty(2, 3, 4, device="meta", dtype=torch.bfloat16)
     assert NANSUM(m, [1], True).shape == torch.nansum(m, 1, True).shape
     assert NANSUM(m.int()).dtype == torch.nansum(m.int()).dtype == torch.int64
 
 
-def test_nansum_on_torchs_samples():
+@pytest.mark.parametrize("device", DEVICES)
+def test_nansum_on_torchs_samples(device):
     pytest.importorskip("expecttest")
     from torch.testing._internal.common_methods_invocations import op_db
 
     info = next(o for o in op_db if o.name == "nansum" and o.variant_test_name == "")
-    for dtype in sorted(info.supported_dtypes("cpu"), key=str):
-        for s in info.sample_inputs("cpu", dtype, requires_grad=False):
+    for dtype in sorted(info.supported_dtypes(device), key=str):
+        for s in info.sample_inputs(device, dtype, requires_grad=False):
             x, args, kwargs = s.input, s.args, s.kwargs
             try:
                 theirs, their_error = torch.nansum(x, *args, **kwargs), None
@@ -156,8 +193,9 @@ def test_nansum_on_torchs_samples():
             _check(ours, x, dim, keepdim, kwargs.get("dtype"))
 
 
-def test_nansum_autograd(gen):
-    x = torch.randn(5, 7, dtype=torch.float64, generator=gen)
+@pytest.mark.parametrize("device", DEVICES)
+def test_nansum_autograd(device, gen):
+    x = torch.randn(5, 7, dtype=torch.float64, generator=gen).to(device)
     x[1, 2] = x[3, 0] = float("nan")
     x.requires_grad_(True)
     for dim, keepdim in ((None, False), (1, False), (0, True)):
@@ -168,10 +206,10 @@ def test_nansum_autograd(gen):
         (g_theirs,) = torch.autograd.grad(theirs, x, grad)
         assert torch.equal(g_ours, g_theirs)
         assert g_ours[1, 2] == 0 and g_ours[3, 0] == 0
-    clean = torch.randn(4, 6, dtype=torch.float64, generator=gen, requires_grad=True)
+    clean = torch.randn(4, 6, dtype=torch.float64, generator=gen).to(device).requires_grad_(True)
     torch.autograd.gradcheck(lambda t: reduce_op.nansum(t, 1), (clean,))
     torch.autograd.gradgradcheck(lambda t: reduce_op.nansum(t, [0], True), (clean,))
-    y = torch.randn(3, 4, requires_grad=True)
+    y = torch.randn(3, 4, device=device, requires_grad=True)
     z = reduce_op.nansum(y * 1, 1)
     w = y * 1
     r = reduce_op.nansum(w, 1)
@@ -180,14 +218,15 @@ def test_nansum_autograd(gen):
         r.sum().backward()
     assert z.grad_fn is not None and z.grad_fn.name() == "GpureduceNansumBackward"
     with pytest.raises(RuntimeError, match="out=... arguments don't support automatic differentiation"):
-        reduce_op.nansum(y, out=torch.empty(()))
+        reduce_op.nansum(y, out=torch.empty((), device=device))
 
 
-def test_nansum_opcheck(gen):
-    a = torch.randn(3, 5, 4, generator=gen)
+@pytest.mark.parametrize("device", DEVICES)
+def test_nansum_opcheck(device, gen):
+    a = torch.randn(3, 5, 4, generator=gen).to(device)
     a[0, 1, 2] = float("nan")
     b = a.clone().requires_grad_(True)
     opcheck(NANSUM.default, (a,))
     opcheck(NANSUM.default, (b, [1], True))
     opcheck(NANSUM.default, (b,), {"dtype": torch.float64})
-    opcheck(NANSUM.out, (a, [0, 2], False), {"out": torch.empty(5)})
+    opcheck(NANSUM.out, (a, [0, 2], False), {"out": torch.empty(5, device=device)})

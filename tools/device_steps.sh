@@ -26,6 +26,9 @@ for step in "$@"; do
       # -v and NINJA_STATUS: each compile step with the seconds since the build began.
       NINJA_STATUS="[%f/%t %es] " TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=16 python3 -m pip install -v --no-build-isolation -e . > "$OUT/logs/build.log" 2>&1
       rc=$?
+      # Each compile's own seconds (start and end), where pip left the build folder.
+      ninja_log=$(ls -t /tmp/*.build-temp/.ninja_log build/*/.ninja_log 2>/dev/null | head -1)
+      [ -n "$ninja_log" ] && cp "$ninja_log" "$OUT/logs/ninja_log.txt"
       if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/logs/build.log" | head -40; log "build rc=$rc"; break; fi ;;
     tests)
       timeout ${TEST_TIMEOUT:-480} python3 -m pytest -q -rfEs -p no:cacheprovider ${PYTEST_ARGS:-tests} > "$OUT/logs/tests.log" 2>&1

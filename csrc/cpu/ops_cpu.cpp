@@ -39,24 +39,8 @@ void run_group_best_isa(const ReducePass& pass, const at::Tensor& in, const at::
 
 template <class Family>
 void run_pass_best_isa(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
-  with_input_group(in.scalar_type(), [&](auto group) {
-    run_group_best_isa<Family, decltype(group)::value>(pass, in, out);
-  });
-}
-
-// nansum: integer and bool inputs hold no NaN, so their passes are sum's;
-// complex inputs were refused before (check_nansum_args).
-template <>
-void run_pass_best_isa<NanSumFamily>(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
-  with_input_group(in.scalar_type(), [&](auto group) {
-    constexpr InputGroup G = decltype(group)::value;
-    if constexpr (G == InputGroup::kNarrowInt || G == InputGroup::kWideInt) {
-      run_group_best_isa<SumFamily, G>(pass, in, out);
-    } else if constexpr (G == InputGroup::kComplex) {
-      TORCH_INTERNAL_ASSERT(false, "nansum of complex inputs");
-    } else {
-      run_group_best_isa<NanSumFamily, G>(pass, in, out);
-    }
+  with_pass_kernels<Family>(pass, in.scalar_type(), [&](auto kernels, auto group) {
+    run_group_best_isa<typename decltype(kernels)::type, decltype(group)::value>(pass, in, out);
   });
 }
 

@@ -61,15 +61,12 @@ acc_t pairwise_combine(const acc_t* v, int64_t n) {
   return Op::combine(pairwise_combine<Op>(v, h), pairwise_combine<Op>(v + h, n - h));
 }
 
-// A leaf reads raw inputs (Op::reduce) or, in a pass that reads another
-// pass's partials, accumulators (Op::combine).
-template <class Op, bool kPartials, typename acc_t, typename in_t>
+// A leaf folds in raw inputs with Op::reduce. (A pass that reads another
+// pass's partials runs the kernels of a family whose reduce of a partial is
+// combine: PartialsKernelsFor in reduce_family.h.)
+template <class Op, typename acc_t, typename in_t>
 acc_t fold(acc_t acc, in_t x) {
-  if constexpr (kPartials) {
-    return Op::combine(acc, static_cast<acc_t>(x));
-  } else {
-    return Op::reduce(acc, x);
-  }
+  return Op::reduce(acc, x);
 }
 
 // One element widened to what the op folds: 16-bit floats to float (c10's
@@ -150,14 +147,13 @@ using StorageOf = std::conditional_t<std::is_same_v<in_t, bool>, uint8_t, in_t>;
 template <class Op, typename acc_t>
 constexpr bool kNativeLanes = Op::kCombinesLanes && std::is_arithmetic_v<acc_t>;
 
-template <class Op, bool kPartials, typename acc_t, bool kNative = kNativeLanes<Op, acc_t>>
+template <class Op, typename acc_t, bool kNative = kNativeLanes<Op, acc_t>>
 struct Lanes;
 
 // Ops that combine lanes element-wise, over plain numbers: GCC vectors.
-template <class Op, bool kPartials, typename acc_t>
-struct Lanes<Op, kPartials, acc_t, true> {
+template <class Op, typename acc_t>
+struct Lanes<Op, acc_t, true> {
   using op = Op;
-  static constexpr bool kReadsPartials = kPartials;
   static constexpr int kWidth = kVecBytes / static_cast<int>(sizeof(acc_t));
   using acc = acc_t;
   using vec = typename VecOf<acc_t, kVecBytes>::type;
@@ -237,14 +233,10 @@ struct Lanes<Op, kPartials, acc_t, true> {
     }
   }
   // Inputs (a vector of them, or one) as the partials they contribute
-  // (Op::as_partial); another pass's partials as they are.
+  // (Op::as_partial).
   template <typename T>
   static T partial(T v) {
-    if constexpr (kPartials) {
-      return v;
-    } else {
-      return Op::as_partial(v);
-    }
+    return Op::as_partial(v);
   }
   template <typename in_t>
   static vec fold(vec acc, const in_t* p, int64_t stride) {
@@ -311,10 +303,9 @@ struct Lanes<Op, kPartials, acc_t, true> {
 
 // Any other op or accumulator (complex numbers): arrays of scalars, each
 // lane folded with the op's own reduce and combine.
-template <class Op, bool kPartials, typename acc_t>
-struct Lanes<Op, kPartials, acc_t, false> {
+template <class Op, typename acc_t>
+struct Lanes<Op, acc_t, false> {
   using op = Op;
-  static constexpr bool kReadsPartials = kPartials;
   static constexpr int kWidth = sizeof(acc_t) >= kVecBytes ? 1 : kVecBytes / static_cast<int>(sizeof(acc_t));
   using acc = acc_t;
   struct vec {
@@ -332,17 +323,17 @@ struct Lanes<Op, kPartials, acc_t, false> {
   }
   template <typename in_t>
   static vec fold(vec acc, const in_t* p, int64_t stride) {
-    for (int k = 0; k < kWidth; ++k) acc.v[k] = GPUREDUCE_CPU_NS::fold<Op, kPartials>(acc.v[k], p[k * stride]);
+    for (int k = 0; k < kWidth; ++k) acc.v[k] = GPUREDUCE_CPU_NS::fold<Op>(acc.v[k], p[k * stride]);
     return acc;
   }
   template <typename in_t>
   static vec fold_last(vec acc, const in_t* p, int64_t r) {
-    for (int64_t k = kWidth - r; k < kWidth; ++k) acc.v[k] = GPUREDUCE_CPU_NS::fold<Op, kPartials>(acc.v[k], p[k]);
+    for (int64_t k = kWidth - r; k < kWidth; ++k) acc.v[k] = GPUREDUCE_CPU_NS::fold<Op>(acc.v[k], p[k]);
     return acc;
   }
   template <typename in_t>
   static vec fold_lanes(vec acc, const in_t* p, int64_t r, int64_t stride) {
-    for (int64_t k = 0; k < r; ++k) acc.v[k] = GPUREDUCE_CPU_NS::fold<Op, kPartials>(acc.v[k], p[k * stride]);
+    for (int64_t k = 0; k < r; ++k) acc.v[k] = GPUREDUCE_CPU_NS::fold<Op>(acc.v[k], p[k * stride]);
     return acc;
   }
   template <typename in_t>
@@ -374,7 +365,7 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, 
 // inputs cannot overflow them).
 template <class L, typename in_t>
 constexpr bool kWalksNarrower = [] {
-  if constexpr (L::kReadsPartials || !kNativeLanes<typename L::op, typename L::acc>) {
+  if constexpr (!kNativeLanes<typename L::op, typename L::acc>) {
     return false;
   } else {
     return !std::is_same_v<typename L::op::template leaf_walk_type<in_t>, typename L::acc>;
@@ -385,7 +376,7 @@ constexpr bool kWalksNarrower = [] {
 template <class L, typename in_t>
 __attribute__((always_inline)) inline typename L::vec leaf_lanes_walked(const in_t* p, int64_t n, int64_t stride) {
   using walk_t = typename L::op::template leaf_walk_type<in_t>;
-  using LW = Lanes<typename L::op, false, walk_t>;
+  using LW = Lanes<typename L::op, walk_t>;
   static_assert(LW::kWidth == 2 * L::kWidth, "walk lanes of half the accumulator's width");
   static_assert(sizeof(in_t) > 2 || kLeaf / LW::kWidth * 65536 < (int64_t(1) << 31),
                 "a leaf's inputs of up to 2 bytes cannot overflow a lane");
@@ -465,24 +456,21 @@ struct PairwiseStack {
   }
 };
 
-// The value an output gets: the accumulator itself where the pass writes
-// partials for another pass, else the op's projection.
-template <class Op, bool kWritesPartials, typename out_t, typename acc_t>
+// The value an output gets: the op's projection (of an accumulator to its
+// own type, itself, as a pass that writes partials needs: reduce_ops.h).
+template <class Op, typename out_t, typename acc_t>
 out_t finish(acc_t a) {
-  if constexpr (kWritesPartials) {
-    return static_cast<out_t>(a);
 #if defined(GPUREDUCE_CPU_AVX2)
-  } else if constexpr (std::is_same_v<out_t, c10::Half> && std::is_same_v<acc_t, float>) {
+  if constexpr (std::is_same_v<out_t, c10::Half> && std::is_same_v<acc_t, float>) {
     // F16C's conversion, rounding to nearest even as c10's does: c10's
     // header is compiled for the baseline, where it converts in software
     // (half the time of [30, 32064] float16 over dim 0 went to it). A
     // float16 projection is the float one rounded (reduce_ops.h).
     return c10::Half(_cvtss_sh(Op::template project<float>(a), _MM_FROUND_TO_NEAREST_INT),
                      c10::Half::from_bits());
-#endif
-  } else {
-    return Op::template project<out_t>(a);
   }
+#endif
+  return Op::template project<out_t>(a);
 }
 
 // An op's accumulator as one value of a PairwiseStack (or a SideBySide).
@@ -508,10 +496,10 @@ inline int64_t leaves_per_task(int64_t n_out, int64_t n_leaves, int64_t elements
 // Rows: each output's rows are cut into leaves; leaves are grouped into tasks
 // of a count fixed by the shape, tasks run in parallel, and the sums are
 // combined pairwise.
-template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typename out_t>
+template <class Op, typename in_t, typename out_t>
 void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
   using acc_t = typename Op::acc_type;
-  using L = Lanes<Op, kPartials, acc_t>;
+  using L = Lanes<Op, acc_t>;
   // Rows shorter than a vector, several to an output, are not a leaf each
   // (a leaf's lanes to set up and fold for a few elements: rows of 2
   // bfloat16, 1129 to each of 10 outputs, of [1129, 10, 2] transposed and
@@ -537,12 +525,12 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
     for (; r + kChains <= nr; r += kChains) {
 #pragma GCC unroll 4
       for (int k = 0; k < kChains; ++k) {
-        for (int64_t j = 0; j < len; ++j) c[k] = fold<Op, kPartials>(c[k], widen_one(x[k * step + j * elem]));
+        for (int64_t j = 0; j < len; ++j) c[k] = fold<Op>(c[k], widen_one(x[k * step + j * elem]));
       }
       x += kChains * step;
     }
     for (; r < nr; ++r, x += step) {
-      for (int64_t j = 0; j < len; ++j) c[0] = fold<Op, kPartials>(c[0], widen_one(x[j * elem]));
+      for (int64_t j = 0; j < len; ++j) c[0] = fold<Op>(c[0], widen_one(x[j * elem]));
     }
     return Op::combine(Op::combine(c[0], c[1]), Op::combine(c[2], c[3]));
   };
@@ -582,7 +570,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
     auto row_total = [](const in_t* x, int64_t row_len, int64_t elem_stride) __attribute__((always_inline)) {
       if (row_len < L::kWidth) {
         acc_t acc = Op::identity();
-        for (int64_t k = 0; k < row_len; ++k) acc = fold<Op, kPartials>(acc, widen_one(x[k * elem_stride]));
+        for (int64_t k = 0; k < row_len; ++k) acc = fold<Op>(acc, widen_one(x[k * elem_stride]));
         return acc;
       }
       return L::total(leaf_lanes<L>(x, row_len, elem_stride));
@@ -599,7 +587,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
         const in_t* const x = in;
         out_t* const y = out;
         for (int64_t o = b; o < e; ++o)
-          y[o * out_step] = finish<Op, kWritesPartials, out_t>(row_total(x + o * in_step, row_len, elem_stride));
+          y[o * out_step] = finish<Op, out_t>(row_total(x + o * in_step, row_len, elem_stride));
       });
       return;
     }
@@ -609,7 +597,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
       for (int64_t o = b; o < e; ++o) {
         int64_t in_off, out_off;
         p.outer.offsets(o, in_off, out_off);
-        out[out_off] = finish<Op, kWritesPartials, out_t>(row_total(in + in_off, p.row_len, p.elem_stride));
+        out[out_off] = finish<Op, out_t>(row_total(in + in_off, p.row_len, p.elem_stride));
       }
     });
     return;
@@ -620,7 +608,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
       for (int64_t o = b; o < e; ++o) {
         int64_t in_off, out_off;
         p.outer.offsets(o, in_off, out_off);
-        out[out_off] = finish<Op, kWritesPartials, out_t>(sum_leaves(in + in_off, 0, n_leaves));
+        out[out_off] = finish<Op, out_t>(sum_leaves(in + in_off, 0, n_leaves));
       }
     });
     return;
@@ -644,7 +632,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
   for (int64_t o = 0; o < p.n_out; ++o) {
     int64_t in_off, out_off;
     p.outer.offsets(o, in_off, out_off);
-    out[out_off] = finish<Op, kWritesPartials, out_t>(
+    out[out_off] = finish<Op, out_t>(
         pairwise_combine<Op>(partial.data() + o * tasks_per_out, tasks_per_out));
   }
 }
@@ -792,7 +780,7 @@ __attribute__((always_inline)) inline typename SideBySide<Scalar<typename L::op>
   for (int64_t r = 0; r < nr; ++r) {
     const in_t* row = base + rows.next();
 #pragma GCC unroll 8
-    for (int k = 0; k < N; ++k) acc.v[k] = fold<typename L::op, L::kReadsPartials>(acc.v[k], row[k * col_stride]);
+    for (int k = 0; k < N; ++k) acc.v[k] = fold<typename L::op>(acc.v[k], row[k * col_stride]);
   }
   return acc;
 }
@@ -837,7 +825,7 @@ __attribute__((always_inline)) inline typename SideBySide<Scalar<typename L::op>
   }
   for (int64_t r = periods * kRowsPerPeriod; r < nr; ++r) {
 #pragma GCC unroll 16
-    for (int c = 0; c < N; ++c) acc.v[c] = fold<op, L::kReadsPartials>(acc.v[c], s[r * N + c]);
+    for (int c = 0; c < N; ++c) acc.v[c] = fold<op>(acc.v[c], s[r * N + c]);
   }
   return acc;
 }
@@ -1007,7 +995,7 @@ void narrow_output_block(const in_t* base, int64_t out_step, int G, int vector_o
       for (int g = V; g < G; ++g) {
         const in_t* x = row + g * out_step;
 #pragma GCC unroll 8
-        for (int k = 0; k < N; ++k) acc[g].v[k] = fold<op, L::kReadsPartials>(acc[g].v[k], x[k * col_stride]);
+        for (int k = 0; k < N; ++k) acc[g].v[k] = fold<op>(acc[g].v[k], x[k * col_stride]);
       }
     }
     for (int g = 0; g < G; ++g) stacks[g].push(acc[g]);
@@ -1033,7 +1021,7 @@ using ColumnBlockFn = void (*)(const in_t*, int64_t width, int64_t col_stride, i
 // The fold of a columns pass's partials: row_tasks of them for each of a
 // tile's columns, tile task * row_tasks + rt (task = output * col_blocks +
 // column block), kTile columns apart.
-template <class Op, bool kWritesPartials, typename acc_t, typename out_t>
+template <class Op, typename acc_t, typename out_t>
 void fold_column_partials(const ReducePass& p, const acc_t* partial, int64_t row_tasks, int64_t col_blocks,
                           int64_t kTile, out_t* out) {
   const int64_t tasks = p.n_out * col_blocks;
@@ -1047,7 +1035,7 @@ void fold_column_partials(const ReducePass& p, const acc_t* partial, int64_t row
       for (int64_t c = 0; c < width; ++c) {
         for (int64_t rt = 0; rt < row_tasks; ++rt) column[rt] = partial[(task * row_tasks + rt) * kTile + c];
         out[out_off + (c0 + c) * p.out_col_stride] =
-            finish<Op, kWritesPartials, out_t>(pairwise_combine<Op>(column.data(), row_tasks));
+            finish<Op, out_t>(pairwise_combine<Op>(column.data(), row_tasks));
       }
     }
   });
@@ -1056,10 +1044,10 @@ void fold_column_partials(const ReducePass& p, const acc_t* partial, int64_t row
 // The driver takes its tiles' reducer as a pointer, a call per tile, so that
 // it is compiled once per dtype pair rather than once per leaf kind and
 // width (15 drivers per pair doubled the compile time of these files).
-template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typename out_t>
+template <class Op, typename in_t, typename out_t>
 void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   using acc_t = typename Op::acc_type;
-  using L = Lanes<Op, kPartials, acc_t>;
+  using L = Lanes<Op, acc_t>;
   ColumnBlockFn<in_t, acc_t> block = nullptr;
   OutputBlockFn<in_t, acc_t> output_block = nullptr;
   with_column_leaf<L>(p, [&](auto kind, auto n) {
@@ -1088,11 +1076,11 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
         out_t* y = out + out_off;
         if (p.col_stride == 1 && p.out_col_stride == 1) {
           for (int64_t c = c0; c < c1; ++c)
-            y[c] = finish<Op, kWritesPartials, out_t>(fold<Op, kPartials>(Op::identity(), widen_one(x[c])));
+            y[c] = finish<Op, out_t>(fold<Op>(Op::identity(), widen_one(x[c])));
         } else {
           for (int64_t c = c0; c < c1; ++c)
             y[c * p.out_col_stride] =
-                finish<Op, kWritesPartials, out_t>(fold<Op, kPartials>(Op::identity(), widen_one(x[c * p.col_stride])));
+                finish<Op, out_t>(fold<Op>(Op::identity(), widen_one(x[c * p.col_stride])));
         }
       }
     });
@@ -1147,7 +1135,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
           for (int j = 0; j < g; ++j)
             for (int64_t c = 0; c < p.n_cols; ++c)
               out[out_off + j * out_step + c * p.out_col_stride] =
-                  finish<Op, kWritesPartials, out_t>(sums[j * p.n_cols + c]);
+                  finish<Op, out_t>(sums[j * p.n_cols + c]);
         }
       });
       return;
@@ -1167,7 +1155,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
                      row_tasks * kTile);
       }
     });
-    fold_column_partials<Op, kWritesPartials>(p, partial.data(), row_tasks, col_blocks, kTile, out);
+    fold_column_partials<Op>(p, partial.data(), row_tasks, col_blocks, kTile, out);
     return;
   }
   if (row_tasks == 1) {
@@ -1177,8 +1165,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     // Where the outputs are the accumulators themselves, dense, the tiles
     // write them directly: through a buffer, [3, 50257] float64 over dim 0
     // spent as long copying outputs as summing its three rows.
-    constexpr bool kOutputsAreAccumulators =
-        std::is_same_v<out_t, acc_t> && (kWritesPartials || Op::kPartialsFoldAsInputs);
+    constexpr bool kOutputsAreAccumulators = std::is_same_v<out_t, acc_t>;
     const bool direct = kOutputsAreAccumulators && p.out_col_stride == 1;
     // 32K elements to a thread, counted by the columns a tile holds, not
     // by its capacity: [2, 384, 2, 2] float16 over dim 1 (two tasks of 4
@@ -1200,7 +1187,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
         }
         block(in + in_off + c0 * p.col_stride, width, p.col_stride, 0, n_rows, p, column);
         for (int64_t c = 0; c < width; ++c)
-          out[out_off + (c0 + c) * p.out_col_stride] = finish<Op, kWritesPartials, out_t>(column[c]);
+          out[out_off + (c0 + c) * p.out_col_stride] = finish<Op, out_t>(column[c]);
       }
     });
     return;
@@ -1220,15 +1207,15 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
                              partial.data() + t * kTile);
     }
   });
-  fold_column_partials<Op, kWritesPartials>(p, partial.data(), row_tasks, col_blocks, kTile, out);
+  fold_column_partials<Op>(p, partial.data(), row_tasks, col_blocks, kTile, out);
 }
 
-template <class Op, bool kPartials, bool kWritesPartials, typename in_t, typename out_t>
+template <class Op, typename in_t, typename out_t>
 void run_pass_typed(const ReducePass& pass, const in_t* x, out_t* y) {
   if (pass.kind == ReducePass::Kind::kRows) {
-    run_rows<Op, kPartials, kWritesPartials>(pass, x, y);
+    run_rows<Op>(pass, x, y);
   } else {
-    run_columns<Op, kPartials, kWritesPartials>(pass, x, y);
+    run_columns<Op>(pass, x, y);
   }
 }
 
@@ -1241,29 +1228,13 @@ void run_pass_cpu(const ReducePass& pass, const at::Tensor& in, const at::Tensor
     using Op = typename Family::template Op<typename AccOf<out_t>::type>;
     const in_t* x = static_cast<const in_t*>(in.const_data_ptr());
     out_t* y = static_cast<out_t*>(out.data_ptr());
-    // Partials flow only between passes of the accumulator type.
-    constexpr bool in_acc = std::is_same_v<in_t, typename Op::acc_type>;
-    constexpr bool out_acc = std::is_same_v<out_t, typename Op::acc_type>;
-    TORCH_INTERNAL_ASSERT((!pass.reads_partials || in_acc) && (!pass.writes_partials || out_acc));
-    if constexpr (Op::kPartialsFoldAsInputs) {
-      // Folding a partial is then folding an input, and writing one is the
-      // projection to the accumulator type: one kernel serves all four roles
-      // (fewer instantiations, and a shorter build of these files).
-      run_pass_typed<Op, false, false>(pass, x, y);
-    } else {
-      if constexpr (in_acc) {
-        if (pass.reads_partials) {
-          if constexpr (out_acc) {
-            if (pass.writes_partials) return run_pass_typed<Op, true, true>(pass, x, y);
-          }
-          return run_pass_typed<Op, true, false>(pass, x, y);
-        }
-      }
-      if constexpr (out_acc) {
-        if (pass.writes_partials) return run_pass_typed<Op, false, true>(pass, x, y);
-      }
-      run_pass_typed<Op, false, false>(pass, x, y);
-    }
+    // Partials flow only between passes of the accumulator type, and a
+    // pass reads them only where the op's reduce folds them in as inputs
+    // (the others' run PartialsKernelsFor's kernels).
+    TORCH_INTERNAL_ASSERT((!pass.reads_partials || (std::is_same_v<in_t, typename Op::acc_type> &&
+                                                    Op::kPartialsFoldAsInputs)) &&
+                          (!pass.writes_partials || std::is_same_v<out_t, typename Op::acc_type>));
+    run_pass_typed<Op>(pass, x, y);
   });
 }
 

@@ -4,10 +4,9 @@
 // and launches on the current stream. Nothing here synchronises with the
 // host, so calls can be captured in CUDA graphs. run_pass_cuda_group is
 // instantiated once per op and dtype group, in a file of its own
-// (instances/, through run_pass.h).
+// (instances/, through instance.h), which includes no ATen header.
 #pragma once
 
-#include <ATen/core/Tensor.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -26,7 +25,7 @@
 #include "engine/stream_rows.cuh"
 #include "launch.h"
 #include "policy.h"
-#include "run_pass.h"
+#include "instance.h"
 #include "workspace.h"
 
 namespace gpureduce {
@@ -136,14 +135,13 @@ bool columns_vector_fits(const ReducePass& p, const in_t* x, int64_t v) {
 // dense rows of twice the length: every row and outer offset on a 16-byte
 // boundary, and the one element read past each row's end still inside the
 // storage (a slice x[..., ::2] of an odd-length dim ends on its last element).
-inline bool stride2_rows_fit(const ReducePass& p, const at::Tensor& in, int64_t v) {
-  if (p.elem_stride != 2 || !aligned16(in.const_data_ptr()) || (2 * p.row_len) % v != 0) return false;
+inline bool stride2_rows_fit(const ReducePass& p, const PassBuffers& b, int64_t v) {
+  if (p.elem_stride != 2 || !aligned16(b.in) || (2 * p.row_len) % v != 0) return false;
   if (!outer_strides_divisible(p.outer, v) || (p.n_rows > 1 && p.row_stride % v != 0)) return false;
   int64_t last = (p.n_rows - 1) * p.row_stride + 2 * p.row_len - 1;  // the last element read
   for (int d = 0; d < p.outer.ndim; ++d)
     last += (static_cast<int64_t>(p.outer.sizes[d].divisor) - 1) * p.outer.in_strides[d];
-  const int64_t bytes_needed = (in.storage_offset() + last + 1) * int64_t(in.element_size());
-  return in.storage().nbytes() >= static_cast<size_t>(bytes_needed);
+  return b.in_bytes_to_end >= (last + 1) * int64_t(c10::elementSize(b.in_dtype));
 }
 
 // A rows pass of one dense row per output at a constant pitch, through the
@@ -246,7 +244,7 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chu
 // twice its length with full vector loads (the caller checked that this stays
 // inside the storage); every other element is dropped.
 template <class Op, typename in_t, typename out_t, int V, int kStep = 1>
-void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor& like, bool ragged = false) {
+void launch_rows(const ReducePass& p, const in_t* x, out_t* y, bool ragged = false) {
   using wide_t = typename Op::wide_op::acc_type;
   RowsArgs<wide_t> a{};
   a.outer = p.outer;
@@ -342,8 +340,8 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
     a.early_trigger = split * p.n_out <= split_wave;
     a.template set_chunk_step<V>(a.block_chunks == 0 ? split * threads : threads);
     const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
-    at::Tensor workspace;
-    if (split > 1) a.partials = partials_workspace<wide_t>(like, workspace, p.n_out * split);
+    c10::DataPtr workspace;
+    if (split > 1) a.partials = partials_workspace<wide_t>(workspace, p.n_out * split);
     // Both kernels are programmatic dependents: the finish kernel is
     // scheduled while the split kernel runs, with no ticket memset and no
     // launch gap between them (mode chosen against a last-block ticket and a
@@ -358,7 +356,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
   // Outputs of several ragged rows take vector bodies in split passes only
   // (RaggedEnds): here they are read an element per load, as before.
   if constexpr (V > 1) {
-    if (ragged && p.n_rows > 1) return launch_rows<Op, in_t, out_t, 1>(p, x, y, like);
+    if (ragged && p.n_rows > 1) return launch_rows<Op, in_t, out_t, 1>(p, x, y);
   }
   if constexpr (kStep == 1) {
     if (pitch_rows) return launch_pitch_rows<Op, in_t, out_t, V>(p, x, y, a.chunks, lanes_wanted, ragged);
@@ -467,7 +465,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor&
 }
 
 template <class Op, typename in_t, typename out_t, int V>
-void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tensor& like) {
+void launch_columns(const ReducePass& p, const in_t* x, out_t* y) {
   using acc_t = typename Op::acc_type;
   ColumnsArgs<acc_t> a{};
   a.outer = p.outer;
@@ -712,9 +710,9 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, const at::Tens
     launch_kernel_clustered(kernel, grid, block, dim3(1, static_cast<unsigned>(split), 1), stream, a, x, y);
     return;
   }
-  at::Tensor workspace;
+  c10::DataPtr workspace;
   if (split > 1) {
-    std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(like, workspace, tiles, split * a.n_outer * a.n_cols);
+    std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(workspace, tiles, split * a.n_outer * a.n_cols);
   }
   kernel<<<grid, block, 0, stream>>>(a, x, y);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -1028,7 +1026,7 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
 // and the split's finish: [2, 9362, 7] float16 over dim 1 6.5 -> 7.8 us). Returns
 // false, launching nothing, otherwise.
 template <class Op, typename in_t, typename out_t>
-bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at::Tensor& like) {
+bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y) {
   // Not complex, nor byte inputs (16 lanes of running sums spill at the
   // launch bounds' 40 registers).
   if constexpr (c10::is_complex<in_t>::value || sizeof(in_t) > 8 || sizeof(in_t) == 1) {
@@ -1114,8 +1112,8 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
     // 20 with element loads through the columns kernel; over 40 passes of
     // 1 to 100 planes of at most 64 columns, below 0.97x of torch.sum 10 ->
     // 2, [1, 43297, 15] float32 10.6 -> 7.7 us; H200, NOTES.md session 23).
-    at::Tensor workspace;
-    a.partials = partials_workspace<acc_t>(like, workspace, split * d.n_planes * d.C);
+    c10::DataPtr workspace;
+    a.partials = partials_workspace<acc_t>(workspace, split * d.n_planes * d.C);
     launch_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, /*pdl=*/false, a, x, y);
     launch_finish_partials<Op>(static_cast<const acc_t*>(a.partials), split, d.n_planes * d.C, d.outer, d.C,
                                d.out_col_stride, y, stream);
@@ -1123,126 +1121,93 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y, const at
   }
 }
 
-// Whether a columns pass writes its output through a scratch buffer in its
-// own order (HostPolicy::kStageTransposedMaxRows): its columns are many but
-// not the output's unit-stride dim, another kept dim is, and its rows are few.
-inline bool stages_transposed_output(const ReducePass& p, int64_t out_element_size) {
-  if (p.kind != ReducePass::Kind::kColumns || p.out_col_stride == 1 ||
-      p.n_cols < HostPolicy::kStageTransposedMinCols)
-    return false;
-  bool unit_elsewhere = false;
-  for (int d = 0; d < p.outer.ndim; ++d)
-    unit_elsewhere |= p.outer.out_strides[d] == 1 && p.outer.sizes[d].divisor > 1;
-  return unit_elsewhere && p.n_reduce * p.n_reduce_outer <= HostPolicy::kStageTransposedMaxRows &&
-         p.n_out * p.n_cols * out_element_size >= HostPolicy::kStageTransposedMinBytes;
+// One pass of op Op on CUDA buffers of in_t and out_t: picks the kernel for
+// the pass's shape and layout and sizes its grid.
+template <class Op, typename in_t, typename out_t>
+void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
+  constexpr int kVec = sizeof(in_t) >= 16 ? 1 : 16 / int(sizeof(in_t));
+  const in_t* x = static_cast<const in_t*>(b.in);
+  out_t* y = static_cast<out_t*>(b.out);
+  const bool base_ok = kVec > 1 && aligned16(x) && outer_strides_divisible(p.outer, kVec);
+  DenseArgs dense{};
+  const bool dense_ok = dense_geometry(p, dense);
+  if (p.kind == ReducePass::Kind::kRows) {
+    const bool vec = base_ok && p.elem_stride == 1 && p.row_len % kVec == 0 &&
+                     (p.n_rows == 1 || p.row_stride % kVec == 0);
+    if constexpr (kVec > 1) {
+      if (vec) return launch_rows<Op, in_t, out_t, kVec>(p, x, y);
+      if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
+        if (stride2_rows_fit(p, b, kVec)) return launch_rows<Op, in_t, out_t, kVec, 2>(p, x, y);
+      }
+      // Dense rows whose width or alignment no vector fits: a vector body
+      // per row from its first 16-byte boundary, if it is long enough to
+      // pay for the elements read one by one around it. One row per
+      // output, or several a whole number of vectors apart, so that they
+      // share the first row's head (and, for 32-bit indices of their
+      // ends, fewer than 2^31 / (2 kVec) of them; few outputs only, see
+      // launch_rows). A/B on the H200 against
+      // element loads for several rows (NOTES.md, session 14): [4820, 40,
+      // 26, 47] float32 over (0, 2, 3) 541 -> 239 us (torch.sum 368),
+      // [3253, 64, 14, 14] bfloat16 93 -> 35 (83).
+      const bool same_heads = p.n_rows == 1 || ((p.row_stride * int64_t(sizeof(in_t))) % 16 == 0 &&
+                                                p.n_rows < (int64_t(1) << 31) / (2 * kVec));
+      const bool ragged_rows = same_heads && p.elem_stride == 1 &&
+                               reinterpret_cast<uintptr_t>(x) % sizeof(in_t) == 0;
+      if (ragged_rows && (p.row_len - (kVec - 1)) / kVec >= HostPolicy::kRaggedRowMinChunks)
+        return launch_rows<Op, in_t, out_t, kVec>(p, x, y, /*ragged=*/true);
+    }
+    // Dense rows of a width (or alignment) that no vector fits, in one
+    // stream or in slabs.
+    if (dense_ok && launch_stream_rows<Op>(dense, x, y)) return;
+    if (dense_ok && launch_dense<Op>(dense, x, y)) return;
+    DenseArgs slabs{};
+    if (!dense_ok && dense_geometry(p, slabs, /*slabs=*/true) && launch_stream_rows<Op>(slabs, x, y)) return;
+    launch_rows<Op, in_t, out_t, 1>(p, x, y);
+  } else {
+    bool vector_fits = false;
+    if constexpr (kVec > 1) vector_fits = columns_vector_fits(p, x, kVec);
+    if (dense_ok && stream_planes_beat_columns<in_t>(dense, vector_fits) &&
+        launch_stream_tiles<Op>(dense, x, y))
+      return;
+    // Large dense planes of narrow rows: one stream of vectors each
+    // (HostPolicy::kStreamColumnsFirstMinPlaneBytes).
+    if (dense_ok && dense.plane * int64_t(sizeof(in_t)) >= HostPolicy::kStreamColumnsFirstMinPlaneBytes &&
+        dense.C * int64_t(sizeof(in_t)) < HostPolicy::kStreamColumnsFirstMaxRowBytes &&
+        launch_stream_columns<Op>(dense, x, y))
+      return;
+    if constexpr (kVec > 1) {
+      if (vector_fits) return launch_columns<Op, in_t, out_t, kVec>(p, x, y);
+    }
+    // Columns that no 16-byte vector fits, in vectors of 8 or 4 bytes (of
+    // two elements at least) where those pay (narrow_column_vectors_pay).
+    if constexpr (kVec / 2 > 1) {
+      if (columns_vector_fits(p, x, kVec / 2) && narrow_column_vectors_pay<in_t>(p, kVec / 2, dense_ok))
+        return launch_columns<Op, in_t, out_t, kVec / 2>(p, x, y);
+    }
+    if constexpr (kVec / 4 > 1) {
+      if (columns_vector_fits(p, x, kVec / 4) && narrow_column_vectors_pay<in_t>(p, kVec / 4, dense_ok))
+        return launch_columns<Op, in_t, out_t, kVec / 4>(p, x, y);
+    }
+    // Dense planes of columns no vector fits: large planes as one stream
+    // of vectors, the rest in tiles (or one element per load).
+    if (dense_ok && launch_stream_columns<Op>(dense, x, y)) return;
+    if (dense_ok && launch_dense<Op>(dense, x, y)) return;
+    launch_columns<Op, in_t, out_t, 1>(p, x, y);
+  }
 }
 
-// One pass of the op of `Family` on CUDA tensors whose input dtype is of
-// group G: picks the kernel for the pass's shape and layout and sizes its grid.
+// One pass of the op of `Family` on CUDA buffers whose input dtype is of
+// group G. A pass that reads another pass's partials runs here only for an
+// op whose reduce folds them in as inputs (run_pass_cuda routes the others).
 template <class Family, InputGroup G>
-void run_pass_cuda_group(const ReducePass& p, const at::Tensor& in, const at::Tensor& out) {
-  if (stages_transposed_output(p, out.element_size())) {
-    // The same pass into a scratch laid out as the pass walks it (columns
-    // innermost, then the outer dims innermost first), then one copy.
-    ReducePass q = p;
-    q.out_col_stride = 1;
-    int64_t next = p.n_cols;
-    for (int d = 0; d < q.outer.ndim; ++d) {
-      q.outer.out_strides[d] = next;
-      next *= static_cast<int64_t>(q.outer.sizes[d].divisor);
-    }
-    at::Tensor scratch = at::empty({p.n_out * p.n_cols}, out.options());
-    run_pass_cuda_group<Family, G>(q, in, scratch);
-    std::vector<int64_t> sizes, out_strides, scratch_strides;
-    for (int d = p.outer.ndim - 1; d >= 0; --d) {
-      sizes.push_back(static_cast<int64_t>(p.outer.sizes[d].divisor));
-      out_strides.push_back(p.outer.out_strides[d]);
-      scratch_strides.push_back(q.outer.out_strides[d]);
-    }
-    sizes.push_back(p.n_cols);
-    out_strides.push_back(p.out_col_stride);
-    scratch_strides.push_back(1);
-    out.as_strided(sizes, out_strides, out.storage_offset()).copy_(scratch.as_strided(sizes, scratch_strides));
-    return;
-  }
-  dispatch_reduce_types<G>(in.scalar_type(), out.scalar_type(), [&](auto in_tag, auto out_tag) {
+void run_pass_cuda_group(const ReducePass& p, const PassBuffers& b) {
+  dispatch_reduce_types<G>(b.in_dtype, b.out_dtype, [&](auto in_tag, auto out_tag) {
     using in_t = typename decltype(in_tag)::type;
     using out_t = typename decltype(out_tag)::type;
     using Op = typename Family::template Op<typename AccOf<out_t>::type>;
-    // The kernels fold partials like inputs and write accumulators as values
-    // (SumOp and ProdOp: reduce of an accumulator is combine, project to
-    // acc_t the identity); an op for which that does not hold needs the
-    // pass roles in its kernels first.
-    static_assert(Op::kPartialsFoldAsInputs, "the CUDA kernels ignore ReducePass::reads/writes_partials");
-    constexpr int kVec = sizeof(in_t) >= 16 ? 1 : 16 / int(sizeof(in_t));
-    const in_t* x = static_cast<const in_t*>(in.const_data_ptr());
-    out_t* y = static_cast<out_t*>(out.data_ptr());
-    const bool base_ok = kVec > 1 && aligned16(x) && outer_strides_divisible(p.outer, kVec);
-    DenseArgs dense{};
-    const bool dense_ok = dense_geometry(p, dense);
-    if (p.kind == ReducePass::Kind::kRows) {
-      const bool vec = base_ok && p.elem_stride == 1 && p.row_len % kVec == 0 &&
-                       (p.n_rows == 1 || p.row_stride % kVec == 0);
-      if constexpr (kVec > 1) {
-        if (vec) return launch_rows<Op, in_t, out_t, kVec>(p, x, y, in);
-        if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
-          if (stride2_rows_fit(p, in, kVec)) return launch_rows<Op, in_t, out_t, kVec, 2>(p, x, y, in);
-        }
-        // Dense rows whose width or alignment no vector fits: a vector body
-        // per row from its first 16-byte boundary, if it is long enough to
-        // pay for the elements read one by one around it. One row per
-        // output, or several a whole number of vectors apart, so that they
-        // share the first row's head (and, for 32-bit indices of their
-        // ends, fewer than 2^31 / (2 kVec) of them; few outputs only, see
-        // launch_rows). A/B on the H200 against
-        // element loads for several rows (NOTES.md, session 14): [4820, 40,
-        // 26, 47] float32 over (0, 2, 3) 541 -> 239 us (torch.sum 368),
-        // [3253, 64, 14, 14] bfloat16 93 -> 35 (83).
-        const bool same_heads = p.n_rows == 1 || ((p.row_stride * int64_t(sizeof(in_t))) % 16 == 0 &&
-                                                  p.n_rows < (int64_t(1) << 31) / (2 * kVec));
-        const bool ragged_rows = same_heads && p.elem_stride == 1 &&
-                                 reinterpret_cast<uintptr_t>(x) % sizeof(in_t) == 0;
-        if (ragged_rows && (p.row_len - (kVec - 1)) / kVec >= HostPolicy::kRaggedRowMinChunks)
-          return launch_rows<Op, in_t, out_t, kVec>(p, x, y, in, /*ragged=*/true);
-      }
-      // Dense rows of a width (or alignment) that no vector fits, in one
-      // stream or in slabs.
-      if (dense_ok && launch_stream_rows<Op>(dense, x, y)) return;
-      if (dense_ok && launch_dense<Op>(dense, x, y)) return;
-      DenseArgs slabs{};
-      if (!dense_ok && dense_geometry(p, slabs, /*slabs=*/true) && launch_stream_rows<Op>(slabs, x, y)) return;
-      launch_rows<Op, in_t, out_t, 1>(p, x, y, in);
-    } else {
-      bool vector_fits = false;
-      if constexpr (kVec > 1) vector_fits = columns_vector_fits(p, x, kVec);
-      if (dense_ok && stream_planes_beat_columns<in_t>(dense, vector_fits) &&
-          launch_stream_tiles<Op>(dense, x, y))
-        return;
-      // Large dense planes of narrow rows: one stream of vectors each
-      // (HostPolicy::kStreamColumnsFirstMinPlaneBytes).
-      if (dense_ok && dense.plane * int64_t(sizeof(in_t)) >= HostPolicy::kStreamColumnsFirstMinPlaneBytes &&
-          dense.C * int64_t(sizeof(in_t)) < HostPolicy::kStreamColumnsFirstMaxRowBytes &&
-          launch_stream_columns<Op>(dense, x, y, in))
-        return;
-      if constexpr (kVec > 1) {
-        if (vector_fits) return launch_columns<Op, in_t, out_t, kVec>(p, x, y, in);
-      }
-      // Columns that no 16-byte vector fits, in vectors of 8 or 4 bytes (of
-      // two elements at least) where those pay (narrow_column_vectors_pay).
-      if constexpr (kVec / 2 > 1) {
-        if (columns_vector_fits(p, x, kVec / 2) && narrow_column_vectors_pay<in_t>(p, kVec / 2, dense_ok))
-          return launch_columns<Op, in_t, out_t, kVec / 2>(p, x, y, in);
-      }
-      if constexpr (kVec / 4 > 1) {
-        if (columns_vector_fits(p, x, kVec / 4) && narrow_column_vectors_pay<in_t>(p, kVec / 4, dense_ok))
-          return launch_columns<Op, in_t, out_t, kVec / 4>(p, x, y, in);
-      }
-      // Dense planes of columns no vector fits: large planes as one stream
-      // of vectors, the rest in tiles (or one element per load).
-      if (dense_ok && launch_stream_columns<Op>(dense, x, y, in)) return;
-      if (dense_ok && launch_dense<Op>(dense, x, y)) return;
-      launch_columns<Op, in_t, out_t, 1>(p, x, y, in);
-    }
+    TORCH_INTERNAL_ASSERT(Op::kPartialsFoldAsInputs || !p.reads_partials,
+                          "gpureduce: a partials pass of this op runs PartialsKernelsFor's kernels");
+    run_typed_pass<Op, in_t, out_t>(p, b);
   });
 }
 

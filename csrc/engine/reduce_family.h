@@ -4,8 +4,9 @@
 // family adds its functor, its empty result and how k copies fold together.
 #pragma once
 
-#include <ATen/core/Tensor.h>
+#include <type_traits>
 
+#include "reduce_dtypes.h"
 #include "reduce_ops.h"
 #include "reduce_plan.h"
 
@@ -43,6 +44,65 @@ struct NanSumFamily {
     SumFamily::fold_repeats(partial, k, dest);
   }
 };
+
+// Whose kernels run a pass of an op over inputs of group G (`type`), and
+// whether the op takes such inputs at all (`kTaken`; the entry points refuse
+// the others first). The backends route each pass through this, so that an
+// op compiles only the kernels it runs.
+template <class Family, InputGroup G>
+struct KernelsFor {
+  using type = Family;
+  static constexpr bool kTaken = true;
+};
+// nansum: integers and bool hold no NaN, so sum's kernels run them; complex
+// inputs are refused (check_nansum_args).
+template <InputGroup G>
+struct KernelsFor<NanSumFamily, G> {
+  using type = std::conditional_t<G == InputGroup::kNarrowInt || G == InputGroup::kWideInt, SumFamily, NanSumFamily>;
+  static constexpr bool kTaken = G != InputGroup::kComplex;
+};
+
+// Whose kernels run a pass that reads another pass's partials (of the
+// accumulator dtype): the family's own where its reduce folds a partial in
+// as an input (Op::kPartialsFoldAsInputs), else a family whose reduce does,
+// with the same combine.
+template <class Family>
+struct PartialsKernelsFor {
+  using type = Family;
+};
+// nansum's partials are plain sums: NaN inputs were counted as zero when
+// they were folded in, and sum's adds keep the NaN of inf + -inf. (An
+// adapter that ran nansum's own kernels with combine for reduce cost a
+// CUDA instance file, 47 s of compile, for the same bits; on the CPU the
+// same roles as template flags doubled nansum's compile.)
+template <>
+struct PartialsKernelsFor<NanSumFamily> {
+  using type = SumFamily;
+};
+
+// Calls run(TypeTag<K>{}, group) with the family K whose kernels run pass
+// p over inputs of dtype `in` (KernelsFor, or PartialsKernelsFor for a pass
+// that reads partials the op's reduce would not take as inputs), and
+// group, the std::integral_constant of in's InputGroup. Each backend routes
+// its passes through this.
+template <class Family, class Run>
+void with_pass_kernels(const ReducePass& p, at::ScalarType in, Run&& run) {
+  with_input_group(in, [&](auto group) {
+    constexpr InputGroup G = decltype(group)::value;
+    using Kernels = KernelsFor<Family, G>;
+    using K = typename Kernels::type;
+    if constexpr (!Kernels::kTaken) {
+      TORCH_INTERNAL_ASSERT(false, "gpureduce: no kernel for ", in, " inputs of this op");
+    } else {
+      if constexpr (!K::template Op<float>::kPartialsFoldAsInputs) {
+        using P = typename PartialsKernelsFor<K>::type;
+        static_assert(P::template Op<float>::kPartialsFoldAsInputs, "partials kernels must fold partials as inputs");
+        if (p.reads_partials) return run(TypeTag<P>{}, group);
+      }
+      run(TypeTag<K>{}, group);
+    }
+  });
+}
 
 template <class Family>
 OpSpec op_spec(PassRunner run, const char* kernel_name) {

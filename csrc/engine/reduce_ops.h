@@ -25,9 +25,12 @@
 //                      accumulator type, as the partial it contributes
 //                      (nansum: NaN -> 0; others: itself).
 // And one an op must set itself:
-//   kPartialsFoldAsInputs  reduce(acc, partial) is combine(acc, partial) and
-//                      project<acc_t> is the identity, so that a kernel may
-//                      read or write another pass's partials as plain values.
+//   kPartialsFoldAsInputs  reduce(acc, partial) is combine(acc, partial), so
+//                      that a kernel may read another pass's partials as
+//                      plain inputs (where it is false, such a pass runs
+//                      the kernels of PartialsKernelsFor, reduce_family.h).
+// A pass that writes partials stores project<acc_t> of its accumulators,
+// which must be the accumulator itself (OpBase's cast is).
 // Partials are accumulators: a pass that reads another pass's partials
 // folds them in with combine (see ReducePass::reads_partials). An op's
 // project to a 16-bit float is its project to float rounded once, as the
@@ -211,11 +214,12 @@ struct ProdOp : OpBase<ProdOp<acc_t>, acc_t> {
 
 // torch.nansum: a sum in which NaN inputs count as zero. A NaN that the
 // adds make (inf + -inf) stays: partials fold in with combine, never
-// through reduce, so kPartialsFoldAsInputs is false. (The CUDA kernels
-// need it true, so nansum has no CUDA kernels yet.) Integer and bool inputs
-// hold no NaN: their passes are sum's (cpu/ops_cpu.cpp).
+// through reduce, so kPartialsFoldAsInputs is false. Its CUDA rows kernels
+// carry float partials in double, as sum's do. Integer and bool inputs hold
+// no NaN: their passes are sum's (KernelsFor in reduce_family.h).
 template <typename acc_t>
 struct NanSumOp : OpBase<NanSumOp<acc_t>, acc_t> {
+  using wide_op = std::conditional_t<std::is_same_v<acc_t, float>, NanSumOp<double>, NanSumOp<acc_t>>;
   static constexpr bool kPartialsFoldAsInputs = false;
 
   C10_HOST_DEVICE static acc_t identity() { return acc_t(0); }

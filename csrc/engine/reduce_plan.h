@@ -19,13 +19,19 @@
 // afterwards by the op (OpSpec::fold_repeats: sum multiplies by its size).
 #pragma once
 
-#include <ATen/core/Tensor.h>
+#include <c10/core/ScalarType.h>
 
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include "fast_divmod.h"
+
+// Declared only: the CUDA kernels' files include this header and compile
+// faster without ATen's (cuda/instance.h).
+namespace at {
+class Tensor;
+}  // namespace at
 
 namespace gpureduce {
 
