@@ -120,6 +120,27 @@ def test_nansum_inf_minus_inf(dtype, device):
     assert torch.equal(got.nan_to_num(), want.to(dtype).double().nan_to_num()), got
 
 
+# Nothing but dims of size 1 or of stride 0 reduced: the input folded
+# (k * x) with NaN counted as zero, infinities kept, and -0.0 made +0.0 as
+# torch's sum makes it; small and large inputs (the planner reads the
+# small ones as a pass).
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
+def test_nansum_size_one_and_repeats(dtype, device):
+    special = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 1.0], dtype=dtype, device=device)
+    for n in (5, 1 << 18):
+        x = special.repeat(n // 5 + 1)[:n]
+        want_one = torch.where(x.isnan(), torch.zeros_like(x), x) + 0
+        got = reduce_op.nansum(x.view(n, 1), 1)
+        assert torch.equal(got, want_one) and not torch.signbit(got[3]), (n, got[:5])
+        got = reduce_op.nansum(x.view(n, 1, 1), [1, 2], dtype=torch.float64)
+        assert torch.equal(got, want_one.double()), (n, got[:5])
+        for k in (3, 4096):
+            e = x[:, None].expand(n, k)
+            got = reduce_op.nansum(e, 1)
+            assert torch.equal(got, (want_one.double() * k).to(dtype)), (n, k, got[:5])
+
+
 # The benchmark's random sampler (shapes, views, dims, dtype=) with NaNs
 # and infinities written into the base tensor before its view is taken.
 @pytest.mark.parametrize("device,seed,n,max_bytes", [("cpu", 7, 80, 1 << 16)] + (
