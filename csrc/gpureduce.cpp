@@ -16,8 +16,8 @@ TORCH_LIBRARY(gpureduce, m) {
   m.def("sum.IntList_out(Tensor input, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
         "Tensor(a!) out) -> ()",
         {at::Tag::pt2_compliant_tag});
-  // prod with aten's overloads: the second op on the engine. (Its autograd
-  // formula comes with the rest of the reduction family.)
+  // prod with aten's overloads: the second op on the engine (its autograd
+  // in autograd/sum_autograd.cpp).
   m.def("prod(Tensor input, *, ScalarType? dtype=None) -> Tensor", {at::Tag::pt2_compliant_tag});
   m.def("prod.dim_int(Tensor input, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag});

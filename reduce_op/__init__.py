@@ -6,7 +6,7 @@ This package loads it and adds a Python front end:
 
 * :func:`sum` mirrors ``torch.sum``; ``kernel=`` picks one of the classic
   teaching kernels (:func:`kernels` lists them);
-* :func:`nansum` mirrors ``torch.nansum`` (CPU for now);
+* :func:`nansum` and :func:`prod` mirror ``torch.nansum`` and ``torch.prod``;
 * :func:`replace_torch_sum` routes ``torch.sum`` / ``Tensor.sum`` inside a
   ``with`` block to gpureduce, :func:`patch` / :func:`unpatch` process-wide.
 """
@@ -21,7 +21,7 @@ from typing import Any, List, Optional, Sequence, Union
 
 import torch
 
-__all__ = ["sum", "nansum", "kernels", "replace_torch_sum", "patch", "unpatch", "library_path"]
+__all__ = ["sum", "nansum", "prod", "kernels", "replace_torch_sum", "patch", "unpatch", "library_path"]
 __version__ = "0.1.0"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -119,13 +119,31 @@ def nansum(
     """Mirrors ``torch.nansum``: the sum of the elements over ``dim`` (all
     of them by default), NaN counted as zero; a NaN that the adds make
     (``inf + -inf``) stays. Integer and bool inputs sum to int64, as in
-    torch. Runs on CPU and meta tensors; gpureduce has no CUDA kernels for
-    it yet."""
+    torch. Runs on CPU, CUDA and meta tensors."""
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
     if out is None:
         return torch.ops.gpureduce.nansum(input, dims, keepdim, dtype=dtype)
     torch.ops.gpureduce.nansum.out(input, dims, keepdim, dtype=dtype, out=out)
     return out
+
+
+def prod(
+    input: torch.Tensor,
+    dim: Optional[int] = None,
+    keepdim: bool = False,
+    *,
+    dtype: Optional[torch.dtype] = None,
+) -> torch.Tensor:
+    """Mirrors ``torch.prod``: the product of all elements, or over one
+    ``dim`` (``keepdim`` keeps it as size 1). Integer and bool inputs
+    multiply to int64, as in torch; ``dtype=`` casts the input first. Its
+    gradient is right where the input holds zeros (one or several), as
+    torch's is."""
+    if dim is None:
+        if keepdim:
+            raise TypeError("prod(): keepdim=True needs a dim, as torch.prod's overloads do")
+        return torch.ops.gpureduce.prod(input, dtype=dtype)
+    return torch.ops.gpureduce.prod.dim_int(input, dim, keepdim, dtype=dtype)
 
 
 # reduce_op.sum is a C function (reduce_op._fast.sum, fast_calls.cpp): the

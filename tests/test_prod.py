@@ -1,10 +1,12 @@
 """gpureduce::prod beyond the op table (tests/test_ops.py runs its matrix
 of dtypes, shapes, layouts and dims, empty and expanded inputs included):
-dtype= arguments and errors, against torch.prod."""
+dtype= arguments and errors, and the gradient (with no zero, one zero and
+several in a slice), against torch.prod."""
 import pytest
 import torch
+from torch.library import opcheck
 
-import reduce_op  # noqa: F401  (loads the operator library)
+import reduce_op
 
 from axes import DEVICES, near_one
 
@@ -25,3 +27,67 @@ def test_prod_dtype_argument_and_errors(device, gen):
     _assert_close(torch.ops.gpureduce.prod.dim_int(x, 1, dtype=torch.float32), torch.prod(x, 1, dtype=torch.float32))
     with pytest.raises(IndexError):
         torch.ops.gpureduce.prod.dim_int(x, 2)
+
+
+def _prod(t, dim, keepdim, **kw):
+    return reduce_op.prod(t, dim, keepdim, **kw) if dim is not None else reduce_op.prod(t, **kw)
+
+
+# The gradient of each element is the product of the others in its slice:
+# right with no zero, one zero, or several in a slice (then zero), as
+# torch's is; gradcheck and gradgradcheck in float64; the backward node's
+# name; and no gradient through an integer result, as torch refuses it.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("zeros", [0, 1, 3])
+def test_prod_autograd(device, zeros, gen):
+    x = torch.randn(4, 5, dtype=torch.float64, generator=gen).to(device)
+    if zeros >= 1:
+        x[1, 2] = 0
+    if zeros >= 3:
+        x[1, 4] = 0
+        x[3, 0] = 0
+    for dim, keepdim in ((None, False), (1, False), (0, True), (-1, True)):
+        a = x.clone().requires_grad_(True)
+        b = x.clone().requires_grad_(True)
+        ours = _prod(a, dim, keepdim)
+        theirs = torch.prod(b, dim, keepdim) if dim is not None else torch.prod(b)
+        grad = torch.randn(theirs.shape, dtype=torch.float64, generator=gen).to(device)
+        (g_ours,) = torch.autograd.grad(ours, a, grad)
+        (g_theirs,) = torch.autograd.grad(theirs, b, grad)
+        torch.testing.assert_close(g_ours, g_theirs, rtol=1e-12, atol=1e-12)
+        assert ours.grad_fn.name() == "GpureduceProdBackward"
+        torch.autograd.gradcheck(lambda t: _prod(t, dim, keepdim), (a,))
+        torch.autograd.gradgradcheck(lambda t: _prod(t, dim, keepdim), (a,))
+    # A zero gradient where a slice holds two zeros, an exact one where it
+    # holds one.
+    if zeros == 3:
+        a = x.clone().requires_grad_(True)
+        (g,) = torch.autograd.grad(reduce_op.prod(a, 1).sum(), a)
+        assert torch.equal(g[1], torch.zeros_like(g[1]))
+        torch.testing.assert_close(g[3, 0], torch.prod(x[3, 1:]), rtol=1e-12, atol=0)
+        assert torch.equal(g[3, 1:], torch.zeros_like(g[3, 1:]))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_prod_autograd_dtypes_and_shapes(device, gen):
+    # dtype=: the gradient in the result's dtype, cast back to the input's.
+    h = torch.randn(3, 40, generator=gen).to(torch.float16).to(device)
+    a, b = h.clone().requires_grad_(True), h.clone().requires_grad_(True)
+    reduce_op.prod(a, 1, dtype=torch.float32).sum().backward()
+    torch.prod(b, 1, dtype=torch.float32).sum().backward()
+    assert a.grad.dtype == torch.float16
+    torch.testing.assert_close(a.grad, b.grad, rtol=2e-2, atol=1e-3)
+    c = torch.randn(3, 4, dtype=torch.complex128, generator=gen).to(device).requires_grad_(True)
+    torch.autograd.gradcheck(lambda t: reduce_op.prod(t, 1), (c,))
+    s = torch.randn((), dtype=torch.float64, generator=gen).to(device).requires_grad_(True)
+    torch.autograd.gradcheck(lambda t: reduce_op.prod(t), (s,))
+    torch.autograd.gradcheck(lambda t: reduce_op.prod(t, 0), (s,))
+    e = torch.zeros(0, 3, dtype=torch.float64, device=device, requires_grad=True)
+    assert torch.autograd.grad(reduce_op.prod(e, 0).sum(), e)[0].shape == (0, 3)
+    base = torch.randn(5, dtype=torch.float64, generator=gen).to(device).requires_grad_(True)
+    torch.autograd.gradcheck(lambda t: reduce_op.prod(t.expand(4, 5), 0), (base,))  # an expanded input
+    with pytest.raises(RuntimeError, match="Autograd not support dtype"):
+        reduce_op.prod(torch.randn(3, device=device, requires_grad=True), dtype=torch.int64)
+    y = torch.randn(3, 4, device=device, requires_grad=True)
+    opcheck(torch.ops.gpureduce.prod.default, (y,))
+    opcheck(torch.ops.gpureduce.prod.dim_int, (y, 1, True))

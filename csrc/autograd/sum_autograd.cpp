@@ -1,11 +1,17 @@
-// Autograd for gpureduce::sum and gpureduce::nansum. The backward broadcasts
+// Autograd for gpureduce::sum, nansum and prod. The backward broadcasts
 // the gradient back to the input's shape (unsqueeze the reduced dims when
 // keepdim=False, expand) and casts back from any dtype= argument; nansum's
-// then zeroes it where the input is NaN, as torch's does. It is built from ATen ops, so it is
-// itself differentiable and double backward works. Errors in the arguments
-// are raised by the kernel below before any node is made.
+// then zeroes it where the input is NaN, as torch's does, and prod's
+// multiplies it by the product of the other elements of each slice. It is
+// built from ATen ops, so it is itself differentiable and double backward
+// works. Errors in the arguments are raised by the kernel below before any
+// node is made.
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/cumprod.h>
+#include <ATen/ops/flip.h>
 #include <ATen/ops/isnan.h>
+#include <ATen/ops/ones.h>
 #include <ATen/ops/logical_not.h>
 #include <ATen/ops/mul.h>
 #include <torch/autograd.h>
@@ -55,13 +61,17 @@ struct GpureduceSumBackward : public torch::autograd::Node {
   at::ScalarType input_dtype = at::kFloat;
   std::vector<c10::SymInt> input_sizes;
 
-  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
-    at::Tensor g = grads[0];
-    if (!g.defined()) return {at::Tensor()};
+  // The result's gradient at the input's shape, in the result's dtype.
+  at::Tensor broadcast(at::Tensor g) const {
     if (!keepdim) {
       for (int64_t d : reduced) g = g.unsqueeze(d);
     }
-    g = g.expand_symint(input_sizes);
+    return g.expand_symint(input_sizes);
+  }
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    if (!grads[0].defined()) return {at::Tensor()};
+    at::Tensor g = broadcast(grads[0]);
     if (g.scalar_type() != input_dtype) g = g.to(input_dtype);
     return {g};
   }
@@ -82,6 +92,51 @@ struct GpureduceNansumBackward : public GpureduceSumBackward {
   }
   void release_variables() override { self_.reset_data(); }
   std::string name() const override { return "GpureduceNansumBackward"; }
+};
+
+// prod: each element's gradient is the product of the others in its slice
+// along the reduced dim (all elements, flattened, for a full product),
+// written as the product of those before it times the product of those
+// after it (two exclusive running products), never as result / x, so that
+// one zero or several give the right gradient with no division and no
+// host-side check for zeros. Computed in the gradient's dtype, then cast to
+// the input's (dtype= casts the input before the product).
+struct GpureduceProdBackward : public GpureduceSumBackward {
+  torch::autograd::SavedVariable self_;
+  bool full = false;  // prod over all elements; else over reduced[0]
+
+  // The product of the elements before each one along `d`, times that of
+  // those after it.
+  static at::Tensor others_product(const at::Tensor& x, int64_t d) {
+    const int64_t n = x.size(d);
+    if (n <= 1) return at::ones_like(x);
+    std::vector<int64_t> one_size = x.sizes().vec();
+    one_size[d] = 1;
+    const at::Tensor one = at::ones(one_size, x.options());
+    const at::Tensor before = at::cat({one, x.narrow(d, 0, n - 1)}, d).cumprod(d);
+    const at::Tensor after = at::cat({one, x.narrow(d, 1, n - 1).flip(d)}, d).cumprod(d).flip(d);
+    return before.mul(after);
+  }
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    if (!grads[0].defined()) return {at::Tensor()};
+    const at::Tensor g = broadcast(grads[0]);
+    const at::Tensor self = self_.unpack();
+    const at::Tensor x = self.scalar_type() == g.scalar_type() ? self : self.to(g.scalar_type());
+    at::Tensor others;
+    if (x.dim() == 0) {
+      others = at::ones_like(x);
+    } else if (full) {
+      others = others_product(x.reshape({-1}), 0).reshape(x.sizes());
+    } else {
+      others = others_product(x, reduced[0]);
+    }
+    at::Tensor grad_in = g.mul(others.conj());
+    if (grad_in.scalar_type() != input_dtype) grad_in = grad_in.to(input_dtype);
+    return {grad_in};
+  }
+  void release_variables() override { self_.reset_data(); }
+  std::string name() const override { return "GpureduceProdBackward"; }
 };
 
 // torch's autograd graph holds nodes by std::shared_ptr up to 2.12 and by
@@ -151,6 +206,39 @@ at::Tensor nansum_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim,
       [&](GpureduceNansumBackward& n) { n.self_ = torch::autograd::SavedVariable(input, /*is_output=*/false); });
 }
 
+// prod and prod.dim_int: the kernel below autograd, by overload.
+at::Tensor call_prod(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                     std::optional<at::ScalarType> dtype) {
+  if (!dim.has_value()) {
+    static const auto all = c10::Dispatcher::singleton()
+                                .findSchemaOrThrow("gpureduce::prod", "")
+                                .typed<at::Tensor(const at::Tensor&, std::optional<at::ScalarType>)>();
+    return all.call(input, dtype);
+  }
+  static const auto one_dim = c10::Dispatcher::singleton()
+                                  .findSchemaOrThrow("gpureduce::prod", "dim_int")
+                                  .typed<at::Tensor(const at::Tensor&, int64_t, bool, std::optional<at::ScalarType>)>();
+  return one_dim.call(input, (*dim)[0], keepdim, dtype);
+}
+
+at::Tensor prod_record(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<at::ScalarType> dtype) {
+  return record_sum_like<GpureduceProdBackward>(input, dim, keepdim, dtype, "prod", &call_prod,
+                                                [&](GpureduceProdBackward& n) {
+                                                  n.self_ = torch::autograd::SavedVariable(input, false);
+                                                  n.full = !dim.has_value();
+                                                });
+}
+
+at::Tensor prod_autograd(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
+  return prod_record(input, std::nullopt, false, dtype);
+}
+
+at::Tensor prod_dim_autograd(const at::Tensor& input, int64_t dim, bool keepdim,
+                             std::optional<at::ScalarType> dtype) {
+  return prod_record(input, at::IntArrayRef(&dim, 1), keepdim, dtype);
+}
+
 at::Tensor sum_autograd(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
   return sum_dim_autograd(input, std::nullopt, false, dtype);
 }
@@ -198,6 +286,8 @@ TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
   m.impl("sum.IntList_out", &sum_out_autograd);
   m.impl("nansum", &nansum_autograd);
   m.impl("nansum.out", &nansum_out_autograd);
+  m.impl("prod", &prod_autograd);
+  m.impl("prod.dim_int", &prod_dim_autograd);
 }
 
 }  // namespace gpureduce
