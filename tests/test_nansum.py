@@ -251,3 +251,26 @@ def test_nansum_opcheck(device, gen):
     opcheck(NANSUM.default, (b, [1], True))
     opcheck(NANSUM.default, (b,), {"dtype": torch.float64})
     opcheck(NANSUM.out, (a, [0, 2], False), {"out": torch.empty(5, device=device)})
+
+
+# torch.compile with fullgraph, static and dynamic shapes, of nansum and
+# prod (their Meta kernels and Autograd nodes), forward and backward,
+# against eager.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_nansum_and_prod_compile(device, dynamic):
+    torch._dynamo.reset()
+
+    def f(x):
+        return NANSUM.default(x * 2, [1], False) + torch.ops.gpureduce.prod.dim_int(x, 1, False) + \
+            torch.ops.gpureduce.prod.default(x[:, :2])
+
+    compiled = torch.compile(f, fullgraph=True, dynamic=dynamic)
+    for n in (5, 9, 17):
+        x = torch.randn(3, n, device=device)
+        x[0, 1] = float("nan")
+        torch.testing.assert_close(compiled(x), f(x), equal_nan=True)
+        a, b = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+        (g_eager,) = torch.autograd.grad(f(a).nansum(), a)
+        (g_compiled,) = torch.autograd.grad(compiled(b).nansum(), b)
+        torch.testing.assert_close(g_compiled, g_eager, equal_nan=True)

@@ -91,3 +91,32 @@ def test_prod_autograd_dtypes_and_shapes(device, gen):
     y = torch.randn(3, 4, device=device, requires_grad=True)
     opcheck(torch.ops.gpureduce.prod.default, (y,))
     opcheck(torch.ops.gpureduce.prod.dim_int, (y, 1, True))
+
+
+# PyTorch's own sample inputs for torch.prod (its OpInfo), through
+# reduce_op.prod: the same result, or an error of the same type.
+@pytest.mark.parametrize("device", DEVICES)
+def test_prod_on_torchs_samples(device):
+    pytest.importorskip("expecttest")
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    info = next(o for o in op_db if o.name == "prod" and o.variant_test_name == "")
+    checked = 0
+    for dtype in sorted(info.supported_dtypes(device), key=str):
+        for s in info.sample_inputs(device, dtype, requires_grad=False):
+            try:
+                theirs, their_error = torch.prod(s.input, *s.args, **s.kwargs), None
+            except Exception as e:  # noqa: BLE001 - compared by type below
+                theirs, their_error = None, e
+            try:
+                ours, our_error = reduce_op.prod(s.input, *s.args, **s.kwargs), None
+            except Exception as e:  # noqa: BLE001
+                ours, our_error = None, e
+            where = f"{tuple(s.input.shape)} {dtype} args={s.args} kwargs={s.kwargs}"
+            if their_error is not None:
+                assert type(our_error) is type(their_error), f"{where}: {our_error!r} against {their_error!r}"
+                continue
+            assert our_error is None, f"{where}: raised {our_error!r}"
+            _assert_close(ours, theirs)
+            checked += 1
+    assert checked > 0
