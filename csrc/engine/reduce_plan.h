@@ -70,8 +70,10 @@ struct ReducePass {
   int64_t n_reduce_outer = 1, reduce_outer_stride = 0;
 
   // A plan of several passes hands accumulators from one to the next: a
-  // pass that reads partials folds each element in with the op's combine,
-  // and one that writes partials stores accumulators, not projected values.
+  // pass that reads partials folds each element in with the op's combine
+  // (the kernels of PartialsKernelsFor, reduce_family.h, where the op's
+  // reduce would not), and one that writes partials stores accumulators
+  // (an op's projection to its accumulator type is the identity).
   bool reads_partials = false;
   bool writes_partials = false;
 
