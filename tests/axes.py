@@ -206,3 +206,32 @@ def assert_op_matches(op: OpCase, ours: torch.Tensor, ref: torch.Tensor, scale: 
     bad = ((err > allowed) | torch.isnan(err)) & ~same  # a NaN on one side only is an error too
     assert not bad.any(), (f"{op.name} {ref.dtype}: ours {o[bad][:3].tolist()}, torch {r[bad][:3].tolist()}, "
                            f"allowed {allowed[bad][:3].tolist()}")
+
+
+def check_torch_samples(name: str, ours, theirs, device: str, check) -> int:
+    """PyTorch's own sample inputs of the op `name` (its OpInfo in op_db,
+    needing expecttest) through `ours` and `theirs`: an error of the same
+    type where torch raises one, else check(ours_result, theirs_result,
+    sample). Returns how many samples were compared."""
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    info = next(o for o in op_db if o.name == name and o.variant_test_name == "")
+    compared = 0
+    for dtype in sorted(info.supported_dtypes(device), key=str):
+        for s in info.sample_inputs(device, dtype, requires_grad=False):
+            try:
+                their_result, their_error = theirs(s.input, *s.args, **s.kwargs), None
+            except Exception as e:  # noqa: BLE001 - compared by type below
+                their_result, their_error = None, e
+            try:
+                our_result, our_error = ours(s.input, *s.args, **s.kwargs), None
+            except Exception as e:  # noqa: BLE001
+                our_result, our_error = None, e
+            where = f"{name} {tuple(s.input.shape)} {dtype} args={s.args} kwargs={s.kwargs}"
+            if their_error is not None:
+                assert type(our_error) is type(their_error), f"{where}: {our_error!r} against {their_error!r}"
+                continue
+            assert our_error is None, f"{where}: raised {our_error!r}"
+            check(our_result, their_result, s)
+            compared += 1
+    return compared

@@ -15,7 +15,7 @@ import torch
 from torch.library import opcheck
 
 import reduce_op
-from axes import DEVICES, DTYPES, HAS_CUDA, LAYOUTS, SHAPES, make_layout
+from axes import DEVICES, DTYPES, HAS_CUDA, LAYOUTS, SHAPES, check_torch_samples, make_layout
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 from random_cases import apply_view, random_data, sample_cases, sum_args  # noqa: E402
@@ -190,28 +190,13 @@ def test_nansum_dtype_out_and_errors(device, gen):
 @pytest.mark.parametrize("device", DEVICES)
 def test_nansum_on_torchs_samples(device):
     pytest.importorskip("expecttest")
-    from torch.testing._internal.common_methods_invocations import op_db
 
-    info = next(o for o in op_db if o.name == "nansum" and o.variant_test_name == "")
-    for dtype in sorted(info.supported_dtypes(device), key=str):
-        for s in info.sample_inputs(device, dtype, requires_grad=False):
-            x, args, kwargs = s.input, s.args, s.kwargs
-            try:
-                theirs, their_error = torch.nansum(x, *args, **kwargs), None
-            except Exception as e:  # noqa: BLE001 - compared by type below
-                theirs, their_error = None, e
-            try:
-                ours, our_error = reduce_op.nansum(x, *args, **kwargs), None
-            except Exception as e:  # noqa: BLE001
-                ours, our_error = None, e
-            where = f"{tuple(x.shape)} {dtype} args={args} kwargs={kwargs}"
-            if their_error is not None:
-                assert type(our_error) is type(their_error), f"{where}: {our_error!r} against {their_error!r}"
-                continue
-            assert our_error is None, f"{where}: raised {our_error!r}"
-            dim = kwargs.get("dim", args[0] if args else None)
-            keepdim = kwargs.get("keepdim", args[1] if len(args) > 1 else False)
-            _check(ours, x, dim, keepdim, kwargs.get("dtype"))
+    def check(ours, theirs, s):
+        dim = s.kwargs.get("dim", s.args[0] if s.args else None)
+        keepdim = s.kwargs.get("keepdim", s.args[1] if len(s.args) > 1 else False)
+        _check(ours, s.input, dim, keepdim, s.kwargs.get("dtype"))
+
+    assert check_torch_samples("nansum", reduce_op.nansum, torch.nansum, device, check) > 0
 
 
 @pytest.mark.parametrize("device", DEVICES)

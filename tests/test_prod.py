@@ -8,7 +8,7 @@ from torch.library import opcheck
 
 import reduce_op
 
-from axes import DEVICES, near_one
+from axes import DEVICES, check_torch_samples, near_one
 
 
 def _assert_close(ours, ref):
@@ -98,25 +98,6 @@ def test_prod_autograd_dtypes_and_shapes(device, gen):
 @pytest.mark.parametrize("device", DEVICES)
 def test_prod_on_torchs_samples(device):
     pytest.importorskip("expecttest")
-    from torch.testing._internal.common_methods_invocations import op_db
-
-    info = next(o for o in op_db if o.name == "prod" and o.variant_test_name == "")
-    checked = 0
-    for dtype in sorted(info.supported_dtypes(device), key=str):
-        for s in info.sample_inputs(device, dtype, requires_grad=False):
-            try:
-                theirs, their_error = torch.prod(s.input, *s.args, **s.kwargs), None
-            except Exception as e:  # noqa: BLE001 - compared by type below
-                theirs, their_error = None, e
-            try:
-                ours, our_error = reduce_op.prod(s.input, *s.args, **s.kwargs), None
-            except Exception as e:  # noqa: BLE001
-                ours, our_error = None, e
-            where = f"{tuple(s.input.shape)} {dtype} args={s.args} kwargs={s.kwargs}"
-            if their_error is not None:
-                assert type(our_error) is type(their_error), f"{where}: {our_error!r} against {their_error!r}"
-                continue
-            assert our_error is None, f"{where}: raised {our_error!r}"
-            _assert_close(ours, theirs)
-            checked += 1
-    assert checked > 0
+    compared = check_torch_samples("prod", reduce_op.prod, torch.prod, device,
+                                   lambda ours, theirs, s: _assert_close(ours, theirs))
+    assert compared > 0
