@@ -170,6 +170,23 @@ for dtype in (torch.float32, torch.float64, torch.int64):
     x = (torch.randn(109, 3, 808, 7) * 10).to(dtype).cuda().permute(2, 3, 0, 1)
     ref = torch.sum(x.cpu().double(), 3)
     assert torch.allclose(reduce_op.sum(x, 3).cpu().double(), ref, rtol=2e-2, atol=1.0), dtype
+# Ragged columns (vectors from the first 16-byte boundary, an edge vector at
+# each end): padded slices of two rows, alone and several outer indices a
+# block, one and three elements off; and nansum over the size-1 dim of
+# [n, 1].
+for dtype in (torch.float32, torch.float16, torch.float64):
+    for shape, cols, dim in (((2, 300016), 299993, 0), ((64, 2, 4112), 4093, 1)):
+        n = 1
+        for s in shape:
+            n *= s
+        for off in (0, 1, 3):
+            x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)[..., :cols]
+            ref = torch.sum(x.cpu().double(), dim)
+            assert torch.allclose(reduce_op.sum(x, dim).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
+    for off in (0, 1):
+        x = torch.randn(1000003 + off).to(dtype).cuda()[off:].view(-1, 1)
+        x[::7] = float("nan")
+        assert torch.equal(reduce_op.nansum(x, 1), torch.nan_to_num(x[:, 0], nan=0.0)), (dtype, off)
 x = x_odd = torch.randn((1 << 16) + 5).cuda()[1:]
 assert torch.allclose(reduce_op.sum(x).cpu().double(), x.cpu().double().sum(), rtol=1e-4, atol=1e-3)
 # Rows of stride 2 read with vector loads, up to the storage's last element.

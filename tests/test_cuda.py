@@ -891,6 +891,62 @@ def test_columns_two_reduced_dims(shape, dtype):
         assert torch.equal(reduce_op.sum(xs, (0, 2)), reduce_op.sum(xs, (0, 2)))
 
 
+# Ragged columns: columns passes of one or two rows whose column count or
+# start no 16-byte vector fits, but whose rows all start at the same offset
+# from a 16-byte boundary, read vectors from the first boundary and an edge
+# vector at each end (launch_columns' col_shift), from 1 MB of input up.
+# Padded slices ([R, P][:, :C] over dim 0, P a whole number of vectors, C
+# odd) of two rows, also in blocks of several outer indices ([B, 2,
+# P][..., :C] over dim 1) and at misaligned starts of whole-vector columns;
+# and, through the other kernels, the same over more rows (where the
+# vectors lost), and the passes of one-element rows below (nansum and prod
+# over a size-1 dim, whose results are exact: NaN -> 0, and x itself).
+# Byte inputs are not shifted.
+RAGGED_COLUMN_SLICES = [((2, 140016), 139999, 0), ((2, 300016), 299993, 0), ((64, 2, 4112), 4093, 1),
+                        ((2, 262144), 262144, 0), ((300, 1040), 1001, 0), ((5000, 528), 517, 0),
+                        ((64, 7, 1040), 1003, 1)]
+
+
+@pytest.mark.parametrize("case", range(len(RAGGED_COLUMN_SLICES)))
+@pytest.mark.parametrize("offset", [0, 1, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int32,
+                                   torch.int64, torch.int16, torch.complex64, torch.uint8], ids=str)
+def test_ragged_columns(case, offset, dtype):
+    shape, cols, dim = RAGGED_COLUMN_SLICES[case]
+    x = _offset_cuda(shape, dtype, offset)[..., :cols]
+    ours = reduce_op.sum(x, dim)
+    assert_matches_torch(ours, x, dim, False)
+    assert torch.equal(ours, reduce_op.sum(x, dim))
+    shifted = offset != 0 or cols % (16 // x.element_size()) != 0
+    if dtype in (torch.float32, torch.float16) and shifted and shape[dim] <= 2 and \
+            x.numel() * x.element_size() >= 1 << 20:
+        t = {torch.float32: "float", torch.float16: "c10::Half"}[dtype]
+        v = 16 // x.element_size()
+        names = _kernels_run(lambda: reduce_op.sum(x, dim))
+        assert any(re.search(rf"gpureduce_columns<.*, {re.escape(t)}, [\w:]+, {v}>", k) for k in names), names
+
+
+@pytest.mark.parametrize("n", [262147, 1000003, (1 << 20) + 8])
+@pytest.mark.parametrize("offset", [0, 1, 5])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int32],
+                         ids=str)
+def test_ragged_columns_one_element_rows(n, offset, dtype):
+    x = _offset_cuda((n, 1), dtype, offset)
+    if dtype.is_floating_point:
+        x[::7] = float("nan")
+        x[3::11] = float("inf")
+    ours = reduce_op.nansum(x, 1)
+    assert torch.equal(ours, torch.nan_to_num(x[:, 0], nan=0.0, posinf=float("inf"),
+                                              neginf=float("-inf")).to(ours.dtype))
+    ours = reduce_op.prod(x, 1, keepdim=True)
+    assert torch.equal(ours.isnan(), x.isnan())
+    same = ~x.isnan()
+    assert torch.equal(ours[same], x[same].to(ours.dtype))
+    if dtype == torch.float16 and offset != 0 and n * 2 >= 1 << 20:
+        names = _kernels_run(lambda: reduce_op.nansum(x, 1))
+        assert any(re.search(r"gpureduce_columns<.*, c10::Half, [\w:]+, 8>", k) for k in names), names
+
+
 # Small expanded inputs (256 KB with their repeats) are read as they are, by
 # the engine's kernels alone (one launch, or a split and its finish): a kept
 # stride-0 dim, a reduced one beside a real reduction, and both; sizes on

@@ -126,6 +126,10 @@ struct HostPolicy {
   // vector body per row when it holds at least this many vectors; shorter
   // ones go to the stream rows (launch_stream_rows).
   static constexpr int64_t kRaggedRowMinChunks = 16;
+  // Ragged columns (ragged_columns_shift) need at least this many whole
+  // vectors per outer index, and at most this many rows.
+  static constexpr int64_t kRaggedColumnMinVectors = 16;
+  static constexpr int64_t kRaggedColumnMaxRows = 2;
   // Stream rows take tiles of 16 KB (StreamRowsWidePolicy) for rows of at
   // least this many bytes in passes of at least kStreamRowsWideMinBytes.
   static constexpr int64_t kStreamRowsWideMinRowBytes = 32;

@@ -131,6 +131,33 @@ bool columns_vector_fits(const ReducePass& p, const in_t* x, int64_t v) {
          p.reduce_stride % v == 0 && p.reduce_outer_stride % v == 0 && outer_strides_divisible(p.outer, v);
 }
 
+// Ragged columns: a columns pass of one or two rows that no vector fits,
+// because of its column count or its start, but whose rows and outer
+// indices all start at the same offset from a v-element boundary, is read in
+// vectors of v from the first boundary, with an edge vector at each end that
+// reads only its columns (engine/columns.cuh). Returns that offset (the
+// vectors' shift), or -1 where the pass is not such a one or has too few
+// whole vectors to pay for the edges. One reduced dim, and elements of 2 to
+// 8 bytes (the edge code spilled registers in the kernels of byte inputs).
+// A thread of the element-load columns kernel makes one or two loads in
+// such a pass: the pass over one-element rows of nansum over the size-1 dim
+// of [109830871, 1] float16 went 645 -> 414 us (torch.nansum 626), [22763557,
+// 1] float32 141 -> 70, [n, 1] float64 1.16x; [55, 2, 20350] float64 over dim
+// 1 (two rows) 1.20x. Over more rows the element loads of neighbouring
+// threads merge in L1 and the vectors lost: 41 of 58 padded slices and
+// shifted starts of 11 to 441479 rows slower by over 5%, down to 0.58x
+// ([4564, 904][:, :901] float16 over dim 0: 7.4 -> 12.7 us). A/B in one
+// process on the H100, NOTES.md session 34.
+template <typename in_t>
+int64_t ragged_columns_shift(const ReducePass& p, const in_t* x, int64_t v) {
+  const auto addr = reinterpret_cast<uintptr_t>(x);
+  if (sizeof(in_t) < 2 || addr % sizeof(in_t) != 0 || p.col_stride != 1 || p.n_reduce_outer != 1) return -1;
+  if (p.n_reduce > HostPolicy::kRaggedColumnMaxRows) return -1;
+  if ((p.n_reduce > 1 && p.reduce_stride % v != 0) || !outer_strides_divisible(p.outer, v)) return -1;
+  if ((p.n_cols - (v - 1)) / v < HostPolicy::kRaggedColumnMinVectors) return -1;
+  return static_cast<int64_t>(addr / sizeof(in_t) % static_cast<uintptr_t>(v));
+}
+
 // Whether a rows pass of element stride 2 can be read with vector loads as
 // dense rows of twice the length: every row and outer offset on a 16-byte
 // boundary, and the one element read past each row's end still inside the
@@ -464,8 +491,9 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, bool ragged = fal
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// col_shift: see ragged_columns_shift.
 template <class Op, typename in_t, typename out_t, int V>
-void launch_columns(const ReducePass& p, const in_t* x, out_t* y) {
+void launch_columns(const ReducePass& p, const in_t* x, out_t* y, int64_t col_shift = 0) {
   using acc_t = typename Op::acc_type;
   ColumnsArgs<acc_t> a{};
   a.outer = p.outer;
@@ -479,7 +507,10 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y) {
   a.reduce_outer_stride = p.reduce_outer_stride;
   a.n_rows = p.n_reduce * p.n_reduce_outer;
   a.reduce_div = FastDivmod(static_cast<uint64_t>(p.n_reduce));
-  a.vec_cols = p.n_cols / V;
+  TORCH_INTERNAL_ASSERT(col_shift == 0 || (V * sizeof(in_t) == 16 && sizeof(in_t) >= 2 && p.n_reduce_outer == 1),
+                        "gpureduce: only 16-byte column vectors of 2- to 8-byte elements, one reduced dim, are shifted");
+  a.col_shift = col_shift;
+  a.vec_cols = ceil_div(p.n_cols + col_shift, V);
   // Threads along the rows (by) only as many as give each one about
   // rows_per_column_thread rows; at least column_min_bx (32 or more) along
   // the columns where there are that many, for long row segments per warp.
@@ -712,7 +743,7 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y) {
   }
   c10::DataPtr workspace;
   if (split > 1) {
-    std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(workspace, tiles, split * a.n_outer * a.n_cols);
+    std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(workspace, tiles, split * a.n_outer * a.vec_cols * V);
   }
   kernel<<<grid, block, 0, stream>>>(a, x, y);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -1187,6 +1218,14 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
     if constexpr (kVec / 4 > 1) {
       if (columns_vector_fits(p, x, kVec / 4) && narrow_column_vectors_pay<in_t>(p, kVec / 4, dense_ok))
         return launch_columns<Op, in_t, out_t, kVec / 4>(p, x, y);
+    }
+    // Columns whose count or start no vector fits, but whose rows all start
+    // alike: 16-byte vectors from the first boundary (ragged_columns_shift),
+    // where vectors pay.
+    if constexpr (kVec > 1) {
+      const int64_t shift = ragged_columns_shift(p, x, kVec);
+      if (shift >= 0 && narrow_column_vectors_pay<in_t>(p, kVec, dense_ok))
+        return launch_columns<Op, in_t, out_t, kVec>(p, x, y, shift);
     }
     // Dense planes of columns no vector fits: large planes as one stream
     // of vectors, the rest in tiles (or one element per load).

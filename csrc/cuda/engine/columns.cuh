@@ -30,7 +30,13 @@ struct ColumnsArgs {
   // and row_step elements of input, then row_carry elements more where the
   // inner index passes n_reduce.
   int64_t row_step_inner, row_step, row_carry;
-  int64_t vec_cols;       // n_cols / V
+  // Vectors of V columns per outer index. A thread's vector starts at column
+  // cv * V - col_shift: with a shift, the columns are read as an aligned
+  // body of whole vectors from the first 16-byte boundary, and the vectors
+  // that overhang the first or last column (the edges) read only the
+  // columns they hold (ragged columns, see launch_columns).
+  int64_t vec_cols;
+  int64_t col_shift;
   int64_t x_tiles;        // column tiles per outer index
   // Outer indices per block (blockDim.x = outer_group * vec_cols): for
   // outputs with few columns, so that a block's threads are not idle along
@@ -42,7 +48,7 @@ struct ColumnsArgs {
   // finished through distributed shared memory; else through partials and
   // counters.
   int cluster_finish;
-  acc_t* partials;     // [split][n_outer * n_cols]
+  acc_t* partials;     // [split][n_outer * vec_cols * V]
   unsigned* counters;  // [n_outer * x_tiles]
 };
 
@@ -106,15 +112,34 @@ struct CarriedRows {
 // first add waiting on its last load it kept every load first, save for
 // float32 vectors of four over two reduced dims (one in flight), where it
 // moved the loads themselves. Check the SASS after changing the walk.
-template <class Op, int U, typename in_t, int V, typename walk_t, class Rows>
-__device__ __forceinline__ void walk_column_rows(walk_t (&walk)[V], Rows& rows, int n) {
+// How a columns thread loads the V columns of a row. A whole vector: one
+// aligned load. An edge vector (its columns lo to hi - 1 inside the row):
+// each lane loads its own column, the lanes outside load the nearest inside
+// one, so that the walk (and its order of adds) is the whole vector's and
+// the lanes outside are simply not stored.
+struct WholeVector {
+  template <int V, typename T>
+  __device__ __forceinline__ static void load(const T* p, int, int, T (&out)[V]) {
+    load_vec_words<V>(p, out);
+  }
+};
+struct EdgeVector {
+  template <int V, typename T>
+  __device__ __forceinline__ static void load(const T* p, int lo, int hi, T (&out)[V]) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) out[j] = p[j < lo ? lo : (j >= hi ? hi - 1 : j)];
+  }
+};
+
+template <class Op, int U, typename in_t, class Load = WholeVector, int V, typename walk_t, class Rows>
+__device__ __forceinline__ void walk_column_rows(walk_t (&walk)[V], Rows& rows, int n, int lo = 0, int hi = V) {
   // Not unrolled further: unrolled four times by the compiler, its sixteen
   // loads went out interleaved with the adds.
 #pragma unroll 1
   for (int loops = n / U; loops > 0; --loops) {
     alignas(16) in_t v[U][V];
 #pragma unroll
-    for (int u = 0; u < U; ++u) load_vec_words<V>(rows.next(), v[u]);
+    for (int u = 0; u < U; ++u) Load::template load<V>(rows.next(), lo, hi, v[u]);
 #pragma unroll
     for (int u = U - 1; u >= 0; --u)
 #pragma unroll
@@ -122,17 +147,19 @@ __device__ __forceinline__ void walk_column_rows(walk_t (&walk)[V], Rows& rows, 
   }
   // The last rows loaded together too: one memory round rather than one
   // per row.
+  if constexpr (U > 1) {
   const int last = static_cast<int>(n % U);
   alignas(16) in_t v[U - 1][V];
 #pragma unroll
   for (int u = 0; u < U - 1; ++u)
-    if (u < last) load_vec_words<V>(rows.next(), v[u]);
+    if (u < last) Load::template load<V>(rows.next(), lo, hi, v[u]);
 #pragma unroll
   for (int u = 0; u < U - 1; ++u)
     if (u < last) {
 #pragma unroll
       for (int j = 0; j < V; ++j) walk[j] = Op::walk(walk[j], v[u][j]);
     }
+  }
 }
 
 // Combines acc[V] across threadIdx.y with a fixed halving tree (row y takes
@@ -167,13 +194,21 @@ constexpr int64_t kMaxNarrowColumnRows = int64_t(1) << 23;
 // to keep four loads in flight at three blocks per SM.
 constexpr int64_t kMaxColumnThreadRows = int64_t(1) << 30;
 
-// A thread's V columns projected to the output type and stored.
+// A thread's V columns projected to the output type and stored: those from
+// lo to hi - 1 only, for an edge vector.
 template <class Op, int V, typename out_t, typename acc_t>
-__device__ __forceinline__ void store_projected(out_t* p, int64_t stride, const acc_t (&acc)[V]) {
+__device__ __forceinline__ void store_projected(out_t* p, int64_t stride, const acc_t (&acc)[V], int lo = 0,
+                                                int hi = V) {
   alignas(16) out_t v[V];
 #pragma unroll
   for (int j = 0; j < V; ++j) v[j] = Op::template project<out_t>(acc[j]);
-  store_outputs<V>(p, stride, v);
+  if (lo == 0 && hi == V) {
+    store_outputs<V>(p, stride, v);
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    if (j >= lo && j < hi) p[j * stride] = v[j];
 }
 
 // Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
@@ -203,7 +238,22 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   const bool valid = cv < a.vec_cols && oi < a.n_outer;
   int64_t in_off, out_off;
   a.outer.offsets(oi, in_off, out_off);
-  const in_t* base = in + in_off + cv * V * a.col_stride;
+  // The thread's first column, and the lanes of its vector inside the row
+  // (all but in an edge vector of ragged columns).
+  const int64_t col = cv * V - a.col_shift;
+  // Only vectors of 16 bytes of 2- to 8-byte elements are ever shifted
+  // (ragged_columns_shift): the edge code spilled registers in narrower
+  // vectors (sum of float16 in pairs: 76 bytes) and in vectors of 16 bytes
+  // (52 bytes, their 16 int64 accumulators in 32 registers).
+  constexpr bool kRagged = V > 1 && V * sizeof(in_t) == 16 && sizeof(in_t) >= 2;
+  int lo = 0, hi = V;
+  if constexpr (kRagged) {
+    lo = col < 0 ? static_cast<int>(-col) : 0;
+    hi = a.n_cols - col < V ? static_cast<int>(a.n_cols - col) : V;
+  }
+  const bool whole = lo == 0 && hi == V;
+  const in_t* base = in + in_off + col * a.col_stride;
+  out_t* const out_cols = out + out_off + col * a.out_col_stride;
   const int64_t rb = static_cast<int64_t>(blockIdx.y) * a.rows_per_split;
   const int64_t re = rb + a.rows_per_split < a.n_rows ? rb + a.rows_per_split : a.n_rows;
 
@@ -220,8 +270,17 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
     const int64_t r = rb + threadIdx.y;
     const int n = r < re ? static_cast<int>(((re - r - 1) >> (__ffs(blockDim.y) - 1)) + 1) : 0;
     if (a.n_reduce_outer == 1) {
+      // Edge vectors only here: the host shifts columns of one reduced dim
+      // only.
       SteppedRows<in_t> rows{base + r * a.reduce_stride, a.row_step};
-      walk_column_rows<Op, U, in_t>(walk, rows, n);
+      // An edge vector's loads are single elements, each in a register of
+      // its own: at most 16 in flight (rows of bytes in vectors of 16,
+      // unrolled as whole vectors are, spilled 244 bytes).
+      constexpr int kEdgeUnroll = 16 / V < U ? 16 / V : U;
+      if (!kRagged || whole)
+        walk_column_rows<Op, U, in_t>(walk, rows, n);
+      else
+        walk_column_rows<Op, kEdgeUnroll, in_t, EdgeVector>(walk, rows, n, lo, hi);
     } else {
       const int64_t outer_row = static_cast<int64_t>(a.reduce_div.div(static_cast<uint64_t>(r)));
       const int64_t inner = r - outer_row * a.n_reduce;
@@ -239,7 +298,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   const bool writer = threadIdx.y == 0 && valid;
   if (a.split == 1) {
     if (writer) {
-      store_projected<Op, V>(out + out_off + cv * V * a.out_col_stride, a.out_col_stride, acc);
+      store_projected<Op, V>(out_cols, a.out_col_stride, acc, lo, hi);
     }
     return;
   }
@@ -267,14 +326,17 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
           for (int j = 0; j < V; ++j) acc[j] = Op::combine(acc[j], theirs[j * blockDim.x + threadIdx.x]);
         }
       }
-      store_projected<Op, V>(out + out_off + cv * V * a.out_col_stride, a.out_col_stride, acc);
+      store_projected<Op, V>(out_cols, a.out_col_stride, acc, lo, hi);
     }
     cluster.sync();  // every block's shared memory stays until the first block has read it
     return;
   }
 #endif
-  const int64_t n_total = a.n_outer * a.n_cols;
-  const int64_t col0 = oi * a.n_cols + cv * V;
+  // Partials by vector, all V lanes (an edge vector's lanes outside the row
+  // hold values that are never stored): no lane masks in the loops below,
+  // whose registers they spilled.
+  const int64_t n_total = a.n_outer * a.vec_cols * V;
+  const int64_t col0 = (oi * a.vec_cols + cv) * V;
   if (writer) {
 #pragma unroll
     for (int j = 0; j < V; ++j) a.partials[blockIdx.y * n_total + col0 + j] = acc[j];
@@ -318,7 +380,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   }
   if (blockDim.y > 1) combine_over_y<Op, V>(acc, scratch);
   if (writer) {
-    store_projected<Op, V>(out + out_off + cv * V * a.out_col_stride, a.out_col_stride, acc);
+    store_projected<Op, V>(out_cols, a.out_col_stride, acc, lo, hi);
   }
 }
 
