@@ -1,4 +1,5 @@
-"""Random-shape benchmark: a gpureduce op (sum by default, or --op nansum)
+"""Random-shape benchmark: a gpureduce op (sum by default, or --op nansum,
+amax, amin)
 against torch's over cases drawn the way models produce them
 (benchmarks/random_cases.py), so that no one can tune to its list. Every
 case is checked against torch's op before it is timed.
@@ -10,6 +11,7 @@ machine hits both alike. The speedup is torch_us / gpureduce_us.
 
     python benchmarks/random_bench.py --n 500 --seeds 0 1 2     # on the GPU
     python benchmarks/random_bench.py --op nansum --seeds 0 1   # nansum (complex cases left out)
+    python benchmarks/random_bench.py --op amax                  # amax (complex cases and dtype= left out)
     python benchmarks/random_bench.py --quick                   # a few small cases, CPU
 
 Writes, per seed, random_<gpu>_seed<S>.json with every case, and for the run
@@ -37,10 +39,14 @@ from bench import environment, geomean, measure_roof, progress, slug, Timer  # n
 from random_cases import Case, build, input_bytes, sample_cases, sum_args  # noqa: E402
 
 
-# Each op as gpureduce and torch spell it, and the input dtypes torch's takes.
+# Each op as gpureduce and torch spell it, the input dtypes torch's takes,
+# and whether it takes dtype= (amax and amin do not: their cases with one
+# run without it).
 OPS = {
-    "sum": (reduce_op.sum, torch.sum, lambda dtype: True),
-    "nansum": (reduce_op.nansum, torch.nansum, lambda dtype: not dtype.startswith("complex")),
+    "sum": (reduce_op.sum, torch.sum, lambda dtype: True, True),
+    "nansum": (reduce_op.nansum, torch.nansum, lambda dtype: not dtype.startswith("complex"), True),
+    "amax": (reduce_op.amax, torch.amax, lambda dtype: not dtype.startswith("complex"), False),
+    "amin": (reduce_op.amin, torch.amin, lambda dtype: not dtype.startswith("complex"), False),
 }
 
 
@@ -134,13 +140,15 @@ def summary_text(name: str, s: Dict[str, object]) -> str:
 
 
 def run_seed(seed: int, args, device: str, l2: int, timer: Timer) -> List[Dict[str, object]]:
-    our_op, their_op, takes = OPS[args.op]
+    our_op, their_op, takes, takes_dtype = OPS[args.op]
     cases = [c for c in sample_cases(args.n, seed, args.min_bytes, args.max_bytes) if takes(c.dtype)]
     gen = torch.Generator(device=device)
     gen.manual_seed(seed)
     rows = []
     for case in progress(cases, len(cases), f"seed {seed}"):
         kw = sum_args(case)
+        if not takes_dtype:
+            kw.pop("dtype", None)
         x0 = build(case, device, gen)
         nbytes = input_bytes(x0)
         n_buf = 1 if nbytes >= 4 * l2 else min(32, int(math.ceil(4 * l2 / max(nbytes, 1))))

@@ -1,4 +1,4 @@
-// The operator schemas (sum, prod, nansum, and the classic kernels). Kernels register themselves per dispatch key from
+// The operator schemas (sum, prod, nansum, amax, amin, and the classic kernels). Kernels register themselves per dispatch key from
 // cpu/, cuda/, meta/ and autograd/, so the shared library alone is a complete
 // operator for LibTorch programs.
 #include <ATen/core/enum_tag.h>
@@ -21,12 +21,18 @@ TORCH_LIBRARY(gpureduce, m) {
   m.def("prod(Tensor input, *, ScalarType? dtype=None) -> Tensor", {at::Tag::pt2_compliant_tag});
   m.def("prod.dim_int(Tensor input, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag});
-  // nansum with aten's overloads: CPU, Meta and Autograd kernels (none on
-  // CUDA yet: reduce_ops.h, NanSumOp).
+  // nansum with aten's overloads.
   m.def("nansum(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag});
   m.def("nansum.out(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
         "Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  // amax and amin with aten's overloads: the result in the input's dtype.
+  m.def("amax(Tensor input, int[1] dim=[], bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("amax.out(Tensor input, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  m.def("amin(Tensor input, int[1] dim=[], bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("amin.out(Tensor input, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> ()",
         {at::Tag::pt2_compliant_tag});
   // The classic teaching kernels (reduce0 ... reduce7, tensorcore, cpu): a 1-D
   // sum of all elements by the named kernel.

@@ -21,7 +21,7 @@ from typing import Any, List, Optional, Sequence, Union
 
 import torch
 
-__all__ = ["sum", "nansum", "prod", "kernels", "replace_torch_sum", "patch", "unpatch", "library_path"]
+__all__ = ["sum", "nansum", "prod", "amax", "amin", "kernels", "replace_torch_sum", "patch", "unpatch", "library_path"]
 __version__ = "0.1.0"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -144,6 +144,39 @@ def prod(
             raise TypeError("prod(): keepdim=True needs a dim, as torch.prod's overloads do")
         return torch.ops.gpureduce.prod(input, dtype=dtype)
     return torch.ops.gpureduce.prod.dim_int(input, dim, keepdim, dtype=dtype)
+
+
+def amax(
+    input: torch.Tensor,
+    dim: DimArg = (),
+    keepdim: bool = False,
+    *,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """Mirrors ``torch.amax``: the largest element over ``dim`` (all dims by
+    default), in the input's dtype; NaN where the slice holds a NaN. Its
+    gradient is split evenly among the elements equal to the result, as
+    torch's is."""
+    if out is None:
+        return torch.ops.gpureduce.amax(input, dim, keepdim)
+    torch.ops.gpureduce.amax.out(input, dim, keepdim, out=out)
+    return out
+
+
+def amin(
+    input: torch.Tensor,
+    dim: DimArg = (),
+    keepdim: bool = False,
+    *,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """Mirrors ``torch.amin``: the smallest element over ``dim`` (all dims by
+    default), in the input's dtype; NaN where the slice holds a NaN. Its
+    gradient is split evenly among the elements equal to the result."""
+    if out is None:
+        return torch.ops.gpureduce.amin(input, dim, keepdim)
+    torch.ops.gpureduce.amin.out(input, dim, keepdim, out=out)
+    return out
 
 
 # reduce_op.sum is a C function (reduce_op._fast.sum, fast_calls.cpp): the

@@ -171,6 +171,15 @@ def _abs_reduce(fn, per_factor: bool = False):
     return scale
 
 
+def _exact(fn):
+    """The scale of an op whose result is one of its inputs (amax, amin):
+    zero, so that only the exact result (or NaN where torch's is) passes."""
+    def scale(x, d=None, keepdim=False):
+        a = x.cpu().to(torch.float64)
+        return torch.zeros((fn(a) if d is None else fn(a, d, keepdim)).shape, dtype=torch.float64)
+    return scale
+
+
 OPS = {
     "sum": OpCase("sum", lambda x: torch.ops.gpureduce.sum(x),
                   lambda x, d, k: torch.ops.gpureduce.sum.dim_IntList(x, [d], k),
@@ -179,6 +188,14 @@ OPS = {
                    lambda x, d, k: torch.ops.gpureduce.prod.dim_int(x, d, k),
                    torch.prod, lambda x, d, k: torch.prod(x, d, k), DTYPES, near_one,
                    _abs_reduce(torch.prod, per_factor=True)),
+    "amax": OpCase("amax", lambda x: torch.ops.gpureduce.amax(x),
+                   lambda x, d, k: torch.ops.gpureduce.amax(x, [d], k),
+                   torch.amax, lambda x, d, k: torch.amax(x, d, k),
+                   [t for t in DTYPES if not t.is_complex], make_layout, _exact(torch.amax)),
+    "amin": OpCase("amin", lambda x: torch.ops.gpureduce.amin(x),
+                   lambda x, d, k: torch.ops.gpureduce.amin(x, [d], k),
+                   torch.amin, lambda x, d, k: torch.amin(x, d, k),
+                   [t for t in DTYPES if not t.is_complex], make_layout, _exact(torch.amin)),
 }
 
 # Allowed |ours - ref| per unit of the op's scale: a few dozen roundings of

@@ -220,5 +220,19 @@ for dtype in (torch.float32, torch.bfloat16):
         ref = torch.nansum(x.cpu().double(), dim if dim is not None else [])
         got = reduce_op.nansum(x, dim).cpu().double()
         assert torch.allclose(got, ref, rtol=2e-2, atol=1.0), (dtype, shape, dim)
+# amax and amin (NaN in some slices, integers at int64 and cast back)
+# through the kernel shapes above, a multi-pass plan, and one-element rows.
+for dtype in (torch.float32, torch.float16, torch.int8, torch.int64):
+    for shape, dim in (((1 << 16) + 3, None), ((64, 300), 1), ((20000, 16), 0), ((8, 5, 3000), (0, 2)),
+                       ((333, 7), 1), ((3000, 37, 14), 1), ((6, 2, 70, 5, 300), (0, 2, 4)), ((300001, 1), 1)):
+        x = (torch.randn(shape) * 50).to(dtype).cuda()
+        if dtype.is_floating_point:
+            x[torch.rand(shape, device="cuda") < 0.001] = float("nan")
+        for ours_fn, ref_fn in ((reduce_op.amax, torch.amax), (reduce_op.amin, torch.amin)):
+            got = ours_fn(x, dim if dim is not None else ())
+            ref = ref_fn(x.cpu(), dim if dim is not None else ())
+            assert torch.equal(got.cpu().isnan(), ref.isnan()) if dtype.is_floating_point else True
+            keep = ~ref.isnan() if dtype.is_floating_point else torch.ones_like(ref, dtype=torch.bool)
+            assert torch.equal(got.cpu()[keep], ref[keep]), (dtype, shape, dim)
 torch.cuda.synchronize()
 print("workload ok")

@@ -1,14 +1,18 @@
-// Autograd for gpureduce::sum, nansum and prod. The backward broadcasts
+// Autograd for gpureduce::sum, nansum, prod, amax and amin. The backward broadcasts
 // the gradient back to the input's shape (unsqueeze the reduced dims when
 // keepdim=False, expand) and casts back from any dtype= argument; nansum's
 // then zeroes it where the input is NaN, as torch's does, and prod's
-// multiplies it by the product of the other elements of each slice. It is
+// multiplies it by the product of the other elements of each slice, and
+// amax's and amin's splits it evenly among the elements equal to the result. It is
 // built from ATen ops, so it is itself differentiable and double backward
 // works. Errors in the arguments are raised by the kernel below before any
 // node is made.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/cumprod.h>
+#include <ATen/ops/div.h>
+#include <ATen/ops/eq.h>
+#include <ATen/ops/sum.h>
 #include <ATen/ops/flip.h>
 #include <ATen/ops/isnan.h>
 #include <ATen/ops/ones.h>
@@ -190,6 +194,28 @@ at::Tensor record_sum_like(const at::Tensor& input, at::OptionalIntArrayRef dim,
   return result;
 }
 
+// amax and amin: the gradient split evenly among the elements equal to the
+// result in each slice, as torch's is (the gradient over their count, times
+// the mask; a NaN result matches no element, so its slice's gradient is NaN,
+// as in torch). Built of ATen ops, so it is itself differentiable.
+struct GpureduceExtremumBackward : public GpureduceSumBackward {
+  torch::autograd::SavedVariable self_, result_;
+  std::string op_name;
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    if (!grads[0].defined()) return {at::Tensor()};
+    const at::Tensor self = self_.unpack();
+    const at::Tensor hit = broadcast(result_.unpack()).eq(self);
+    const at::Tensor count = hit.sum(reduced, /*keepdim=*/true);
+    return {broadcast(grads[0]).div(count).mul(hit)};
+  }
+  void release_variables() override {
+    self_.reset_data();
+    result_.reset_data();
+  }
+  std::string name() const override { return op_name; }
+};
+
 at::Tensor sum_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                             std::optional<at::ScalarType> dtype) {
   return record_sum_like<GpureduceSumBackward>(input, dim, keepdim, dtype, "sum", &call_sum_dim,
@@ -237,6 +263,55 @@ at::Tensor prod_autograd(const at::Tensor& input, std::optional<at::ScalarType> 
 at::Tensor prod_dim_autograd(const at::Tensor& input, int64_t dim, bool keepdim,
                              std::optional<at::ScalarType> dtype) {
   return prod_record(input, at::IntArrayRef(&dim, 1), keepdim, dtype);
+}
+
+template <bool kMax>
+at::Tensor extremum_autograd(const at::Tensor& input, at::IntArrayRef dim, bool keepdim) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow(kMax ? "gpureduce::amax" : "gpureduce::amin", "")
+                             .typed<at::Tensor(const at::Tensor&, at::IntArrayRef, bool)>();
+  const char* name = kMax ? "amax" : "amin";
+  TORCH_CHECK_NOT_IMPLEMENTED(!input.is_nested(), "gpureduce::", name, " does not take nested tensors");
+  at::Tensor result;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    result = op.call(input, dim, keepdim);
+  }
+  if (!(at::GradMode::is_enabled() && input.requires_grad())) return result;
+  NodePtr node = make_node<GpureduceExtremumBackward>();
+  auto* n = static_cast<GpureduceExtremumBackward*>(node.get());
+  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  for (int64_t d = 0; d < input.dim(); ++d)
+    if (mask[d]) n->reduced.push_back(d);
+  n->keepdim = keepdim;
+  n->input_dtype = input.scalar_type();
+  n->input_sizes = input.sym_sizes().vec();
+  n->op_name = kMax ? "GpureduceAmaxBackward" : "GpureduceAminBackward";
+  n->self_ = torch::autograd::SavedVariable(input, /*is_output=*/false);
+  node->set_next_edges(torch::autograd::collect_next_edges(input));
+  torch::autograd::set_history(result, node);
+  // Saved detached, as an input: no reference back to this node (a saved
+  // output needs the node to unpack, whose pointer type changed in torch
+  // 2.13), and still the result's version counter, so an in-place change to
+  // the result before backward raises.
+  n->result_ = torch::autograd::SavedVariable(result.detach(), /*is_output=*/false);
+  return result;
+}
+
+template <bool kMax>
+void extremum_out_autograd(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& out) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow(kMax ? "gpureduce::amax" : "gpureduce::amin", "out")
+                             .typed<void(const at::Tensor&, at::IntArrayRef, bool, const at::Tensor&)>();
+  TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || out.requires_grad())),
+              kMax ? "amax" : "amin",
+              "(): functions with out=... arguments don't support automatic differentiation, "
+              "but one of the arguments requires grad.");
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    op.call(input, dim, keepdim, out);
+  }
+  torch::autograd::impl::bump_version(out);
 }
 
 at::Tensor sum_autograd(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
@@ -288,6 +363,10 @@ TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
   m.impl("nansum.out", &nansum_out_autograd);
   m.impl("prod", &prod_autograd);
   m.impl("prod.dim_int", &prod_dim_autograd);
+  m.impl("amax", &extremum_autograd<true>);
+  m.impl("amax.out", &extremum_out_autograd<true>);
+  m.impl("amin", &extremum_autograd<false>);
+  m.impl("amin.out", &extremum_out_autograd<false>);
 }
 
 }  // namespace gpureduce

@@ -52,6 +52,8 @@ const OpSpec& cpu_spec(const char* kernel_name) {
 const OpSpec& sum_spec() { return cpu_spec<SumFamily>("sum_cpu"); }
 const OpSpec& prod_spec() { return cpu_spec<ProdFamily>("prod_cpu"); }
 const OpSpec& nansum_spec() { return cpu_spec<NanSumFamily>("nansum_cpu"); }
+const OpSpec& amax_spec() { return cpu_spec<AmaxFamily>("max_values_cpu"); }
+const OpSpec& amin_spec() { return cpu_spec<AminFamily>("min_values_cpu"); }
 
 }  // namespace
 
@@ -66,6 +68,12 @@ TORCH_LIBRARY_IMPL(gpureduce, CPU, m) {
   using NanSum = NanSumEntries<&nansum_spec>;
   m.impl("nansum", &NanSum::dims);
   m.impl("nansum.out", &NanSum::dims_out);
+  using Amax = ExtremumEntries<&amax_spec, kAmaxName>;
+  using Amin = ExtremumEntries<&amin_spec, kAminName>;
+  m.impl("amax", &Amax::dims);
+  m.impl("amax.out", &Amax::dims_out);
+  m.impl("amin", &Amin::dims);
+  m.impl("amin.out", &Amin::dims_out);
 }
 
 }  // namespace gpureduce

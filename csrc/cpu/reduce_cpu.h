@@ -31,6 +31,7 @@
 #endif
 
 #include "../engine/reduce_dtypes.h"
+#include "../engine/reduce_family.h"
 #include "../engine/reduce_ops.h"
 #include "../engine/reduce_plan.h"
 
@@ -1226,15 +1227,22 @@ void run_pass_cpu(const ReducePass& pass, const at::Tensor& in, const at::Tensor
     using in_t = typename decltype(in_tag)::type;
     using out_t = typename decltype(out_tag)::type;
     using Op = typename Family::template Op<typename AccOf<out_t>::type>;
-    const in_t* x = static_cast<const in_t*>(in.const_data_ptr());
-    out_t* y = static_cast<out_t*>(out.data_ptr());
-    // Partials flow only between passes of the accumulator type, and a
-    // pass reads them only where the op's reduce folds them in as inputs
-    // (the others' run PartialsKernelsFor's kernels).
-    TORCH_INTERNAL_ASSERT((!pass.reads_partials || (std::is_same_v<in_t, typename Op::acc_type> &&
-                                                    Op::kPartialsFoldAsInputs)) &&
-                          (!pass.writes_partials || std::is_same_v<out_t, typename Op::acc_type>));
-    run_pass_typed<Op>(pass, x, y);
+    if constexpr (!kRunsPair<Family, in_t, out_t>) {
+      TORCH_INTERNAL_ASSERT(false, "gpureduce: no CPU kernel of this op for ", in.scalar_type(), " -> ",
+                            out.scalar_type());
+    } else {
+      const in_t* x = static_cast<const in_t*>(in.const_data_ptr());
+      out_t* y = static_cast<out_t*>(out.data_ptr());
+      // Partials flow only between passes of the accumulator type, and a
+      // pass reads them only where the op's reduce folds them in as inputs
+      // (the others' run PartialsKernelsFor's kernels).
+      constexpr bool kAnyPartials = Op::kPartialsInResultDtype;
+      TORCH_INTERNAL_ASSERT(
+          (!pass.reads_partials ||
+           ((kAnyPartials || std::is_same_v<in_t, typename Op::acc_type>) && Op::kPartialsFoldAsInputs)) &&
+          (!pass.writes_partials || kAnyPartials || std::is_same_v<out_t, typename Op::acc_type>));
+      run_pass_typed<Op>(pass, x, y);
+    }
   });
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../engine/reduce_dtypes.h"
+#include "../engine/reduce_family.h"
 #include "../engine/reduce_plan.h"
 #include "device_info.h"
 #include "engine/columns.cuh"
@@ -1244,9 +1245,13 @@ void run_pass_cuda_group(const ReducePass& p, const PassBuffers& b) {
     using in_t = typename decltype(in_tag)::type;
     using out_t = typename decltype(out_tag)::type;
     using Op = typename Family::template Op<typename AccOf<out_t>::type>;
-    TORCH_INTERNAL_ASSERT(Op::kPartialsFoldAsInputs || !p.reads_partials,
-                          "gpureduce: a partials pass of this op runs PartialsKernelsFor's kernels");
-    run_typed_pass<Op, in_t, out_t>(p, b);
+    if constexpr (!kRunsPair<Family, in_t, out_t>) {
+      TORCH_INTERNAL_ASSERT(false, "gpureduce: no CUDA kernel of this op for ", b.in_dtype, " -> ", b.out_dtype);
+    } else {
+      TORCH_INTERNAL_ASSERT(Op::kPartialsFoldAsInputs || !p.reads_partials,
+                            "gpureduce: a partials pass of this op runs PartialsKernelsFor's kernels");
+      run_typed_pass<Op, in_t, out_t>(p, b);
+    }
   });
 }
 

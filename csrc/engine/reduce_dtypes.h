@@ -90,6 +90,13 @@ void dispatch_reduce_types(at::ScalarType in, at::ScalarType out, F&& f) {
   GPUREDUCE_PAIR(kWideInt, kShort, int16_t, kLong, int64_t)
   GPUREDUCE_PAIR(kWideInt, kInt, int32_t, kLong, int64_t)
   GPUREDUCE_PAIR(kWideInt, kLong, int64_t, kLong, int64_t)
+  // Integer results in the input's own dtype: amax and amin only
+  // (kRunsPair, reduce_family.h).
+  GPUREDUCE_PAIR(kNarrowInt, kBool, bool, kBool, bool)
+  GPUREDUCE_PAIR(kNarrowInt, kByte, uint8_t, kByte, uint8_t)
+  GPUREDUCE_PAIR(kNarrowInt, kChar, int8_t, kChar, int8_t)
+  GPUREDUCE_PAIR(kWideInt, kShort, int16_t, kShort, int16_t)
+  GPUREDUCE_PAIR(kWideInt, kInt, int32_t, kInt, int32_t)
 #undef GPUREDUCE_PAIR
   TORCH_INTERNAL_ASSERT(false, "gpureduce: no kernel for ", in, " -> ", out);
 }

@@ -70,4 +70,24 @@ struct NanSumEntries {
   }
 };
 
+inline constexpr char kAmaxName[] = "amax";
+inline constexpr char kAminName[] = "amin";
+
+// amax's and amin's overloads (aten's amax, amax.out): the result in the
+// input's dtype, after their own checks (check_extremum_args). `Name` is
+// the op's name in torch's messages, `Spec()`'s kernel_name the kernel's.
+template <const OpSpec& (*Spec)(), const char* Name, class Guard = NoGuard>
+struct ExtremumEntries {
+  static at::Tensor dims(const at::Tensor& input, at::IntArrayRef dim, bool keepdim) {
+    const Guard guard(input.device());
+    check_extremum_args(input, dim, nullptr, Name, Spec().kernel_name);
+    return reduce_dim_with(input, dim, keepdim, input.scalar_type(), Spec());
+  }
+  static void dims_out(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& out) {
+    const Guard guard(input.device());
+    check_extremum_args(input, dim, &out, Name, Spec().kernel_name);
+    reduce_out_with(input, dim, keepdim, std::nullopt, out, Spec());
+  }
+};
+
 }  // namespace gpureduce

@@ -85,4 +85,17 @@ void ProdFamily::fold_repeats(const at::Tensor& partial, int64_t k, const at::Te
   at::pow_out(const_cast<at::Tensor&>(dest), partial, c10::Scalar(k));
 }
 
+template <bool kMax>
+void ExtremumFamily<kMax>::fill_empty(const at::Tensor& /*t*/) {
+  TORCH_CHECK_INDEX(false, kMax ? "amax" : "amin", "(): Expected reduction dim to have non-zero size.");
+}
+
+template <bool kMax>
+void ExtremumFamily<kMax>::fold_repeats(const at::Tensor& partial, int64_t /*k*/, const at::Tensor& dest) {
+  const_cast<at::Tensor&>(dest).copy_(partial);
+}
+
+template struct ExtremumFamily<true>;
+template struct ExtremumFamily<false>;
+
 }  // namespace gpureduce

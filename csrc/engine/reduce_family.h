@@ -1,7 +1,8 @@
-// The sum-like ops as the planner sees them: one OpSpec per op and backend,
-// built from the op's family. Sum, prod and nansum share torch's dtype rules
-// (reduce_shape.h) and the kernels' dtype pairs (reduce_dtypes.h); an op's
-// family adds its functor, its empty result and how k copies fold together.
+// The ops as the planner sees them: one OpSpec per op and backend, built
+// from the op's family. Sum, prod and nansum share torch's dtype rules
+// (reduce_shape.h) and the kernels' dtype pairs (reduce_dtypes.h); amax and
+// amin keep their input's dtype (kKeepsResultDtype). An op's family adds
+// its functor, its empty result and how k copies fold together.
 #pragma once
 
 #include <type_traits>
@@ -15,6 +16,7 @@ namespace gpureduce {
 // fill_empty and fold_repeats are defined in reduce_family.cpp: the ATen ops
 // they call have heavy headers, which every kernel file would otherwise parse.
 struct SumFamily {
+  static constexpr bool kKeepsResultDtype = false;
   template <typename acc_t>
   using Op = SumOp<acc_t>;
   static constexpr bool kInputIsPartial = true;
@@ -25,6 +27,7 @@ struct SumFamily {
 };
 
 struct ProdFamily {
+  static constexpr bool kKeepsResultDtype = false;
   template <typename acc_t>
   using Op = ProdOp<acc_t>;
   static constexpr bool kInputIsPartial = true;
@@ -36,6 +39,7 @@ struct ProdFamily {
 // whose NaN inputs were already counted as zero; a NaN input is not its own
 // partial, so the input itself is never folded).
 struct NanSumFamily {
+  static constexpr bool kKeepsResultDtype = false;
   template <typename acc_t>
   using Op = NanSumOp<acc_t>;
   static constexpr bool kInputIsPartial = false;
@@ -44,6 +48,27 @@ struct NanSumFamily {
     SumFamily::fold_repeats(partial, k, dest);
   }
 };
+
+// amax and amin: k copies of x fold to x itself (a copy, with the cast to
+// dest's dtype); an element is its own partial. Reductions over no
+// elements are refused before they reach the planner (check_extremum_args),
+// so fill_empty is never called with a target to fill.
+template <bool kMax>
+struct ExtremumFamily {
+  // Integer results are compared in int32 (int64 for int64): an int8 or
+  // bool accumulator would need shuffles and loads of its own.
+  template <typename acc_t>
+  using Op = ExtremumOp<std::conditional_t<std::is_integral_v<acc_t> && sizeof(acc_t) < 4, int32_t, acc_t>, kMax>;
+  static constexpr bool kInputIsPartial = true;
+  // Kernels write the input's dtype (an int8 amax is int8, not int64 then
+  // cast), and partials between passes are of it too: the result is one of
+  // the inputs, exact in any of them.
+  static constexpr bool kKeepsResultDtype = true;
+  static void fill_empty(const at::Tensor& t);
+  static void fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest);
+};
+using AmaxFamily = ExtremumFamily<true>;
+using AminFamily = ExtremumFamily<false>;
 
 // Whose kernels run a pass of an op over inputs of group G (`type`), and
 // whether the op takes such inputs at all (`kTaken`; the entry points refuse
@@ -61,6 +86,23 @@ struct KernelsFor<NanSumFamily, G> {
   using type = std::conditional_t<G == InputGroup::kNarrowInt || G == InputGroup::kWideInt, SumFamily, NanSumFamily>;
   static constexpr bool kTaken = G != InputGroup::kComplex;
 };
+
+// amax and amin: complex inputs are refused (check_extremum_args).
+template <bool kMax, InputGroup G>
+struct KernelsFor<ExtremumFamily<kMax>, G> {
+  using type = ExtremumFamily<kMax>;
+  static constexpr bool kTaken = G != InputGroup::kComplex;
+};
+
+// Whether a family's kernels are compiled for the dtype pair (in_t, out_t)
+// of reduce_dtypes.h: sum's rules write integer results as int64; amax and
+// amin write their input's own dtype and nothing else (no widening to
+// float64 or int64). The kernels a family never runs would only lengthen
+// the build.
+template <class Family, typename in_t, typename out_t>
+constexpr bool kRunsPair = !Family::kKeepsResultDtype
+                               ? !(std::is_integral_v<out_t> && !std::is_same_v<out_t, int64_t>)
+                               : std::is_same_v<in_t, out_t>;
 
 // Whose kernels run a pass that reads another pass's partials (of the
 // accumulator dtype): the family's own where its reduce folds a partial in
@@ -107,7 +149,7 @@ void with_pass_kernels(const ReducePass& p, at::ScalarType in, Run&& run) {
 template <class Family>
 OpSpec op_spec(PassRunner run, const char* kernel_name) {
   return OpSpec{std::move(run), &Family::fold_repeats, &Family::fill_empty, kernel_name,
-                Family::kInputIsPartial};
+                Family::kInputIsPartial, Family::kKeepsResultDtype};
 }
 
 }  // namespace gpureduce

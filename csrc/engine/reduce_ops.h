@@ -31,7 +31,8 @@
 //                      the kernels of PartialsKernelsFor, reduce_family.h).
 // A pass that writes partials stores project<acc_t> of its accumulators,
 // which must be the accumulator itself (OpBase's cast is).
-// Partials are accumulators: a pass that reads another pass's partials
+// Partials are accumulators (or, for an op with kPartialsInResultDtype,
+// values of the result's dtype): a pass that reads another pass's partials
 // folds them in with combine (see ReducePass::reads_partials). An op's
 // project to a 16-bit float is its project to float rounded once, as the
 // default's cast is: the CPU kernels round with the hardware's conversion.
@@ -43,6 +44,7 @@
 #include <c10/util/complex.h>
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 // nvcc's unroll hint; host compilers unroll these constant-trip loops at -O3
@@ -60,6 +62,9 @@ struct OpBase {
   using acc_type = acc_t;
   using wide_op = Self;
   static constexpr bool kCombinesLanes = false;
+  // Whether partials may be stored in the result's dtype (project to it is
+  // exact: amax, amin), not only as accumulators.
+  static constexpr bool kPartialsInResultDtype = false;
 
   template <typename in_t>
   static constexpr bool packs_bytes() {
@@ -242,5 +247,117 @@ struct NanSumOp : OpBase<NanSumOp<acc_t>, acc_t> {
     return a + b;
   }
 };
+
+// torch.amax and torch.amin: the largest (smallest) element, NaN if any
+// element is NaN. combine keeps its first argument where that is NaN or
+// wins, else takes the second: a NaN on either side propagates, with no
+// test of the second (x != x is false for integers, and the compiler drops
+// it). Which NaN, and which of -0.0 and +0.0 where they tie, follows the
+// kernels' fixed order, so the bits are the same on every run. Integer and
+// bool results are written in their own dtype (ExtremumFamily), compared in
+// int32 or int64.
+template <typename acc_t, bool kMax>
+struct ExtremumOp : OpBase<ExtremumOp<acc_t, kMax>, acc_t> {
+  static constexpr bool kPartialsFoldAsInputs = true;
+  static constexpr bool kPartialsInResultDtype = true;
+
+  C10_HOST_DEVICE static acc_t identity() {
+    if constexpr (std::is_floating_point_v<acc_t>) {
+      return kMax ? -std::numeric_limits<acc_t>::infinity() : std::numeric_limits<acc_t>::infinity();
+    } else {
+      return kMax ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
+    }
+  }
+
+  C10_HOST_DEVICE static acc_t combine(acc_t a, acc_t b) {
+    const bool keep = kMax ? a > b : a < b;
+    return (a != a || keep) ? a : b;
+  }
+
+  template <typename in_t>
+  C10_HOST_DEVICE static acc_t reduce(acc_t acc, in_t x) {
+    return combine(acc, static_cast<acc_t>(x));
+  }
+
+  static constexpr bool kCombinesLanes = true;
+  template <typename V>
+  static V combine_lanes(V a, V b) {
+    return ((a != a) | (kMax ? a > b : a < b)) ? a : b;
+  }
+
+  // Integer inputs of up to 4 bytes (accumulated as int64) are compared in
+  // int32 while a columns thread walks its rows, and a vector load's
+  // elements before they meet the int64 accumulator: 16 byte inputs in
+  // int64 spilled 180-340 bytes of registers in the CUDA kernels (ptxas,
+  // sm_90), as they do for prod. The extreme of values that fit int32 is
+  // exact in int32.
+  template <typename in_t>
+  static constexpr bool kNarrowWalk = std::is_integral_v<in_t> && sizeof(in_t) <= 4 && std::is_integral_v<acc_t>;
+  template <typename in_t>
+  using walk_type = std::conditional_t<kNarrowWalk<in_t>, int32_t, acc_t>;
+  template <typename in_t>
+  C10_HOST_DEVICE static walk_type<in_t> walk_start() {
+    if constexpr (kNarrowWalk<in_t>) {
+      return kMax ? std::numeric_limits<int32_t>::lowest() : std::numeric_limits<int32_t>::max();
+    } else {
+      return identity();
+    }
+  }
+  template <typename in_t>
+  C10_HOST_DEVICE static walk_type<in_t> walk(walk_type<in_t> w, in_t x) {
+    const auto v = static_cast<walk_type<in_t>>(x);
+    return (kMax ? v > w : v < w) || v != v ? v : w;
+  }
+  // Byte inputs in the CUDA rows kernels: the four 32-bit words of a load
+  // compared four bytes at a time (__vmaxs4 and kin), then the four bytes
+  // left. Taken apart into 16 registers a load, with 4 loads in flight,
+  // they had spilled 124-740 bytes (ptxas, sm_90).
+  template <typename in_t>
+  static constexpr bool packs_bytes() {
+    return sizeof(in_t) == 1 && std::is_integral_v<acc_t>;
+  }
+#if defined(__CUDA_ARCH__)
+  template <typename in_t>
+  __device__ static acc_t reduce_packed_bytes(const uint4& w) {
+    static_assert(packs_bytes<in_t>(), "byte inputs only");
+    constexpr bool kSigned = std::is_signed_v<in_t>;
+    const auto pick = [](unsigned a, unsigned b) {
+      if constexpr (kSigned) {
+        return kMax ? __vmaxs4(a, b) : __vmins4(a, b);
+      } else {
+        return kMax ? __vmaxu4(a, b) : __vminu4(a, b);
+      }
+    };
+    const unsigned m = pick(pick(w.x, w.y), pick(w.z, w.w));
+    int32_t r = kSigned ? static_cast<int32_t>(static_cast<int8_t>(m & 0xff)) : static_cast<int32_t>(m & 0xff);
+GPUREDUCE_UNROLL
+    for (int k = 1; k < 4; ++k) {
+      const unsigned byte = (m >> (8 * k)) & 0xff;
+      const int32_t x = kSigned ? static_cast<int32_t>(static_cast<int8_t>(byte)) : static_cast<int32_t>(byte);
+      r = (kMax ? x > r : x < r) ? x : r;
+    }
+    return static_cast<acc_t>(r);
+  }
+#endif
+
+  template <int V, typename in_t>
+  C10_HOST_DEVICE static acc_t reduce_vector(const in_t (&v)[V]) {
+    if constexpr (kNarrowWalk<in_t>) {
+      int32_t m = static_cast<int32_t>(v[0]);
+GPUREDUCE_UNROLL
+      for (int i = 1; i < V; ++i) {
+        const int32_t x = static_cast<int32_t>(v[i]);
+        m = (kMax ? x > m : x < m) ? x : m;
+      }
+      return static_cast<acc_t>(m);
+    } else {
+      return OpBase<ExtremumOp<acc_t, kMax>, acc_t>::template reduce_vector<V>(v);
+    }
+  }
+};
+template <typename acc_t>
+using MaxOp = ExtremumOp<acc_t, true>;
+template <typename acc_t>
+using MinOp = ExtremumOp<acc_t, false>;
 
 }  // namespace gpureduce

@@ -166,7 +166,7 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
     // The accumulator of the result's dtype: float32 summed with
     // dtype=float64 over three dims that do not merge kept its partials in
     // float32 (a 1.7e-6 error where torch's is 1e-13).
-    const at::ScalarType acc = acc_dtype(target.scalar_type());
+    const at::ScalarType acc = op.keeps_result_dtype ? target.scalar_type() : acc_dtype(target.scalar_type());
     at::Tensor partial = at::empty(tmp_shape, in.options().dtype(acc));
     reduce_strided(in, first, partial, op, reads_partials, /*writes_partials=*/true);
     if (writes_partials || target.scalar_type() == acc) {
@@ -254,8 +254,11 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   };
   // With repeats to fold, 16-bit float results stay in float until the fold,
   // so that it rounds once, as torch's float accumulation does.
-  at::ScalarType kout = kernel_out_dtype(out.scalar_type());
-  if (repeats > 1 && (kout == at::kHalf || kout == at::kBFloat16)) kout = at::kFloat;
+  // (amax and amin: the result's own dtype, but for the wide unsigned ints.)
+  const bool keeps_dtype = op.keeps_result_dtype && !is_wide_unsigned(out.scalar_type());
+  const auto result_kernel_dtype = [&](at::ScalarType t) { return keeps_dtype ? t : kernel_out_dtype(t); };
+  at::ScalarType kout = result_kernel_dtype(out.scalar_type());
+  if (repeats > 1 && !keeps_dtype && (kout == at::kHalf || kout == at::kBFloat16)) kout = at::kFloat;
 
   // A view of `out` with the input's rank, size 1 at the reduced dims.
   const at::Tensor out_kd = keepdim ? out : with_reduced_dims(out, mask);
@@ -305,7 +308,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   if (reread) {
     repeats = 1;
     broadcast_dims.clear();
-    kout = kernel_out_dtype(out.scalar_type());
+    kout = result_kernel_dtype(out.scalar_type());
   }
   const at::ScalarType kin = staged_input_dtype(input.scalar_type(), out.scalar_type());
   at::Tensor in;

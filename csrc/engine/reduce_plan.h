@@ -104,6 +104,11 @@ struct OpSpec {
   // fold_repeats may take the input itself where nothing else is reduced
   // (sum, prod: yes; nansum: no, a NaN input is the partial 0).
   bool input_is_partial = true;
+  // Whether the kernels write the result's own dtype and hand partials on
+  // in it (amax, amin: the result is one of the inputs), rather than int64
+  // for integer results and the accumulator's dtype between passes (sum's
+  // rules). Not for uint16 to uint64, which are still reduced as int64.
+  bool keeps_result_dtype = false;
 };
 
 // Reduces `input` over the dims in `mask` into `out`, whose shape and dtype

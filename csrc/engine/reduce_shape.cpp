@@ -122,4 +122,33 @@ void check_nansum_args(const at::Tensor& input, std::optional<at::ScalarType> dt
                               c10::toString(result), "'");
 }
 
+void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at::Tensor* out, const char* name,
+                         const char* kernel_name) {
+  const at::ScalarType t = input.scalar_type();
+  if (out != nullptr) {
+    TORCH_CHECK(out->scalar_type() == t, "Expected the dtype for input and out to match, but got ", c10::toString(t),
+                " for input's dtype and ", c10::toString(out->scalar_type()), " for out's dtype.");
+  }
+  // Sizes as SymInts: the Meta kernel checks symbolic shapes too (a guard).
+  if (input.sym_numel() == 0) {
+    TORCH_CHECK(!dim.empty(), name,
+                "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with "
+                "the 'dim' argument.");
+    reduced_dims_mask(input.dim(), dim);  // raises for a dim out of range, as torch's size(dim) does
+    for (int64_t d : dim) {
+      const int64_t wrapped = d < 0 ? d + input.dim() : d;
+      if (input.sym_size(wrapped) == 0) {
+        throw c10::IndexError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                              std::string(name) + "(): Expected reduction dim " + std::to_string(d) +
+                                  " to have non-zero size.");
+      }
+    }
+  }
+  const bool wide_unsigned = t == at::kUInt16 || t == at::kUInt32 || t == at::kUInt64;
+  const bool supported = (at::isIntegralType(t, /*includeBool=*/true) && !wide_unsigned) || t == at::kFloat ||
+                         t == at::kDouble || t == at::kHalf || t == at::kBFloat16 ||
+                         (wide_unsigned && t != at::kUInt64 && !is_cpu_kernel(kernel_name));
+  TORCH_CHECK_NOT_IMPLEMENTED(supported, "\"", kernel_name, "\" not implemented for '", c10::toString(t), "'");
+}
+
 }  // namespace gpureduce

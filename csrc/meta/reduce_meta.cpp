@@ -68,6 +68,24 @@ void nansum_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool 
   sum_like_out_meta(input, dim, keepdim, out.scalar_type(), out, "nansum");
 }
 
+// amax and amin: torch's checks (check_extremum_args, on symbolic sizes),
+// the input's dtype.
+template <bool kMax>
+at::Tensor extremum_meta(const at::Tensor& input, at::IntArrayRef dim, bool keepdim) {
+  check_extremum_args(input, dim, nullptr, kMax ? "amax" : "amin", kMax ? "max_values" : "min_values");
+  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  return at::empty_symint(reduced_sym_shape(input.sym_sizes(), mask, keepdim), input.options());
+}
+
+template <bool kMax>
+void extremum_out_meta(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& out) {
+  TORCH_CHECK(out.device() == input.device(), "Attempting to copy from device ", input.device(), " to device ",
+              out.device(), ", but cross-device copies are not allowed!");
+  check_extremum_args(input, dim, &out, kMax ? "amax" : "amin", kMax ? "max_values" : "min_values");
+  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  at::native::resize_output_symint(out, reduced_sym_shape(input.sym_sizes(), mask, keepdim));
+}
+
 at::Tensor classic_sum_meta(const at::Tensor& input, c10::string_view /*kernel*/) {
   const at::ScalarType t = input.scalar_type();
   return at::empty({}, input.options().dtype(t == at::kInt ? at::kLong : t));
@@ -84,6 +102,10 @@ TORCH_LIBRARY_IMPL(gpureduce, Meta, m) {
   m.impl("prod.dim_int", &prod_dim_meta);
   m.impl("nansum", &nansum_meta);
   m.impl("nansum.out", &nansum_out_meta);
+  m.impl("amax", &extremum_meta<true>);
+  m.impl("amax.out", &extremum_out_meta<true>);
+  m.impl("amin", &extremum_meta<false>);
+  m.impl("amin.out", &extremum_out_meta<false>);
 }
 
 }  // namespace gpureduce

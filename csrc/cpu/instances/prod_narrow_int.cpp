@@ -1,5 +1,4 @@
-// The baseline CPU engine for prod of bool, uint8 and int8 inputs (reduce_cpu.h).
-#include "../../engine/reduce_family.h"
-#include "../reduce_cpu.h"
+// The baseline CPU engine for prod of bool, uint8 and int8 inputs (engine_baseline.h).
+#include "../engine_baseline.h"
 
 GPUREDUCE_CPU_ENGINE_INSTANCE(ProdFamily, kNarrowInt);

@@ -1,5 +1,4 @@
-// The baseline CPU engine for sum of complex64 and complex128 inputs (reduce_cpu.h).
-#include "../../engine/reduce_family.h"
-#include "../reduce_cpu.h"
+// The baseline CPU engine for sum of complex64 and complex128 inputs (engine_baseline.h).
+#include "../engine_baseline.h"
 
 GPUREDUCE_CPU_ENGINE_INSTANCE(SumFamily, kComplex);

@@ -175,8 +175,10 @@ template <typename T>
 __device__ __forceinline__ T load_coherent(const T* p) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     return __ldcg(p);
+  } else if constexpr (std::is_integral_v<T> && sizeof(T) == 4) {
+    return static_cast<T>(__ldcg(reinterpret_cast<const int*>(p)));
   } else if constexpr (std::is_integral_v<T>) {
-    static_assert(sizeof(T) == 8, "integer partials are int64");
+    static_assert(sizeof(T) == 8, "integer partials are int32 or int64");
     return static_cast<T>(__ldcg(reinterpret_cast<const long long*>(p)));
   } else {
     using R = typename T::value_type;

@@ -1,0 +1,34 @@
+// gpureduce::amax and gpureduce::amin on the CUDA key: the CUDA engine for
+// their families, whose instances (one per dtype group, both ops) are
+// compiled in instances/extremum_*.cu.
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include "../engine/reduce_entry.h"
+#include "../engine/reduce_family.h"
+#include "run_pass.h"
+
+namespace gpureduce {
+namespace {
+
+const OpSpec& amax_spec() {
+  static const OpSpec spec = op_spec<AmaxFamily>(&cuda::run_pass_cuda<AmaxFamily>, "max_values_cuda");
+  return spec;
+}
+const OpSpec& amin_spec() {
+  static const OpSpec spec = op_spec<AminFamily>(&cuda::run_pass_cuda<AminFamily>, "min_values_cuda");
+  return spec;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
+  using Amax = ExtremumEntries<&amax_spec, kAmaxName, c10::cuda::CUDAGuard>;
+  using Amin = ExtremumEntries<&amin_spec, kAminName, c10::cuda::CUDAGuard>;
+  m.impl("amax", &Amax::dims);
+  m.impl("amax.out", &Amax::dims_out);
+  m.impl("amin", &Amin::dims);
+  m.impl("amin.out", &Amin::dims_out);
+}
+
+}  // namespace gpureduce

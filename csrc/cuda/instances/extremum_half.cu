@@ -1,0 +1,6 @@
+// The CUDA engine for amax and amin of float16 inputs (run_pass.h).
+#include "../../engine/reduce_family.h"
+#include "../reduce_cuda.cuh"
+
+GPUREDUCE_CUDA_ENGINE_INSTANCE(AmaxFamily, kHalf);
+GPUREDUCE_CUDA_ENGINE_INSTANCE(AminFamily, kHalf);
