@@ -21,7 +21,7 @@ from typing import Any, List, Optional, Sequence, Union
 
 import torch
 
-__all__ = ["sum", "nansum", "prod", "amax", "amin", "kernels", "replace_torch_sum", "patch", "unpatch", "library_path"]
+__all__ = ["sum", "nansum", "prod", "amax", "amin", "kernels", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
 __version__ = "0.1.0"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -59,7 +59,7 @@ _check_torch_version()
 torch.ops.load_library(library_path())
 
 from . import _args, _calls, _fast  # noqa: E402
-from ._dropin import patch, replace_torch_sum, unpatch  # noqa: E402
+from ._dropin import patch, replace_torch_reductions, replace_torch_sum, unpatch  # noqa: E402
 
 DimArg = Optional[Union[int, Sequence[int]]]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import threading
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
@@ -21,7 +22,7 @@ from torch.overrides import TorchFunctionMode
 
 from . import _args, _build_info, _calls, _fast
 
-__all__ = ["replace_torch_sum", "patch", "unpatch"]
+__all__ = ["replace_torch_sum", "replace_torch_reductions", "patch", "unpatch"]
 
 _TORCH_SUMS = {"torch.sum": torch.sum, "Tensor.sum": torch.Tensor.sum}
 
@@ -199,3 +200,77 @@ def patch() -> None:
 def unpatch() -> None:
     """Undo :func:`patch`."""
     _set_patched(False)
+
+
+# The other reductions, routed by replace_torch_reductions(): torch's
+# function and Tensor method of each, and the signature torch gives them (a
+# call that does not bind, or that our op does not take, is torch's to make,
+# so that torch raises its own error). Routed through a TorchFunctionMode
+# only: no C++ fast path yet, so a routed call costs that mode's dispatch.
+def _nansum_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...
+def _prod_sig(input, dim=None, keepdim=False, *, dtype=None): ...
+def _extremum_sig(input, dim=(), keepdim=False, *, out=None): ...
+
+
+def _reduction_table() -> Dict[Any, Tuple[Callable[..., Any], Callable[..., Any]]]:
+    from . import amax, amin, nansum, prod  # the package's own wrappers (after its import)
+
+    table: Dict[Any, Tuple[Callable[..., Any], Callable[..., Any]]] = {}
+    for name, ours, sig in (("nansum", nansum, _nansum_sig), ("prod", prod, _prod_sig),
+                            ("amax", amax, _extremum_sig), ("amin", amin, _extremum_sig)):
+        table[getattr(torch, name)] = (ours, sig)
+        table[getattr(torch.Tensor, name)] = (ours, sig)
+    return table
+
+
+def _names_a_dim(dim: Any) -> bool:
+    """Whether dim is a named dim or holds one (torch's to handle)."""
+    if isinstance(dim, str):
+        return True
+    return isinstance(dim, (list, tuple)) and any(isinstance(d, str) for d in dim)
+
+
+class _ReplaceTorchReductions(TorchFunctionMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self._table = _reduction_table()
+
+    def _route(self, ours: Callable[..., Any], sig: Callable[..., Any], args, kwargs) -> Optional[Dict[str, Any]]:
+        """The call's arguments for `ours`, or None where it is torch's."""
+        try:
+            bound = inspect.signature(sig).bind(*args, **kwargs)
+        except TypeError:
+            return None
+        given = dict(bound.arguments)
+        x = given.get("input")
+        if not isinstance(x, torch.Tensor) or not _ours(x) or _names_a_dim(given.get("dim")):
+            return None
+        # prod(x, dim=None, ...) and prod(x, keepdim=True) match neither of
+        # torch.prod's overloads: torch raises for them.
+        if sig is _prod_sig and ("dim" in given and given["dim"] is None or ("dim" not in given and "keepdim" in given)):
+            return None
+        if given.get("out", 0) is None:
+            del given["out"]
+        return given
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        entry = self._table.get(func)
+        if entry is not None:
+            ours, sig = entry
+            given = self._route(ours, sig, args, kwargs)
+            if given is not None:
+                return ours(given.pop("input"), **given)
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def replace_torch_reductions() -> Iterator[None]:
+    """Inside the block, on this thread, torch.sum, torch.nansum,
+    torch.prod, torch.amax and torch.amin, and the Tensor methods of the
+    same names, run gpureduce's ops (sum as replace_torch_sum() routes it;
+    the others through a TorchFunctionMode). Calls gpureduce does not take
+    (other devices and layouts, named dims, argument forms torch rejects)
+    run torch's own function."""
+    with replace_torch_sum(), _ReplaceTorchReductions():
+        yield

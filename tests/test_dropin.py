@@ -269,3 +269,62 @@ def test_compiled_function_under_patch_gives_torchs_result():
     finally:
         reduce_op.unpatch()
     torch.testing.assert_close(out, f(x))
+
+
+# replace_torch_reductions(): torch.nansum, torch.prod, torch.amax and
+# torch.amin and their Tensor methods (and sum, as replace_torch_sum routes
+# it) run gpureduce's ops inside the block, with torch's results and
+# gradients; calls in forms torch rejects raise torch's error there too.
+REDUCTION_CALLS = [
+    ("torch.amax(x, 1)", lambda x: torch.amax(x, 1), "gpureduce::amax"),
+    ("x.amax()", lambda x: x.amax(), "gpureduce::amax"),
+    ("x.amin((0, 2), keepdim=True)", lambda x: x.amin((0, 2), keepdim=True), "gpureduce::amin"),
+    ("torch.amin(x, dim=-1)", lambda x: torch.amin(x, dim=-1), "gpureduce::amin"),
+    ("torch.prod(x)", lambda x: torch.prod(x), "gpureduce::prod"),
+    ("x.prod(1, keepdim=True)", lambda x: x.prod(1, keepdim=True), "gpureduce::prod"),
+    ("torch.prod(x, 0, dtype=float64)", lambda x: torch.prod(x, 0, dtype=torch.float64), "gpureduce::prod"),
+    ("torch.nansum(x, 1)", lambda x: torch.nansum(x, 1), "gpureduce::nansum"),
+    ("x.nansum(dtype=float64)", lambda x: x.nansum(dtype=torch.float64), "gpureduce::nansum"),
+    ("x.sum(2)", lambda x: x.sum(2), "gpureduce::sum"),
+]
+
+
+@pytest.mark.parametrize("device", _devices())
+@pytest.mark.parametrize("label,fn,op_name", REDUCTION_CALLS, ids=[c[0] for c in REDUCTION_CALLS])
+def test_replace_torch_reductions_routes(label, fn, op_name, device, spy):
+    x = (torch.rand(3, 4, 5, dtype=torch.float64) + 0.5).to(device)
+    x[0, 1, 2] = x[0, 1, 3]  # a tie
+    a, b = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    ref = fn(a)
+    spy.names.clear()
+    with reduce_op.replace_torch_reductions():
+        got = fn(b)
+    assert op_name in spy.names, spy.names
+    torch.testing.assert_close(got, ref, rtol=1e-12, atol=0)
+    grad = torch.rand(ref.shape, dtype=ref.dtype).to(device)
+    (g_ref,) = torch.autograd.grad(ref, a, grad)
+    (g_got,) = torch.autograd.grad(got, b, grad)
+    torch.testing.assert_close(g_got, g_ref, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("call", [lambda x: x.prod(None), lambda x: x.prod(keepdim=True),
+                                  lambda x: x.amax(dim="a"), lambda x: torch.amax(x, 3),
+                                  lambda x: torch.nansum(x, 0, out=torch.empty(2, 2, dtype=torch.int64)),
+                                  lambda x: x.amin(1, True, True)])
+def test_replace_torch_reductions_errors_are_torchs(call, spy):
+    x = torch.rand(3, 4)
+    with pytest.raises(Exception) as theirs:
+        call(x)
+    with reduce_op.replace_torch_reductions():
+        with pytest.raises(type(theirs.value)):
+            call(x)
+
+
+def test_replace_torch_reductions_leaves_other_threads_and_after(spy):
+    x = torch.rand(3, 4)
+    with reduce_op.replace_torch_reductions():
+        pass
+    spy.names.clear()
+    torch.amax(x, 1)
+    x.prod()
+    assert not any(n.startswith("gpureduce::") for n in spy.names), spy.names

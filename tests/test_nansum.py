@@ -175,6 +175,14 @@ def test_nansum_dtype_out_and_errors(device, gen):
         NANSUM(z, dtype=torch.complex64)
     with pytest.raises(NotImplementedError, match=f"nansum_{device}"):
         reduce_op.nansum(z, out=torch.empty((), dtype=torch.complex64, device=device))
+    # A float input into an integer or bool out= with no dtype=: torch's
+    # kernel has no integer version; with dtype= the input is cast first.
+    for odt in (torch.int64, torch.int32, torch.bool):
+        with pytest.raises(NotImplementedError, match=f"nansum_{device}"):
+            reduce_op.nansum(x, 0, out=torch.empty(65, dtype=odt, device=device))
+    finite = (torch.randn(33, 65, generator=gen) * 10).to(device)  # (NaN and inf have no int64 value)
+    got = reduce_op.nansum(finite, 0, dtype=torch.int64, out=torch.empty(65, dtype=torch.int64, device=device))
+    assert torch.equal(got, torch.nansum(finite, 0, dtype=torch.int64))
     with pytest.raises(RuntimeError, match="provided dtype must match"):
         reduce_op.nansum(z, dtype=torch.float64, out=torch.empty((), dtype=torch.float32, device=device))
     with pytest.raises(IndexError):

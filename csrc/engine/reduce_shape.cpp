@@ -120,6 +120,14 @@ void check_nansum_args(const at::Tensor& input, std::optional<at::ScalarType> dt
   const at::ScalarType result = out != nullptr ? out->scalar_type() : result_dtype(input.scalar_type(), dtype);
   TORCH_CHECK_NOT_IMPLEMENTED(!at::isComplexType(result), "\"", kernel_name, "\" not implemented for '",
                               c10::toString(result), "'");
+  // A floating input into an integer or bool out= with no dtype=: torch's
+  // kernel runs in out's dtype and has no integer version (with dtype= the
+  // input is cast first, and it runs).
+  const bool int_out_of_floats = out != nullptr && !dtype.has_value() &&
+                                 !at::isIntegralType(input.scalar_type(), /*includeBool=*/true) &&
+                                 at::isIntegralType(result, /*includeBool=*/true);
+  TORCH_CHECK_NOT_IMPLEMENTED(!int_out_of_floats, "\"", kernel_name, "\" not implemented for '",
+                              c10::toString(result), "'");
 }
 
 void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at::Tensor* out, const char* name,
