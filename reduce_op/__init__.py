@@ -6,9 +6,11 @@ This package loads it and adds a Python front end:
 
 * :func:`sum` mirrors ``torch.sum``; ``kernel=`` picks one of the classic
   teaching kernels (:func:`kernels` lists them);
-* :func:`nansum` and :func:`prod` mirror ``torch.nansum`` and ``torch.prod``;
+* :func:`nansum`, :func:`prod`, :func:`amax` and :func:`amin` mirror torch's
+  functions of the same names;
 * :func:`replace_torch_sum` routes ``torch.sum`` / ``Tensor.sum`` inside a
-  ``with`` block to gpureduce, :func:`patch` / :func:`unpatch` process-wide.
+  ``with`` block to gpureduce, :func:`patch` / :func:`unpatch` process-wide;
+  :func:`replace_torch_reductions` routes every op above in a block.
 """
 from __future__ import annotations
 
@@ -157,10 +159,7 @@ def amax(
     default), in the input's dtype; NaN where the slice holds a NaN. Its
     gradient is split evenly among the elements equal to the result, as
     torch's is."""
-    if out is None:
-        return torch.ops.gpureduce.amax(input, dim, keepdim)
-    torch.ops.gpureduce.amax.out(input, dim, keepdim, out=out)
-    return out
+    return _extremum(torch.ops.gpureduce.amax, input, dim, keepdim, out)
 
 
 def amin(
@@ -173,9 +172,14 @@ def amin(
     """Mirrors ``torch.amin``: the smallest element over ``dim`` (all dims by
     default), in the input's dtype; NaN where the slice holds a NaN. Its
     gradient is split evenly among the elements equal to the result."""
+    return _extremum(torch.ops.gpureduce.amin, input, dim, keepdim, out)
+
+
+def _extremum(op, input: torch.Tensor, dim: DimArg, keepdim: bool, out: Optional[torch.Tensor]) -> torch.Tensor:
+    """amax's or amin's operator (`op`), through its out= overload where out is given."""
     if out is None:
-        return torch.ops.gpureduce.amin(input, dim, keepdim)
-    torch.ops.gpureduce.amin.out(input, dim, keepdim, out=out)
+        return op(input, dim, keepdim)
+    op.out(input, dim, keepdim, out=out)
     return out
 
 
