@@ -298,27 +298,34 @@ at::Tensor extremum_autograd(const at::Tensor& input, at::IntArrayRef dim, bool 
   return result;
 }
 
+// An out= overload below autograd (`call`), refused where a gradient would
+// be needed: out= overloads are not differentiable, in torch as here; say
+// so as torch does.
+template <class Call>
+void out_without_grad(const char* name, const at::Tensor& input, const at::Tensor& out, Call call) {
+  TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || out.requires_grad())), name,
+              "(): functions with out=... arguments don't support automatic differentiation, "
+              "but one of the arguments requires grad.");
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    call();
+  }
+  torch::autograd::impl::bump_version(out);
+}
+
 template <bool kMax>
 void extremum_out_autograd(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& out) {
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow(kMax ? "gpureduce::amax" : "gpureduce::amin", "out")
                              .typed<void(const at::Tensor&, at::IntArrayRef, bool, const at::Tensor&)>();
-  TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || out.requires_grad())),
-              kMax ? "amax" : "amin",
-              "(): functions with out=... arguments don't support automatic differentiation, "
-              "but one of the arguments requires grad.");
-  {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    op.call(input, dim, keepdim, out);
-  }
-  torch::autograd::impl::bump_version(out);
+  out_without_grad(kMax ? "amax" : "amin", input, out, [&] { op.call(input, dim, keepdim, out); });
 }
 
 at::Tensor sum_autograd(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
   return sum_dim_autograd(input, std::nullopt, false, dtype);
 }
 
-// out= overloads are not differentiable, in torch as here; say so as torch does.
+// The out= overloads of sum and nansum, found once.
 using OutOp = c10::TypedOperatorHandle<void(const at::Tensor&, at::OptionalIntArrayRef, bool,
                                               std::optional<at::ScalarType>, const at::Tensor&)>;
 
@@ -329,28 +336,16 @@ OutOp find_out_op(const char* name, const char* overload) {
                   const at::Tensor&)>();
 }
 
-void out_autograd(const OutOp& op, const char* name, const at::Tensor& input, at::OptionalIntArrayRef dim,
-                  bool keepdim, std::optional<at::ScalarType> dtype, const at::Tensor& out) {
-  TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || out.requires_grad())), name,
-              "(): functions with out=... arguments don't support automatic differentiation, "
-              "but one of the arguments requires grad.");
-  {
-    at::AutoDispatchBelowADInplaceOrView guard;
-    op.call(input, dim, keepdim, dtype, out);
-  }
-  torch::autograd::impl::bump_version(out);
-}
-
 void sum_out_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                       std::optional<at::ScalarType> dtype, const at::Tensor& out) {
   static const OutOp op = find_out_op("gpureduce::sum", "IntList_out");
-  out_autograd(op, "sum", input, dim, keepdim, dtype, out);
+  out_without_grad("sum", input, out, [&] { op.call(input, dim, keepdim, dtype, out); });
 }
 
 void nansum_out_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                          std::optional<at::ScalarType> dtype, const at::Tensor& out) {
   static const OutOp op = find_out_op("gpureduce::nansum", "out");
-  out_autograd(op, "nansum", input, dim, keepdim, dtype, out);
+  out_without_grad("nansum", input, out, [&] { op.call(input, dim, keepdim, dtype, out); });
 }
 
 }  // namespace

@@ -79,11 +79,8 @@ at::Tensor extremum_meta(const at::Tensor& input, at::IntArrayRef dim, bool keep
 
 template <bool kMax>
 void extremum_out_meta(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& out) {
-  TORCH_CHECK(out.device() == input.device(), "Attempting to copy from device ", input.device(), " to device ",
-              out.device(), ", but cross-device copies are not allowed!");
   check_extremum_args(input, dim, &out, kMax ? "amax" : "amin", kMax ? "max_values" : "min_values");
-  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
-  at::native::resize_output_symint(out, reduced_sym_shape(input.sym_sizes(), mask, keepdim));
+  sum_like_out_meta(input, dim, keepdim, input.scalar_type(), out, kMax ? "amax" : "amin");
 }
 
 at::Tensor classic_sum_meta(const at::Tensor& input, c10::string_view /*kernel*/) {
