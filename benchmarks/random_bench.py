@@ -1,5 +1,5 @@
 """Random-shape benchmark: a gpureduce op (sum by default, or --op nansum,
-amax, amin)
+mean, amax, amin)
 against torch's over cases drawn the way models produce them
 (benchmarks/random_cases.py), so that no one can tune to its list. Every
 case is checked against torch's op before it is timed.
@@ -12,6 +12,7 @@ machine hits both alike. The speedup is torch_us / gpureduce_us.
     python benchmarks/random_bench.py --n 500 --seeds 0 1 2     # on the GPU
     python benchmarks/random_bench.py --op nansum --seeds 0 1   # nansum (complex cases left out)
     python benchmarks/random_bench.py --op amax                  # amax (complex cases and dtype= left out)
+    python benchmarks/random_bench.py --op mean                  # mean (integer inputs with dtype=float32)
     python benchmarks/random_bench.py --quick                   # a few small cases, CPU
 
 Writes, per seed, random_<gpu>_seed<S>.json with every case, and for the run
@@ -22,6 +23,7 @@ sum the names begin random_<op>_.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import statistics
@@ -40,24 +42,47 @@ from random_cases import Case, build, input_bytes, sample_cases, sum_args  # noq
 
 
 # Each op as gpureduce and torch spell it, the input dtypes torch's takes,
-# and whether it takes dtype= (amax and amin do not: their cases with one
-# run without it).
+# and how a case's arguments become the op's: amax and amin take no dtype=
+# (their cases with one run without it); mean takes integer inputs with a
+# floating dtype= only (they get float32, as a model's mean of int8 data
+# would ask for) and no integer dtype= (dropped).
+def _as_is(kw, dtype):
+    return kw
+
+
+def _no_dtype(kw, dtype):
+    kw.pop("dtype", None)
+    return kw
+
+
+def _mean_args(kw, dtype):
+    if not (dtype.startswith("float") or dtype.startswith("bfloat") or dtype.startswith("complex")):
+        kw["dtype"] = torch.float32
+    elif kw.get("dtype") is not None and not (kw["dtype"].is_floating_point or kw["dtype"].is_complex):
+        del kw["dtype"]
+    return kw
+
+
 OPS = {
-    "sum": (reduce_op.sum, torch.sum, lambda dtype: True, True),
-    "nansum": (reduce_op.nansum, torch.nansum, lambda dtype: not dtype.startswith("complex"), True),
-    "amax": (reduce_op.amax, torch.amax, lambda dtype: not dtype.startswith("complex"), False),
-    "amin": (reduce_op.amin, torch.amin, lambda dtype: not dtype.startswith("complex"), False),
+    "sum": (reduce_op.sum, torch.sum, lambda dtype: True, _as_is),
+    "nansum": (reduce_op.nansum, torch.nansum, lambda dtype: not dtype.startswith("complex"), _as_is),
+    "mean": (reduce_op.mean, torch.mean, lambda dtype: True, _mean_args),
+    "amax": (reduce_op.amax, torch.amax, lambda dtype: not dtype.startswith("complex"), _no_dtype),
+    "amin": (reduce_op.amin, torch.amin, lambda dtype: not dtype.startswith("complex"), _no_dtype),
 }
 
 
-def check(ours: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, kw: Dict[str, object]) -> bool:
-    """Integers exactly; floats within a bound that scales with sum(|x|)."""
+def check(ours: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, kw: Dict[str, object], op: str = "sum") -> bool:
+    """Integers exactly; floats within a bound that scales with sum(|x|)
+    (mean(|x|) for mean)."""
     if ours.shape != ref.shape or ours.dtype != ref.dtype:
         return False
     if not (ref.dtype.is_floating_point or ref.dtype.is_complex):
         return bool(torch.equal(ours, ref))
     dims = kw.get("dim", list(range(x.dim())))
-    mag = x.abs().to(torch.float64).sum(dims, keepdim=bool(kw.get("keepdim", False))) if x.dim() else x.abs().double()
+    fold = torch.mean if op == "mean" else torch.sum
+    a = x.to(torch.complex128 if x.is_complex() else torch.float64).abs()  # (bool inputs of mean too)
+    mag = fold(a, dims, keepdim=bool(kw.get("keepdim", False))) if x.dim() else a
     err = (ours.double() - ref.double()).abs()
     eps = torch.finfo(ref.dtype).eps
     same = (ours.double() == ref.double()) | (torch.isnan(ours.double()) & torch.isnan(ref.double()))
@@ -140,15 +165,16 @@ def summary_text(name: str, s: Dict[str, object]) -> str:
 
 
 def run_seed(seed: int, args, device: str, l2: int, timer: Timer) -> List[Dict[str, object]]:
-    our_op, their_op, takes, takes_dtype = OPS[args.op]
+    our_op, their_op, takes, op_args = OPS[args.op]
     cases = [c for c in sample_cases(args.n, seed, args.min_bytes, args.max_bytes) if takes(c.dtype)]
     gen = torch.Generator(device=device)
     gen.manual_seed(seed)
     rows = []
     for case in progress(cases, len(cases), f"seed {seed}"):
-        kw = sum_args(case)
-        if not takes_dtype:
-            kw.pop("dtype", None)
+        kw = op_args(sum_args(case), case.dtype)
+        # The label names the dtype= the op ran with (op_args may change the case's).
+        dtype_arg = kw.get("dtype")
+        label = dataclasses.replace(case, out_dtype=str(dtype_arg).replace("torch.", "") if dtype_arg else None).label()
         x0 = build(case, device, gen)
         nbytes = input_bytes(x0)
         n_buf = 1 if nbytes >= 4 * l2 else min(32, int(math.ceil(4 * l2 / max(nbytes, 1))))
@@ -160,13 +186,13 @@ def run_seed(seed: int, args, device: str, l2: int, timer: Timer) -> List[Dict[s
         def theirs(x, kw=kw):
             return their_op(x, **kw)
 
-        ok = check(ours(x0), theirs(x0), x0, kw)
+        ok = check(ours(x0), theirs(x0), x0, kw, args.op)
         if device == "cuda":
             ours_us, torch_us = time_pair(ours, theirs, inputs, args.replays, args.warmup_ms)
         else:
             ours_us, torch_us = timer.wall_us(ours, inputs), timer.wall_us(theirs, inputs)
         rows.append({
-            "label": case.label(), "case": case.to_json(), "shape": list(x0.shape), "stride": list(x0.stride()),
+            "label": label, "case": case.to_json(), "dtype_arg": str(dtype_arg) if dtype_arg else None, "shape": list(x0.shape), "stride": list(x0.stride()),
             "bytes": nbytes, "buffers": n_buf, "correct": ok, "gpureduce_us": ours_us, "torch_us": torch_us,
             "gpureduce_gbps": nbytes / ours_us / 1e3, "torch_gbps": nbytes / torch_us / 1e3,
             "speedup": torch_us / ours_us,

@@ -1,4 +1,4 @@
-// The operator schemas (sum, prod, nansum, amax, amin, and the classic kernels). Kernels register themselves per dispatch key from
+// The operator schemas (sum, prod, nansum, mean, amax, amin, and the classic kernels). Kernels register themselves per dispatch key from
 // cpu/, cuda/, meta/ and autograd/, so the shared library alone is a complete
 // operator for LibTorch programs.
 #include <ATen/core/enum_tag.h>
@@ -26,6 +26,13 @@ TORCH_LIBRARY(gpureduce, m) {
         {at::Tag::pt2_compliant_tag});
   m.def("nansum.out(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
         "Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  // mean with aten's overloads: sum's kernels, each output divided by its
+  // count.
+  m.def("mean(Tensor input, *, ScalarType? dtype=None) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("mean.dim(Tensor input, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
+  m.def("mean.out(Tensor input, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> ()",
         {at::Tag::pt2_compliant_tag});
   // amax and amin with aten's overloads: the result in the input's dtype.
   m.def("amax(Tensor input, int[1] dim=[], bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});

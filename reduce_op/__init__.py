@@ -6,7 +6,7 @@ This package loads it and adds a Python front end:
 
 * :func:`sum` mirrors ``torch.sum``; ``kernel=`` picks one of the classic
   teaching kernels (:func:`kernels` lists them);
-* :func:`nansum`, :func:`prod`, :func:`amax` and :func:`amin` mirror torch's
+* :func:`nansum`, :func:`mean`, :func:`prod`, :func:`amax` and :func:`amin` mirror torch's
   functions of the same names;
 * :func:`replace_torch_sum` routes ``torch.sum`` / ``Tensor.sum`` inside a
   ``with`` block to gpureduce, :func:`patch` / :func:`unpatch` process-wide;
@@ -23,7 +23,7 @@ from typing import Any, List, Optional, Sequence, Union
 
 import torch
 
-__all__ = ["sum", "nansum", "prod", "amax", "amin", "kernels", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
+__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "kernels", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
 __version__ = "0.1.0"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -126,6 +126,28 @@ def nansum(
     if out is None:
         return torch.ops.gpureduce.nansum(input, dims, keepdim, dtype=dtype)
     torch.ops.gpureduce.nansum.out(input, dims, keepdim, dtype=dtype, out=out)
+    return out
+
+
+def mean(
+    input: torch.Tensor,
+    dim: DimArg = None,
+    keepdim: bool = False,
+    *,
+    dtype: Optional[torch.dtype] = None,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """Mirrors ``torch.mean``: the mean of the elements over ``dim`` (all of
+    them by default), for floating and complex inputs, or others with a
+    floating or complex ``dtype=``, as in torch; NaN over no elements. It
+    runs sum's kernels, each output divided by its count in the same pass.
+    Runs on CPU, CUDA and meta tensors."""
+    dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
+    if out is None:
+        if dims is None and not keepdim:
+            return torch.ops.gpureduce.mean(input, dtype=dtype)
+        return torch.ops.gpureduce.mean.dim(input, dims, keepdim, dtype=dtype)
+    torch.ops.gpureduce.mean.out(input, dims, keepdim, dtype=dtype, out=out)
     return out
 
 

@@ -207,16 +207,16 @@ def unpatch() -> None:
 # call that does not bind, or that our op does not take, is torch's to make,
 # so that torch raises its own error). Routed through a TorchFunctionMode
 # only: no C++ fast path yet, so a routed call costs that mode's dispatch.
-def _nansum_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...
+def _sum_like_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...  # nansum, mean
 def _prod_sig(input, dim=None, keepdim=False, *, dtype=None): ...
 def _extremum_sig(input, dim=(), keepdim=False, *, out=None): ...
 
 
 def _reduction_table() -> Dict[Any, Tuple[Callable[..., Any], Callable[..., Any]]]:
-    from . import amax, amin, nansum, prod  # the package's own wrappers (after its import)
+    from . import amax, amin, mean, nansum, prod  # the package's own wrappers (after its import)
 
     table: Dict[Any, Tuple[Callable[..., Any], Callable[..., Any]]] = {}
-    for name, ours, sig in (("nansum", nansum, _nansum_sig), ("prod", prod, _prod_sig),
+    for name, ours, sig in (("nansum", nansum, _sum_like_sig), ("mean", mean, _sum_like_sig), ("prod", prod, _prod_sig),
                             ("amax", amax, _extremum_sig), ("amin", amin, _extremum_sig)):
         table[getattr(torch, name)] = (ours, sig)
         table[getattr(torch.Tensor, name)] = (ours, sig)
@@ -267,7 +267,7 @@ class _ReplaceTorchReductions(TorchFunctionMode):
 @contextlib.contextmanager
 def replace_torch_reductions() -> Iterator[None]:
     """Inside the block, on this thread, torch.sum, torch.nansum,
-    torch.prod, torch.amax and torch.amin, and the Tensor methods of the
+    torch.mean, torch.prod, torch.amax and torch.amin, and the Tensor methods of the
     same names, run gpureduce's ops (sum as replace_torch_sum() routes it;
     the others through a TorchFunctionMode). Calls gpureduce does not take
     (other devices and layouts, named dims, argument forms torch rejects)

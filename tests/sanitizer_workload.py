@@ -19,6 +19,15 @@ for dtype in (torch.float32, torch.float16, torch.int8, torch.uint8, torch.compl
         ref = torch.sum(x.cpu().to(torch.complex128 if dtype.is_complex else torch.float64),
                         dim if dim is not None else [])
         assert torch.allclose(ours.cpu().to(ref.dtype), ref, rtol=2e-2, atol=1.0), (dtype, shape, dim)
+# mean: the same kernels, each output divided by its count in the pass that
+# stores it (in the finish of a split pass).
+for dtype in (torch.float32, torch.float16, torch.complex64):
+    for shape, dim in cases:
+        x = torch.randn(shape).to(dtype).cuda()
+        wide = torch.complex128 if dtype.is_complex else torch.float64
+        ref = torch.mean(x.cpu().to(wide), dim if dim is not None else [])
+        got = reduce_op.mean(x, dim).cpu().to(wide)
+        assert torch.allclose(got, ref, rtol=2e-2, atol=1e-2), (dtype, shape, dim)
 # Columns read in vectors narrower than 16 bytes (8 or 4; passes of 1 MB or
 # more), from a 16-byte boundary and one and two elements off (each shifts
 # the widest that fits), in dense planes and across two reduced dims.

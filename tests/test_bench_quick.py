@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -25,14 +27,16 @@ def test_bench_quick(tmp_path):
         assert c["gpureduce_us"] > 0 and c["speedup"] > 0
 
 
-def test_random_bench_quick(tmp_path):
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "random_bench.py"), "--quick",
+@pytest.mark.parametrize("op", ["sum", "mean"])
+def test_random_bench_quick(op, tmp_path):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "random_bench.py"), "--quick", "--op", op,
                         "--out-dir", str(tmp_path)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    data = json.load(open(tmp_path / "random_cpu.json"))
+    prefix = "random_cpu" if op == "sum" else f"random_{op}_cpu"
+    data = json.load(open(tmp_path / f"{prefix}.json"))
     assert data["all"]["cases"] == 20 and data["all"]["all_correct"]
-    assert os.path.exists(tmp_path / "random_cpu.png") and os.path.exists(tmp_path / "random_cpu_seed0.json")
-    seed = json.load(open(tmp_path / "random_cpu_seed0.json"))
+    assert os.path.exists(tmp_path / f"{prefix}.png") and os.path.exists(tmp_path / f"{prefix}_seed0.json")
+    seed = json.load(open(tmp_path / f"{prefix}_seed0.json"))
     assert all(c["correct"] and c["speedup"] > 0 for c in seed["cases"])
 
 

@@ -271,8 +271,8 @@ def test_compiled_function_under_patch_gives_torchs_result():
     torch.testing.assert_close(out, f(x))
 
 
-# replace_torch_reductions(): torch.nansum, torch.prod, torch.amax and
-# torch.amin and their Tensor methods (and sum, as replace_torch_sum routes
+# replace_torch_reductions(): torch.nansum, torch.mean, torch.prod,
+# torch.amax and torch.amin and their Tensor methods (and sum, as replace_torch_sum routes
 # it) run gpureduce's ops inside the block, with torch's results and
 # gradients; calls in forms torch rejects raise torch's error there too.
 REDUCTION_CALLS = [
@@ -285,6 +285,9 @@ REDUCTION_CALLS = [
     ("torch.prod(x, 0, dtype=float64)", lambda x: torch.prod(x, 0, dtype=torch.float64), "gpureduce::prod"),
     ("torch.nansum(x, 1)", lambda x: torch.nansum(x, 1), "gpureduce::nansum"),
     ("x.nansum(dtype=float64)", lambda x: x.nansum(dtype=torch.float64), "gpureduce::nansum"),
+    ("torch.mean(x)", lambda x: torch.mean(x), "gpureduce::mean"),
+    ("x.mean((0, 2), keepdim=True)", lambda x: x.mean((0, 2), keepdim=True), "gpureduce::mean"),
+    ("torch.mean(x, -1, dtype=float64)", lambda x: torch.mean(x, -1, dtype=torch.float64), "gpureduce::mean"),
     ("x.sum(2)", lambda x: x.sum(2), "gpureduce::sum"),
 ]
 
@@ -310,7 +313,8 @@ def test_replace_torch_reductions_routes(label, fn, op_name, device, spy):
 @pytest.mark.parametrize("call", [lambda x: x.prod(None), lambda x: x.prod(keepdim=True),
                                   lambda x: x.amax(dim="a"), lambda x: torch.amax(x, 3),
                                   lambda x: torch.nansum(x, 0, out=torch.empty(2, 2, dtype=torch.int64)),
-                                  lambda x: x.amin(1, True, True)])
+                                  lambda x: x.amin(1, True, True), lambda x: x.int().mean(),
+                                  lambda x: torch.mean(x, 0, out=torch.empty(4, dtype=torch.int64))])
 def test_replace_torch_reductions_errors_are_torchs(call, spy):
     x = torch.rand(3, 4)
     with pytest.raises(Exception) as theirs:

@@ -1,7 +1,8 @@
-// Autograd for gpureduce::sum, nansum, prod, amax and amin. The backward broadcasts
+// Autograd for gpureduce::sum, nansum, mean, prod, amax and amin. The backward broadcasts
 // the gradient back to the input's shape (unsqueeze the reduced dims when
 // keepdim=False, expand) and casts back from any dtype= argument; nansum's
-// then zeroes it where the input is NaN, as torch's does, and prod's
+// then zeroes it where the input is NaN, as torch's does, mean's divides it
+// by the count of elements reduced into each output, prod's
 // multiplies it by the product of the other elements of each slice, and
 // amax's and amin's splits it evenly among the elements equal to the result. It is
 // built from ATen ops, so it is itself differentiable and double backward
@@ -96,6 +97,20 @@ struct GpureduceNansumBackward : public GpureduceSumBackward {
   }
   void release_variables() override { self_.reset_data(); }
   std::string name() const override { return "GpureduceNansumBackward"; }
+};
+
+// mean: sum's gradient divided by the count of elements reduced into each
+// output (the gradient divided before it is broadcast: the same values as
+// torch's broadcast-then-divide, at the result's size). A count of 0 gives
+// NaN or inf, as torch's does.
+struct GpureduceMeanBackward : public GpureduceSumBackward {
+  c10::SymInt count = 1;
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    if (!grads[0].defined()) return {at::Tensor()};
+    return GpureduceSumBackward::apply({grads[0].div(c10::Scalar(count))});
+  }
+  std::string name() const override { return "GpureduceMeanBackward"; }
 };
 
 // prod: each element's gradient is the product of the others in its slice
@@ -232,6 +247,29 @@ at::Tensor nansum_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim,
       [&](GpureduceNansumBackward& n) { n.self_ = torch::autograd::SavedVariable(input, /*is_output=*/false); });
 }
 
+at::Tensor call_mean_dim(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype) {
+  static const DimOp op = find_dim_op("gpureduce::mean", "dim");
+  return op.call(input, dim, keepdim, dtype);
+}
+
+at::Tensor mean_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                             std::optional<at::ScalarType> dtype) {
+  // mean's own checks first (integer dtypes), as the kernel would raise them.
+  if (at::GradMode::is_enabled() && input.requires_grad())
+    check_mean_args(input, dtype, nullptr, input.is_cuda() ? "mean_cuda" : "sum_cpu");
+  return record_sum_like<GpureduceMeanBackward>(input, dim, keepdim, dtype, "mean", &call_mean_dim,
+                                                [&](GpureduceMeanBackward& n) {
+                                                  c10::SymInt count = 1;
+                                                  for (int64_t d : n.reduced) count *= input.sym_size(d);
+                                                  n.count = std::move(count);
+                                                });
+}
+
+at::Tensor mean_autograd(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
+  return mean_dim_autograd(input, std::nullopt, false, dtype);
+}
+
 // prod and prod.dim_int: the kernel below autograd, by overload.
 at::Tensor call_prod(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<at::ScalarType> dtype) {
@@ -348,6 +386,12 @@ void nansum_out_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, b
   out_without_grad("nansum", input, out, [&] { op.call(input, dim, keepdim, dtype, out); });
 }
 
+void mean_out_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  static const OutOp op = find_out_op("gpureduce::mean", "out");
+  out_without_grad("mean", input, out, [&] { op.call(input, dim, keepdim, dtype, out); });
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
@@ -356,6 +400,9 @@ TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
   m.impl("sum.IntList_out", &sum_out_autograd);
   m.impl("nansum", &nansum_autograd);
   m.impl("nansum.out", &nansum_out_autograd);
+  m.impl("mean", &mean_autograd);
+  m.impl("mean.dim", &mean_dim_autograd);
+  m.impl("mean.out", &mean_out_autograd);
   m.impl("prod", &prod_autograd);
   m.impl("prod.dim_int", &prod_dim_autograd);
   m.impl("amax", &extremum_autograd<true>);

@@ -1,13 +1,17 @@
-// The CPU engine (reduce_cpu.h) in its baseline x86-64 build, compiled at
-// -O2 rather than the -O3 of the rest. It runs only where the CPU lacks
-// AVX2 (cpu/isa.h); the AVX2 build is the one every recent x86-64 CPU, and
-// this project's machines, run. Its 20 instance files at -O3 were half the
-// compile work of a clean build: one took 68-70 s on the 2-core machine,
-// 28 s at -O2 (gcc 13), and a clean build on the GPU machine reached 199 s
-// with amax and amin. Same order of operations either way (no fast-math),
-// so the same bits. Included first, and only, by the baseline instance
-// files (instances/<op>_<group>.cpp); every header it includes is included
-// before the switch, at -O3, as engine_avx2.h does for its target switch.
+// The CPU engine (reduce_cpu.h) in its baseline build. On x86-64 it runs
+// only where the CPU lacks AVX2 (cpu/isa.h), which no x86-64 CPU of the
+// last decade does: the AVX2 build is the one they, and this project's
+// machines, run. There it is compiled at -O1, as a fallback, to spare the
+// clean build: its 20 instance files were half the compile work at -O3
+// (68-70 s a file on the 2-core machine), 28 s at -O2 (session 34), and
+// -O1 takes a further quarter off (extremum_narrow_int.cpp 29.7 -> 20.5 s,
+// sum_float.cpp 10.0 -> 7.7; session 35), while the clean build on the GPU
+// machine was still 148-199 s. Elsewhere (aarch64) this build is the CPU
+// engine, and keeps the -O3 of the rest. Same order of operations at every
+// level (no fast-math), so the same bits. Included first, and only, by the
+// baseline instance files (instances/<op>_<group>.cpp); every header it
+// includes is included before the switch, at -O3, as engine_avx2.h does
+// for its target switch.
 #pragma once
 
 #include <ATen/Parallel.h>
@@ -28,9 +32,9 @@
 #include "../engine/reduce_plan.h"
 #include "isa.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
-#pragma GCC optimize("O2")
+#pragma GCC optimize("O1")
 #include "reduce_cpu.h"
 #pragma GCC pop_options
 #else

@@ -52,6 +52,8 @@ const OpSpec& cpu_spec(const char* kernel_name) {
 const OpSpec& sum_spec() { return cpu_spec<SumFamily>("sum_cpu"); }
 const OpSpec& prod_spec() { return cpu_spec<ProdFamily>("prod_cpu"); }
 const OpSpec& nansum_spec() { return cpu_spec<NanSumFamily>("nansum_cpu"); }
+// torch's CPU mean is its sum then a division: its errors name "sum_cpu".
+const OpSpec& mean_spec() { return cpu_spec<MeanFamily>("sum_cpu"); }
 const OpSpec& amax_spec() { return cpu_spec<AmaxFamily>("max_values_cpu"); }
 const OpSpec& amin_spec() { return cpu_spec<AminFamily>("min_values_cpu"); }
 
@@ -68,6 +70,10 @@ TORCH_LIBRARY_IMPL(gpureduce, CPU, m) {
   using NanSum = NanSumEntries<&nansum_spec>;
   m.impl("nansum", &NanSum::dims);
   m.impl("nansum.out", &NanSum::dims_out);
+  using Mean = MeanEntries<&mean_spec>;
+  m.impl("mean", &Mean::all);
+  m.impl("mean.dim", &Mean::dims);
+  m.impl("mean.out", &Mean::dims_out);
   using Amax = ExtremumEntries<&amax_spec, kAmaxName>;
   using Amin = ExtremumEntries<&amin_spec, kAminName>;
   m.impl("amax", &Amax::dims);

@@ -458,20 +458,21 @@ struct PairwiseStack {
 };
 
 // The value an output gets: the op's projection (of an accumulator to its
-// own type, itself, as a pass that writes partials needs: reduce_ops.h).
+// own type, itself, as a pass that writes partials needs: reduce_ops.h),
+// after the pass's division (ReducePass::divisor, project_divided).
 template <class Op, typename out_t, typename acc_t>
-out_t finish(acc_t a) {
+out_t finish(acc_t a, int64_t divisor) {
 #if defined(GPUREDUCE_CPU_AVX2)
   if constexpr (std::is_same_v<out_t, c10::Half> && std::is_same_v<acc_t, float>) {
     // F16C's conversion, rounding to nearest even as c10's does: c10's
     // header is compiled for the baseline, where it converts in software
     // (half the time of [30, 32064] float16 over dim 0 went to it). A
     // float16 projection is the float one rounded (reduce_ops.h).
-    return c10::Half(_cvtss_sh(Op::template project<float>(a), _MM_FROUND_TO_NEAREST_INT),
+    return c10::Half(_cvtss_sh(project_divided<Op, float>(a, divisor), _MM_FROUND_TO_NEAREST_INT),
                      c10::Half::from_bits());
   }
 #endif
-  return Op::template project<out_t>(a);
+  return project_divided<Op, out_t>(a, divisor);
 }
 
 // An op's accumulator as one value of a PairwiseStack (or a SideBySide).
@@ -588,7 +589,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
         const in_t* const x = in;
         out_t* const y = out;
         for (int64_t o = b; o < e; ++o)
-          y[o * out_step] = finish<Op, out_t>(row_total(x + o * in_step, row_len, elem_stride));
+          y[o * out_step] = finish<Op, out_t>(row_total(x + o * in_step, row_len, elem_stride), p.divisor);
       });
       return;
     }
@@ -598,7 +599,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
       for (int64_t o = b; o < e; ++o) {
         int64_t in_off, out_off;
         p.outer.offsets(o, in_off, out_off);
-        out[out_off] = finish<Op, out_t>(row_total(in + in_off, p.row_len, p.elem_stride));
+        out[out_off] = finish<Op, out_t>(row_total(in + in_off, p.row_len, p.elem_stride), p.divisor);
       }
     });
     return;
@@ -609,7 +610,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
       for (int64_t o = b; o < e; ++o) {
         int64_t in_off, out_off;
         p.outer.offsets(o, in_off, out_off);
-        out[out_off] = finish<Op, out_t>(sum_leaves(in + in_off, 0, n_leaves));
+        out[out_off] = finish<Op, out_t>(sum_leaves(in + in_off, 0, n_leaves), p.divisor);
       }
     });
     return;
@@ -634,7 +635,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
     int64_t in_off, out_off;
     p.outer.offsets(o, in_off, out_off);
     out[out_off] = finish<Op, out_t>(
-        pairwise_combine<Op>(partial.data() + o * tasks_per_out, tasks_per_out));
+        pairwise_combine<Op>(partial.data() + o * tasks_per_out, tasks_per_out), p.divisor);
   }
 }
 
@@ -1036,7 +1037,7 @@ void fold_column_partials(const ReducePass& p, const acc_t* partial, int64_t row
       for (int64_t c = 0; c < width; ++c) {
         for (int64_t rt = 0; rt < row_tasks; ++rt) column[rt] = partial[(task * row_tasks + rt) * kTile + c];
         out[out_off + (c0 + c) * p.out_col_stride] =
-            finish<Op, out_t>(pairwise_combine<Op>(column.data(), row_tasks));
+            finish<Op, out_t>(pairwise_combine<Op>(column.data(), row_tasks), p.divisor);
       }
     }
   });
@@ -1077,11 +1078,11 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
         out_t* y = out + out_off;
         if (p.col_stride == 1 && p.out_col_stride == 1) {
           for (int64_t c = c0; c < c1; ++c)
-            y[c] = finish<Op, out_t>(fold<Op>(Op::identity(), widen_one(x[c])));
+            y[c] = finish<Op, out_t>(fold<Op>(Op::identity(), widen_one(x[c])), p.divisor);
         } else {
           for (int64_t c = c0; c < c1; ++c)
             y[c * p.out_col_stride] =
-                finish<Op, out_t>(fold<Op>(Op::identity(), widen_one(x[c * p.col_stride])));
+                finish<Op, out_t>(fold<Op>(Op::identity(), widen_one(x[c * p.col_stride])), p.divisor);
         }
       }
     });
@@ -1136,7 +1137,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
           for (int j = 0; j < g; ++j)
             for (int64_t c = 0; c < p.n_cols; ++c)
               out[out_off + j * out_step + c * p.out_col_stride] =
-                  finish<Op, out_t>(sums[j * p.n_cols + c]);
+                  finish<Op, out_t>(sums[j * p.n_cols + c], p.divisor);
         }
       });
       return;
@@ -1167,7 +1168,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     // write them directly: through a buffer, [3, 50257] float64 over dim 0
     // spent as long copying outputs as summing its three rows.
     constexpr bool kOutputsAreAccumulators = std::is_same_v<out_t, acc_t>;
-    const bool direct = kOutputsAreAccumulators && p.out_col_stride == 1;
+    const bool direct = kOutputsAreAccumulators && p.out_col_stride == 1 && p.divisor == 1;
     // 32K elements to a thread, counted by the columns a tile holds, not
     // by its capacity: [2, 384, 2, 2] float16 over dim 1 (two tasks of 4
     // columns) woke the second thread, 2.6 us against 1.7 on one.
@@ -1188,7 +1189,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
         }
         block(in + in_off + c0 * p.col_stride, width, p.col_stride, 0, n_rows, p, column);
         for (int64_t c = 0; c < width; ++c)
-          out[out_off + (c0 + c) * p.out_col_stride] = finish<Op, out_t>(column[c]);
+          out[out_off + (c0 + c) * p.out_col_stride] = finish<Op, out_t>(column[c], p.divisor);
       }
     });
     return;

@@ -1,5 +1,6 @@
-// gpureduce::sum on the CUDA key: the CUDA engine for SumFamily, whose
-// instances (one per dtype group) are compiled in instances/sum_*.cu.
+// gpureduce::sum and gpureduce::mean on the CUDA key: the CUDA engine for
+// SumFamily, whose instances (one per dtype group) are compiled in
+// instances/sum_*.cu; mean runs them and divides (MeanFamily).
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
@@ -15,6 +16,11 @@ const OpSpec& sum_spec() {
   return spec;
 }
 
+const OpSpec& mean_spec() {
+  static const OpSpec spec = op_spec<MeanFamily>(&cuda::run_pass_cuda<MeanFamily>, "mean_cuda");
+  return spec;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
@@ -22,6 +28,10 @@ TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
   m.impl("sum", &Entries::all);
   m.impl("sum.dim_IntList", &Entries::dims);
   m.impl("sum.IntList_out", &Entries::dims_out);
+  using Mean = MeanEntries<&mean_spec, c10::cuda::CUDAGuard>;
+  m.impl("mean", &Mean::all);
+  m.impl("mean.dim", &Mean::dims);
+  m.impl("mean.out", &Mean::dims_out);
 }
 
 }  // namespace gpureduce

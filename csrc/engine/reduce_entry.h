@@ -70,6 +70,28 @@ struct NanSumEntries {
   }
 };
 
+// mean's overloads (aten's mean, mean.dim, mean.out): sum's entry points
+// after mean's own checks (check_mean_args); the division is the
+// OpSpec's (averages).
+template <const OpSpec& (*Spec)(), class Guard = NoGuard>
+struct MeanEntries {
+  using Base = SumLikeEntries<Spec, Guard>;
+  static at::Tensor all(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
+    check_mean_args(input, dtype, nullptr, Spec().kernel_name);
+    return Base::all(input, dtype);
+  }
+  static at::Tensor dims(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype) {
+    check_mean_args(input, dtype, nullptr, Spec().kernel_name);
+    return Base::dims(input, dim, keepdim, dtype);
+  }
+  static void dims_out(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+    check_mean_args(input, dtype, &out, Spec().kernel_name);
+    Base::dims_out(input, dim, keepdim, dtype, out);
+  }
+};
+
 inline constexpr char kAmaxName[] = "amax";
 inline constexpr char kAminName[] = "amin";
 

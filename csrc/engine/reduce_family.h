@@ -17,6 +17,8 @@ namespace gpureduce {
 // they call have heavy headers, which every kernel file would otherwise parse.
 struct SumFamily {
   static constexpr bool kKeepsResultDtype = false;
+  // Whether each output is divided by its count of inputs (OpSpec::averages).
+  static constexpr bool kAverages = false;
   template <typename acc_t>
   using Op = SumOp<acc_t>;
   static constexpr bool kInputIsPartial = true;
@@ -28,6 +30,7 @@ struct SumFamily {
 
 struct ProdFamily {
   static constexpr bool kKeepsResultDtype = false;
+  static constexpr bool kAverages = false;
   template <typename acc_t>
   using Op = ProdOp<acc_t>;
   static constexpr bool kInputIsPartial = true;
@@ -40,6 +43,7 @@ struct ProdFamily {
 // partial, so the input itself is never folded).
 struct NanSumFamily {
   static constexpr bool kKeepsResultDtype = false;
+  static constexpr bool kAverages = false;
   template <typename acc_t>
   using Op = NanSumOp<acc_t>;
   static constexpr bool kInputIsPartial = false;
@@ -64,11 +68,20 @@ struct ExtremumFamily {
   // cast), and partials between passes are of it too: the result is one of
   // the inputs, exact in any of them.
   static constexpr bool kKeepsResultDtype = true;
+  static constexpr bool kAverages = false;
   static void fill_empty(const at::Tensor& t);
   static void fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest);
 };
 using AmaxFamily = ExtremumFamily<true>;
 using AminFamily = ExtremumFamily<false>;
+
+// torch.mean: sum's dtype rules, passes and kernels (KernelsFor), each
+// output divided by the count of inputs reduced into it by the pass that
+// stores it, and NaN over none. It compiles no kernel of its own. Only
+// floating and complex results reach it (check_mean_args).
+struct MeanFamily : SumFamily {
+  static constexpr bool kAverages = true;
+};
 
 // Whose kernels run a pass of an op over inputs of group G (`type`), and
 // whether the op takes such inputs at all (`kTaken`; the entry points refuse
@@ -85,6 +98,14 @@ template <InputGroup G>
 struct KernelsFor<NanSumFamily, G> {
   using type = std::conditional_t<G == InputGroup::kNarrowInt || G == InputGroup::kWideInt, SumFamily, NanSumFamily>;
   static constexpr bool kTaken = G != InputGroup::kComplex;
+};
+
+// mean: sum's kernels for every input (integer inputs are cast to the
+// floating dtype= first, as sum stages them).
+template <InputGroup G>
+struct KernelsFor<MeanFamily, G> {
+  using type = SumFamily;
+  static constexpr bool kTaken = true;
 };
 
 // amax and amin: complex inputs are refused (check_extremum_args).
@@ -149,7 +170,7 @@ void with_pass_kernels(const ReducePass& p, at::ScalarType in, Run&& run) {
 template <class Family>
 OpSpec op_spec(PassRunner run, const char* kernel_name) {
   return OpSpec{std::move(run), &Family::fold_repeats, &Family::fill_empty, kernel_name,
-                Family::kInputIsPartial, Family::kKeepsResultDtype};
+                Family::kInputIsPartial, Family::kKeepsResultDtype, Family::kAverages};
 }
 
 }  // namespace gpureduce

@@ -109,6 +109,19 @@ GPUREDUCE_UNROLL
   }
 };
 
+// The value a pass stores for an output: the op's projection of its
+// accumulator, divided first by the pass's divisor where that is not 1
+// (mean: the count of elements reduced into the output, one rounding in the
+// accumulator's type, as torch's CPU mean divides its sum). Integer
+// accumulators are never divided: mean refuses integer results.
+template <class Op, typename out_t, typename acc_t>
+C10_HOST_DEVICE out_t project_divided(acc_t a, int64_t divisor) {
+  if constexpr (!std::is_integral_v<acc_t>) {
+    if (divisor != 1) a = a / static_cast<typename c10::scalar_value_type<acc_t>::type>(divisor);
+  }
+  return Op::template project<out_t>(a);
+}
+
 template <typename acc_t>
 struct SumOp : OpBase<SumOp<acc_t>, acc_t> {
   // float32 sums (float, half and bfloat16 inputs) carry their partials in

@@ -6,6 +6,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "reduce_dtypes.h"
 #include "reduce_shape.h"
@@ -115,9 +116,10 @@ std::vector<bool> mask_of(uint64_t bits, int64_t ndim) {
 
 // `target` has the input's rank with size 1 at reduced dims, and a dtype the
 // kernels write for this input dtype. `reads_partials`: `in` holds another
-// pass's accumulators; `writes_partials`: so must `target`.
+// pass's accumulators; `writes_partials`: so must `target`. `divisor`: what
+// the last pass divides its outputs by (ReducePass::divisor).
 void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const at::Tensor& target,
-                    const OpSpec& op, bool reads_partials, bool writes_partials) {
+                    const OpSpec& op, bool reads_partials, bool writes_partials, int64_t divisor = 1) {
   if (target.numel() == 0) return;
   if (in.numel() == 0) {
     op.fill_empty(target);
@@ -130,6 +132,7 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
   ReducePass pass;
   pass.reads_partials = reads_partials;
   pass.writes_partials = writes_partials;
+  pass.divisor = writes_partials ? 1 : divisor;
   if (reduced.empty()) {
     // Only dims of size 1 are reduced: each output is one element, folded
     // into the op's identity by a columns pass over one row, as torch's
@@ -170,10 +173,10 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
     at::Tensor partial = at::empty(tmp_shape, in.options().dtype(acc));
     reduce_strided(in, first, partial, op, reads_partials, /*writes_partials=*/true);
     if (writes_partials || target.scalar_type() == acc) {
-      reduce_strided(partial, rest, target, op, /*reads_partials=*/true, writes_partials);
+      reduce_strided(partial, rest, target, op, /*reads_partials=*/true, writes_partials, divisor);
     } else {
       at::Tensor staged = at::empty(target.sizes(), target.options().dtype(acc));
-      reduce_strided(partial, rest, staged, op, /*reads_partials=*/true, /*writes_partials=*/false);
+      reduce_strided(partial, rest, staged, op, /*reads_partials=*/true, /*writes_partials=*/false, divisor);
       target.copy_(staged);
     }
     return;
@@ -231,6 +234,21 @@ at::Tensor with_reduced_dims(const at::Tensor& out, const std::vector<bool>& mas
 void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool keepdim,
                  const at::Tensor& out, const OpSpec& op) {
   check_dtype_supported(out.scalar_type(), op.kernel_name);
+  // An averaging op (mean) divides by the count of elements reduced into
+  // each output, repeats included; over none, the result is NaN, as in
+  // torch: complex NaN + NaN i on the CPU (torch's sum divided by 0) and
+  // NaN + 0 i on CUDA (torch fills with a real NaN).
+  int64_t count = 1;
+  if (op.averages) {
+    for (size_t d = 0; d < mask.size(); ++d)
+      if (mask[d]) count *= input.size(static_cast<int64_t>(d));
+    if (count == 0) {
+      constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+      const bool nan_imag = out.is_complex() && out.device().is_cpu();
+      const_cast<at::Tensor&>(out).fill_(nan_imag ? c10::Scalar(c10::complex<double>(nan, nan)) : c10::Scalar(nan));
+      return;
+    }
+  }
   // Dims of stride 0 are read once: a reduced one of size k is dropped here
   // and folded in as k copies at the end; a kept one is computed at index 0
   // and broadcast. (Before the cast below, which would copy the expansion.)
@@ -292,10 +310,13 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     const at::ScalarType own = input.scalar_type();
     const bool own_rounds_like_kout =
         (own == at::kHalf || own == at::kBFloat16) && out.scalar_type() == own && kout == at::kFloat;
+    // An averaging op divides the fold by the count of elements reduced,
+    // which here is `repeats` itself: its result is the fold of one copy
+    // (0 + x, so -0.0 gives +0.0 as torch's reduction does), one kernel.
     if (!reduces && input.numel() > 0 && op.input_is_partial) {
       const at::Tensor narrowed = narrowed_input();
       if (at::result_type(narrowed, c10::Scalar(repeats)) == kout || own_rounds_like_kout) {
-        op.fold_repeats(narrowed, repeats, out_kd);
+        op.fold_repeats(narrowed, op.averages ? 1 : repeats, out_kd);
         return;
       }
     }
@@ -324,7 +345,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   for (int64_t d : broadcast_dims) target = target.narrow(d, 0, 1);
   const bool staged = out_kd.scalar_type() != kout || !broadcast_dims.empty() || repeats > 1;
   at::Tensor result = staged ? at::empty(target.sizes(), target.options().dtype(kout)) : target;
-  reduce_strided(in, mask, result, op, /*reads_partials=*/false, /*writes_partials=*/false);
+  reduce_strided(in, mask, result, op, /*reads_partials=*/false, /*writes_partials=*/false, count);
   if (repeats > 1 && broadcast_dims.empty() && at::canCast(kout, out_kd.scalar_type())) {
     op.fold_repeats(result, repeats, out_kd);  // folds and casts in one kernel
   } else if (repeats > 1) {

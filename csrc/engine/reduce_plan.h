@@ -76,6 +76,11 @@ struct ReducePass {
   // (an op's projection to its accumulator type is the identity).
   bool reads_partials = false;
   bool writes_partials = false;
+  // What the pass's outputs are divided by before they are stored (mean:
+  // the count of input elements reduced into each output). 1 for every
+  // other op and for passes that write partials; the kernels skip the
+  // division then.
+  int64_t divisor = 1;
 
   // Element offset of reduction row `r` (0 <= r < n_reduce * n_reduce_outer)
   // of a columns pass.
@@ -109,6 +114,10 @@ struct OpSpec {
   // for integer results and the accumulator's dtype between passes (sum's
   // rules). Not for uint16 to uint64, which are still reduced as int64.
   bool keeps_result_dtype = false;
+  // Whether each output is the op's reduction divided by the count of
+  // input elements reduced into it (mean, over sum's kernels): the last
+  // pass divides (ReducePass::divisor), and reducing no elements gives NaN.
+  bool averages = false;
 };
 
 // Reduces `input` over the dims in `mask` into `out`, whose shape and dtype

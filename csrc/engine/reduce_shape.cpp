@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <string>
+#include <c10/core/DefaultDtype.h>
 #include <c10/util/Exception.h>
+#include <torch/version.h>
 
 namespace gpureduce {
 
@@ -121,12 +123,30 @@ void check_nansum_args(const at::Tensor& input, std::optional<at::ScalarType> dt
   TORCH_CHECK_NOT_IMPLEMENTED(!at::isComplexType(result), "\"", kernel_name, "\" not implemented for '",
                               c10::toString(result), "'");
   // A floating input into an integer or bool out= with no dtype=: torch's
-  // kernel runs in out's dtype and has no integer version (with dtype= the
-  // input is cast first, and it runs).
-  const bool int_out_of_floats = out != nullptr && !dtype.has_value() &&
-                                 !at::isIntegralType(input.scalar_type(), /*includeBool=*/true) &&
-                                 at::isIntegralType(result, /*includeBool=*/true);
+  // kernel runs in out's dtype and has no integer version. With an integer
+  // dtype= torch 2.13 casts the NaN-free input and sums it (pytorch#183808,
+  // May 2026); torch 2.11 raises here too (both seen; 2.12 not checked).
+  constexpr bool kCastsForIntegerDtype = TORCH_VERSION_MAJOR > 2 || TORCH_VERSION_MINOR >= 12;
+  const bool int_of_floats = !at::isIntegralType(input.scalar_type(), /*includeBool=*/true) &&
+                             at::isIntegralType(result, /*includeBool=*/true);
+  const bool int_out_of_floats = int_of_floats && (dtype.has_value() ? !kCastsForIntegerDtype : out != nullptr);
   TORCH_CHECK_NOT_IMPLEMENTED(!int_out_of_floats, "\"", kernel_name, "\" not implemented for '",
+                              c10::toString(result), "'");
+}
+
+void check_mean_args(const at::Tensor& input, std::optional<at::ScalarType> dtype, const at::Tensor* out,
+                     const char* kernel_name) {
+  const at::ScalarType t = dtype.value_or(input.scalar_type());
+  TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t), "mean(): could not infer output dtype. ",
+              dtype.has_value() ? "Optional" : "Input", " dtype must be either a floating point or complex dtype. Got: ",
+              c10::toString(t));
+  const at::ScalarType result = out != nullptr ? out_compute_dtype(dtype, *out) : t;
+  // torch's CPU mean sums into out= and then divides it in place: the
+  // quotient, of the default dtype, cannot be cast into an integer out.
+  TORCH_CHECK(!at::isIntegralType(result, /*includeBool=*/true), "result type ",
+              c10::toString(c10::typeMetaToScalarType(c10::get_default_dtype())),
+              " can't be cast to the desired output type ", c10::toString(result));
+  TORCH_CHECK_NOT_IMPLEMENTED(result != at::kComplexHalf, "\"", kernel_name, "\" not implemented for '",
                               c10::toString(result), "'");
 }
 

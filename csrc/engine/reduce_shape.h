@@ -56,4 +56,13 @@ void check_nansum_args(const at::Tensor& input, std::optional<at::ScalarType> dt
 void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at::Tensor* out, const char* name,
                          const char* kernel_name);
 
+// torch.mean's checks before sum's, in its order and with its messages: the
+// dtype it computes in (dtype=, else the input's) must be floating or
+// complex (RuntimeError); dtype= must match out='s dtype, as for sum; an
+// integer or bool out= raises as torch's CPU mean does (its division's
+// result cannot be cast into it); complex32 raises NotImplementedError
+// naming `kernel_name`, as torch's mean does on both devices.
+void check_mean_args(const at::Tensor& input, std::optional<at::ScalarType> dtype, const at::Tensor* out,
+                     const char* kernel_name);
+
 }  // namespace gpureduce

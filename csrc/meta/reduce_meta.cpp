@@ -68,6 +68,23 @@ void nansum_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool 
   sum_like_out_meta(input, dim, keepdim, out.scalar_type(), out, "nansum");
 }
 
+// mean: torch's checks (check_mean_args), then sum's shape and dtype rules.
+at::Tensor mean_dim_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype) {
+  check_mean_args(input, dtype, nullptr, "mean");
+  return sum_like_meta(input, dim, keepdim, dtype, "mean");
+}
+
+at::Tensor mean_meta(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
+  return mean_dim_meta(input, std::nullopt, false, dtype);
+}
+
+void mean_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                   std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  check_mean_args(input, dtype, &out, "mean");
+  sum_like_out_meta(input, dim, keepdim, out_compute_dtype(dtype, out), out, "mean");
+}
+
 // amax and amin: torch's checks (check_extremum_args, on symbolic sizes),
 // the input's dtype.
 template <bool kMax>
@@ -99,6 +116,9 @@ TORCH_LIBRARY_IMPL(gpureduce, Meta, m) {
   m.impl("prod.dim_int", &prod_dim_meta);
   m.impl("nansum", &nansum_meta);
   m.impl("nansum.out", &nansum_out_meta);
+  m.impl("mean", &mean_meta);
+  m.impl("mean.dim", &mean_dim_meta);
+  m.impl("mean.out", &mean_out_meta);
   m.impl("amax", &extremum_meta<true>);
   m.impl("amax.out", &extremum_out_meta<true>);
   m.impl("amin", &extremum_meta<false>);

@@ -249,7 +249,7 @@ template <class PartialOp, typename out_t>
 __global__ void __launch_bounds__(EnginePolicy::kThreads)
     gpureduce_finish_partials(const typename PartialOp::acc_type* __restrict__ partials, int split, int group,
                               int64_t n_out, OuterIndexer outer, int64_t n_cols, int64_t out_col_stride,
-                              out_t* __restrict__ out) {
+                              int64_t divisor, out_t* __restrict__ out) {
   using acc_t = typename PartialOp::acc_type;
   wait_for_prior_grid();
   allow_next_grid();
@@ -262,7 +262,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads)
   if (lane == 0 && o < n_out) {
     int64_t in_off, out_off;
     outer.offsets(o / n_cols, in_off, out_off);
-    out[out_off + o % n_cols * out_col_stride] = PartialOp::template project<out_t>(acc);
+    out[out_off + o % n_cols * out_col_stride] = project_divided<PartialOp, out_t>(acc, divisor);
   }
 }
 
