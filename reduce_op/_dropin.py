@@ -1,4 +1,6 @@
-"""Drop-in mode: route torch.sum and Tensor.sum to gpureduce.sum.
+"""Drop-in mode: route torch.sum and Tensor.sum to gpureduce.sum (and, in
+replace_torch_reductions() blocks and under patch(), torch's other
+reductions that gpureduce has: see the second half of this file).
 
 Both forms replace torch.sum and Tensor.sum by a wrapper whose common calls
 are parsed and run in C++ (reduce_op._fast.dropin_sum), so that a routed
@@ -188,12 +190,16 @@ def _set_patched(on: bool) -> None:
         _fast.set_patched(on)
         if on:
             _install()
+            _install_reductions()
         else:
             _uninstall_if_unused()
+            _uninstall_reductions()
 
 
 def patch() -> None:
-    """Route torch.sum and Tensor.sum to gpureduce.sum process-wide."""
+    """Route torch.sum, torch.nansum, torch.mean, torch.prod, torch.amax
+    and torch.amin, and their Tensor methods, to gpureduce's ops
+    process-wide (on every thread), until :func:`unpatch`."""
     _set_patched(True)
 
 
@@ -202,25 +208,31 @@ def unpatch() -> None:
     _set_patched(False)
 
 
-# The other reductions, routed by replace_torch_reductions(): torch's
-# function and Tensor method of each, and the signature torch gives them (a
-# call that does not bind, or that our op does not take, is torch's to make,
-# so that torch raises its own error). Routed through a TorchFunctionMode
-# only: no C++ fast path yet, so a routed call costs that mode's dispatch.
+# The other reductions, routed by replace_torch_reductions() on one thread
+# and by patch() process-wide: torch's function and Tensor method of each,
+# and the signature torch gives them (a call that does not bind, or that
+# our op does not take, is torch's to make, so that torch raises its own
+# error). No C++ fast path for them yet: a routed call costs a bind of its
+# arguments in Python.
 def _sum_like_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...  # nansum, mean
 def _prod_sig(input, dim=None, keepdim=False, *, dtype=None): ...
 def _extremum_sig(input, dim=(), keepdim=False, *, out=None): ...
 
 
+_REDUCTION_SIGS = {"nansum": _sum_like_sig, "mean": _sum_like_sig, "prod": _prod_sig,
+                   "amax": _extremum_sig, "amin": _extremum_sig}
+_SIGNATURES = {sig: inspect.signature(sig) for sig in set(_REDUCTION_SIGS.values())}
+# torch's own functions and methods, taken at import, before any patch().
+_TORCH_REDUCTIONS = {(owner, name): getattr(owner, name) for name in _REDUCTION_SIGS
+                     for owner in (torch, torch.Tensor)}
+
+
 def _reduction_table() -> Dict[Any, Tuple[Callable[..., Any], Callable[..., Any]]]:
+    """torch's function or method -> (the package's wrapper, torch's signature)."""
     from . import amax, amin, mean, nansum, prod  # the package's own wrappers (after its import)
 
-    table: Dict[Any, Tuple[Callable[..., Any], Callable[..., Any]]] = {}
-    for name, ours, sig in (("nansum", nansum, _sum_like_sig), ("mean", mean, _sum_like_sig), ("prod", prod, _prod_sig),
-                            ("amax", amax, _extremum_sig), ("amin", amin, _extremum_sig)):
-        table[getattr(torch, name)] = (ours, sig)
-        table[getattr(torch.Tensor, name)] = (ours, sig)
-    return table
+    ours = {"nansum": nansum, "mean": mean, "prod": prod, "amax": amax, "amin": amin}
+    return {func: (ours[name], _REDUCTION_SIGS[name]) for (_, name), func in _TORCH_REDUCTIONS.items()}
 
 
 def _names_a_dim(dim: Any) -> bool:
@@ -230,38 +242,70 @@ def _names_a_dim(dim: Any) -> bool:
     return isinstance(dim, (list, tuple)) and any(isinstance(d, str) for d in dim)
 
 
+def _route(sig: Callable[..., Any], args, kwargs) -> Optional[Dict[str, Any]]:
+    """The call's arguments for our op, or None where it is torch's."""
+    try:
+        bound = _SIGNATURES[sig].bind(*args, **kwargs)
+    except TypeError:
+        return None
+    given = dict(bound.arguments)
+    x = given.get("input")
+    if not isinstance(x, torch.Tensor) or not _ours(x) or _names_a_dim(given.get("dim")):
+        return None
+    # prod(x, dim=None, ...) and prod(x, keepdim=True) match neither of
+    # torch.prod's overloads: torch raises for them.
+    if sig is _prod_sig and ("dim" in given and given["dim"] is None or ("dim" not in given and "keepdim" in given)):
+        return None
+    if given.get("out", 0) is None:
+        del given["out"]
+    return given
+
+
 class _ReplaceTorchReductions(TorchFunctionMode):
     def __init__(self) -> None:
         super().__init__()
         self._table = _reduction_table()
-
-    def _route(self, ours: Callable[..., Any], sig: Callable[..., Any], args, kwargs) -> Optional[Dict[str, Any]]:
-        """The call's arguments for `ours`, or None where it is torch's."""
-        try:
-            bound = inspect.signature(sig).bind(*args, **kwargs)
-        except TypeError:
-            return None
-        given = dict(bound.arguments)
-        x = given.get("input")
-        if not isinstance(x, torch.Tensor) or not _ours(x) or _names_a_dim(given.get("dim")):
-            return None
-        # prod(x, dim=None, ...) and prod(x, keepdim=True) match neither of
-        # torch.prod's overloads: torch raises for them.
-        if sig is _prod_sig and ("dim" in given and given["dim"] is None or ("dim" not in given and "keepdim" in given)):
-            return None
-        if given.get("out", 0) is None:
-            del given["out"]
-        return given
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         entry = self._table.get(func)
         if entry is not None:
             ours, sig = entry
-            given = self._route(ours, sig, args, kwargs)
+            given = _route(sig, args, kwargs)
             if given is not None:
                 return ours(given.pop("input"), **given)
         return func(*args, **kwargs)
+
+
+def _wrap_reduction(original: Callable[..., Any], ours: Callable[..., Any],
+                    sig: Callable[..., Any]) -> Callable[..., Any]:
+    """patch()'s stand-in for one of torch's reductions. While torch.compile
+    traces, torch's own (the graph holds torch's op, as for sum under
+    patch())."""
+    @functools.wraps(original)
+    def routed(*args: Any, **kwargs: Any) -> Any:
+        if _patched and not _is_compiling():
+            given = _route(sig, args, kwargs)
+            if given is not None:
+                return ours(given.pop("input"), **given)
+        return original(*args, **kwargs)
+
+    return routed
+
+
+def _install_reductions() -> None:
+    """patch()'s wrappers in place of torch's other reductions (under _lock)."""
+    if any(getattr(owner, name) is not func for (owner, name), func in _TORCH_REDUCTIONS.items()):
+        return  # installed already
+    table = _reduction_table()
+    for (owner, name), func in _TORCH_REDUCTIONS.items():
+        setattr(owner, name, _wrap_reduction(func, *table[func]))
+
+
+def _uninstall_reductions() -> None:
+    """torch's own reductions back (under _lock)."""
+    for (owner, name), func in _TORCH_REDUCTIONS.items():
+        setattr(owner, name, func)
 
 
 @contextlib.contextmanager

@@ -134,6 +134,8 @@ def test_dropin_example_losses_agree(device):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "losses agree: True" in r.stdout
+    for op in ("gpureduce::sum", "gpureduce::mean", "gpureduce::amax"):  # the profiler's table of the routed step
+        assert op in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize("device", _devices())
@@ -260,7 +262,7 @@ def test_compiled_function_under_patch_gives_torchs_result():
     torch._dynamo.reset()
 
     def f(x):
-        return x.sum(1) + torch.sum(x, dim=0, keepdim=True)
+        return x.sum(1) + torch.sum(x, dim=0, keepdim=True) + x.mean(1) + torch.amax(x, 0)
 
     x = torch.randn(4, 4)
     reduce_op.patch()
@@ -322,6 +324,37 @@ def test_replace_torch_reductions_errors_are_torchs(call, spy):
     with reduce_op.replace_torch_reductions():
         with pytest.raises(type(theirs.value)):
             call(x)
+
+
+def test_patch_routes_every_reduction(spy):
+    # patch(): the same calls routed on every thread until unpatch(), then
+    # torch's functions and methods themselves again.
+    names = ("nansum", "mean", "prod", "amax", "amin")
+    originals = {n: (getattr(torch, n), getattr(torch.Tensor, n)) for n in names}
+    x = torch.rand(3, 4, 5, dtype=torch.float64) + 0.5
+    refs = [fn(x) for _, fn, _ in REDUCTION_CALLS]
+    reduce_op.patch()
+    try:
+        for (label, fn, op_name), ref in zip(REDUCTION_CALLS, refs):
+            spy.names.clear()
+            got = fn(x)
+            assert op_name in spy.names, (label, spy.names)
+            torch.testing.assert_close(got, ref, rtol=1e-12, atol=0)
+        # Another thread (the spy sees this one only): its gradient node says who ran it.
+        seen = []
+        xg = x.clone().requires_grad_(True)
+        worker = threading.Thread(target=lambda: seen.append(torch.mean(xg, 1).grad_fn.name()))
+        worker.start()
+        worker.join()
+        assert seen == ["GpureduceMeanBackward"], seen
+        with pytest.raises(TypeError):
+            x.prod(None)  # a form torch rejects: torch's error
+    finally:
+        reduce_op.unpatch()
+    assert all(getattr(torch, n) is f and getattr(torch.Tensor, n) is m for n, (f, m) in originals.items())
+    spy.names.clear()
+    torch.mean(x), x.amax(1)
+    assert not any(n.startswith("gpureduce::") for n in spy.names), spy.names
 
 
 def test_replace_torch_reductions_leaves_other_threads_and_after(spy):
