@@ -89,6 +89,35 @@ def test_extremum_kernel_shapes(name, dtype, case, device, gen):
                            again.view(-1).view(torch.uint8) if again.dtype != torch.bool else again)
 
 
+# Rows of 1- and 2-byte integers and bools, whose CPU leaves compare in
+# lanes of their own type (32 or 16 to a vector): lengths around the lanes,
+# the four chains of a leaf and the 1024 inputs of a leaf, each row's
+# extreme alone at its first, its last or a random place, or the type's own
+# extreme everywhere (the lanes' identity must not win), contiguous and a
+# step apart.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16, torch.bool], ids=str)
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_extremum_narrow_integer_rows(name, dtype, device, gen):
+    ours_fn, theirs_fn, _ = OPS[name]
+    lo, hi = (0, 2) if dtype == torch.bool else (torch.iinfo(dtype).min, torch.iinfo(dtype).max + 1)
+    for n in (1, 15, 16, 17, 31, 32, 33, 127, 128, 129, 255, 1023, 1024, 1025, 4099):
+        x = torch.randint(max(lo, -50), min(hi, 50), (7, n), generator=gen).to(dtype)
+        if dtype != torch.bool:
+            extreme = hi - 1 if name == "amax" else lo
+            x[0, 0], x[1, n - 1], x[2, int(torch.randint(0, n, (1,), generator=gen))] = extreme, extreme, extreme
+            x[3].fill_(extreme)
+            x[4].fill_(lo if name == "amax" else hi - 1)  # the other extreme: the lanes' identity
+        else:
+            x[3].fill_(name == "amax")
+            x[4].fill_(name != "amax")
+        x = x.to(device)
+        for xs in (x, x[:, ::2]):
+            _same(ours_fn(xs, 1), theirs_fn(xs, 1))
+            _same(ours_fn(xs[3]), theirs_fn(xs[3]))
+            _same(ours_fn(xs), theirs_fn(xs))
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_extremum_nan_and_ties(name, device):

@@ -161,7 +161,7 @@ struct Lanes<Op, acc_t, true> {
 
   static vec identity() {
     vec v;
-    for (int k = 0; k < kWidth; ++k) v[k] = Op::identity();
+    for (int k = 0; k < kWidth; ++k) v[k] = Op::template identity_as<acc_t>();
     return v;
   }
   static vec combine(vec a, vec b) { return Op::template combine_lanes<vec>(a, b); }
@@ -258,19 +258,23 @@ struct Lanes<Op, acc_t, true> {
   // 34 int64).
   template <typename in_t>
   static vec fold_last(vec acc, const in_t* p, int64_t r) {
-    using mask_t = typename VecOf<std::conditional_t<sizeof(acc_t) == 8, int64_t, int32_t>, kVecBytes>::type;
-    static_assert(sizeof(mask_t) == sizeof(vec), "lanes of 4 or 8 bytes");
+    using lane_index_t =
+        std::conditional_t<sizeof(acc_t) == 8, int64_t,
+                           std::conditional_t<sizeof(acc_t) == 4, int32_t,
+                                              std::conditional_t<sizeof(acc_t) == 2, int16_t, int8_t>>>;
+    using mask_t = typename VecOf<lane_index_t, kVecBytes>::type;
+    static_assert(sizeof(mask_t) == sizeof(vec), "lanes of 1, 2, 4 or 8 bytes");
     mask_t lane;
     for (int k = 0; k < kWidth; ++k) lane[k] = k;
-    const vec v = lane >= static_cast<int>(kWidth - r) ? partial(load(p)) : identity();
+    const vec v = lane >= static_cast<lane_index_t>(kWidth - r) ? partial(load(p)) : identity();
     return combine(acc, v);
   }
   // r (< kWidth) inputs of a row at `stride`, folded one by one into lane 0.
   template <typename in_t>
   static vec fold_few(vec acc, const in_t* p, int64_t r, int64_t stride) {
-    acc_t rest = Op::identity();
+    acc_t rest = Op::template identity_as<acc_t>();
     for (int64_t k = 0; k < r; ++k)
-      rest = Op::combine(rest, partial(static_cast<acc_t>(widen_one(p[k * stride]))));
+      rest = static_cast<acc_t>(Op::combine(rest, partial(static_cast<acc_t>(widen_one(p[k * stride])))));
     acc[0] = Op::combine(acc[0], rest);
     return acc;
   }
@@ -362,8 +366,8 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, 
 
 // Whether a leaf folds inputs of in_t into lanes of a narrower type than
 // the accumulator's, widened at its end (the op's leaf_walk_type: sum of
-// 1- and 2-byte integers, int32, twice the lanes of int64; a leaf of kLeaf
-// inputs cannot overflow them).
+// 1- and 2-byte integers, int32, twice the lanes of int64, which a leaf of
+// kLeaf inputs cannot overflow; amax and amin of them, their own type).
 template <class L, typename in_t>
 constexpr bool kWalksNarrower = [] {
   if constexpr (!kNativeLanes<typename L::op, typename L::acc>) {
@@ -373,20 +377,28 @@ constexpr bool kWalksNarrower = [] {
   }
 }();
 
-// A leaf walked in the op's narrower lanes (kWalksNarrower), widened to L's.
+// A leaf walked in the op's narrower lanes (kWalksNarrower), widened to L's:
+// the walk's vector cut into R pieces of L::kWidth lanes, each widened, then
+// combined in order.
 template <class L, typename in_t>
 __attribute__((always_inline)) inline typename L::vec leaf_lanes_walked(const in_t* p, int64_t n, int64_t stride) {
   using walk_t = typename L::op::template leaf_walk_type<in_t>;
   using LW = Lanes<typename L::op, walk_t>;
-  static_assert(LW::kWidth == 2 * L::kWidth, "walk lanes of half the accumulator's width");
+  constexpr int R = LW::kWidth / L::kWidth;
+  static_assert(R == 2 || R == 4, "walk lanes of a half or a quarter of the accumulator's width");
   static_assert(sizeof(in_t) > 2 || kLeaf / LW::kWidth * 65536 < (int64_t(1) << 31),
-                "a leaf's inputs of up to 2 bytes cannot overflow a lane");
-  using half = typename VecOf<walk_t, kVecBytes / 2>::type;
+                "a leaf's sum of inputs of up to 2 bytes cannot overflow a lane");
+  using piece = typename VecOf<walk_t, kVecBytes / R>::type;
   const typename LW::vec w = leaf_lanes<LW>(p, n, stride);
-  half lo, hi;
-  std::memcpy(&lo, &w, sizeof(half));
-  std::memcpy(&hi, reinterpret_cast<const char*>(&w) + sizeof(half), sizeof(half));
-  return L::combine(__builtin_convertvector(lo, typename L::vec), __builtin_convertvector(hi, typename L::vec));
+  piece part;
+  std::memcpy(&part, &w, sizeof(piece));
+  typename L::vec v = __builtin_convertvector(part, typename L::vec);
+#pragma GCC unroll 4
+  for (int r = 1; r < R; ++r) {
+    std::memcpy(&part, reinterpret_cast<const char*>(&w) + r * sizeof(piece), sizeof(piece));
+    v = L::combine(v, __builtin_convertvector(part, typename L::vec));
+  }
+  return v;
 }
 
 // A leaf of at most kLeaf elements of a row, into one vector of lanes: blocks
