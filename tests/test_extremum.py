@@ -90,8 +90,9 @@ def test_extremum_kernel_shapes(name, dtype, case, device, gen):
 
 
 # Rows of 1- and 2-byte integers and bools, whose CPU leaves compare in
-# lanes of their own type (32 or 16 to a vector): lengths around the lanes,
-# the four chains of a leaf and the 1024 inputs of a leaf, each row's
+# lanes of their own type (32 or 16 to a vector) where a leaf fills their
+# four chains, in leaves of 8192: lengths around the lanes, the chains and
+# the leaves (1024 for other types), each row's
 # extreme alone at its first, its last or a random place, or the type's own
 # extreme everywhere (the lanes' identity must not win), contiguous and a
 # step apart.
@@ -101,7 +102,8 @@ def test_extremum_kernel_shapes(name, dtype, case, device, gen):
 def test_extremum_narrow_integer_rows(name, dtype, device, gen):
     ours_fn, theirs_fn, _ = OPS[name]
     lo, hi = (0, 2) if dtype == torch.bool else (torch.iinfo(dtype).min, torch.iinfo(dtype).max + 1)
-    for n in (1, 15, 16, 17, 31, 32, 33, 127, 128, 129, 255, 1023, 1024, 1025, 4099):
+    for n in (1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 1023, 1024, 1025, 4099, 8191, 8192, 8193,
+              20000):
         x = torch.randint(max(lo, -50), min(hi, 50), (7, n), generator=gen).to(dtype)
         if dtype != torch.bool:
             extreme = hi - 1 if name == "amax" else lo
@@ -116,6 +118,22 @@ def test_extremum_narrow_integer_rows(name, dtype, device, gen):
             _same(ours_fn(xs, 1), theirs_fn(xs, 1))
             _same(ours_fn(xs[3]), theirs_fn(xs[3]))
             _same(ours_fn(xs), theirs_fn(xs))
+
+
+# The sums of the same rows, exact in int64: their CPU leaves walk int32
+# lanes in leaves of 8192 (a lane holds at most 1024 of them).
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16, torch.bool], ids=str)
+def test_sum_narrow_integer_rows_exact(dtype, device, gen):
+    lo, hi = (0, 2) if dtype == torch.bool else (torch.iinfo(dtype).min, torch.iinfo(dtype).max + 1)
+    for n in (31, 32, 33, 1023, 1025, 8191, 8192, 8193, 20000):
+        x = torch.randint(lo, hi, (5, n), generator=gen).to(dtype)
+        x[0].fill_(hi - 1)  # the largest sums a lane can take
+        x[1].fill_(lo)
+        x = x.to(device)
+        for xs in (x, x[:, ::3]):
+            assert torch.equal(reduce_op.sum(xs, 1), torch.sum(xs, 1))
+            assert torch.equal(reduce_op.sum(xs), torch.sum(xs))
 
 
 @pytest.mark.parametrize("device", DEVICES)
