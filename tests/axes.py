@@ -228,6 +228,14 @@ def assert_op_matches(op: OpCase, ours: torch.Tensor, ref: torch.Tensor, scale: 
                            f"allowed {allowed[bad][:3].tolist()}")
 
 
+def sample_reduction_args(s):
+    """(dim, keepdim, dtype) of a torch sample input of a sum-like op
+    (positional or keyword, torch's defaults where absent)."""
+    dim = s.kwargs.get("dim", s.args[0] if s.args else None)
+    keepdim = s.kwargs.get("keepdim", s.args[1] if len(s.args) > 1 else False)
+    return dim, keepdim, s.kwargs.get("dtype")
+
+
 def check_torch_samples(name: str, ours, theirs, device: str, check) -> int:
     """PyTorch's own sample inputs of the op `name` (its OpInfo in op_db,
     needing expecttest) through `ours` and `theirs`: an error of the same

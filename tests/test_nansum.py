@@ -15,7 +15,7 @@ import torch
 from torch.library import opcheck
 
 import reduce_op
-from axes import DEVICES, DTYPES, HAS_CUDA, LAYOUTS, SHAPES, check_torch_samples, make_layout
+from axes import DEVICES, DTYPES, HAS_CUDA, LAYOUTS, SHAPES, check_torch_samples, make_layout, sample_reduction_args
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
 from random_cases import apply_view, random_data, sample_cases, sum_args  # noqa: E402
@@ -210,9 +210,7 @@ def test_nansum_on_torchs_samples(device):
     pytest.importorskip("expecttest")
 
     def check(ours, theirs, s):
-        dim = s.kwargs.get("dim", s.args[0] if s.args else None)
-        keepdim = s.kwargs.get("keepdim", s.args[1] if len(s.args) > 1 else False)
-        _check(ours, s.input, dim, keepdim, s.kwargs.get("dtype"))
+        _check(ours, s.input, *sample_reduction_args(s))
 
     assert check_torch_samples("nansum", reduce_op.nansum, torch.nansum, device, check) > 0
 
