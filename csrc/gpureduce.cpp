@@ -1,4 +1,4 @@
-// The operator schemas (sum, prod, nansum, mean, amax, amin, and the classic kernels). Kernels register themselves per dispatch key from
+// The operator schemas (sum, prod, nansum, mean, amax, amin, logsumexp, and the classic kernels). Kernels register themselves per dispatch key from
 // cpu/, cuda/, meta/ and autograd/, so the shared library alone is a complete
 // operator for LibTorch programs.
 #include <ATen/core/enum_tag.h>
@@ -40,6 +40,10 @@ TORCH_LIBRARY(gpureduce, m) {
         {at::Tag::pt2_compliant_tag});
   m.def("amin(Tensor input, int[1] dim=[], bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});
   m.def("amin.out(Tensor input, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  // logsumexp with aten's overloads: one pass over memory (LogSumExpOp).
+  m.def("logsumexp(Tensor input, int[1] dim, bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("logsumexp.out(Tensor input, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> ()",
         {at::Tag::pt2_compliant_tag});
   // The classic teaching kernels (reduce0 ... reduce7, tensorcore, cpu): a 1-D
   // sum of all elements by the named kernel.

@@ -4,8 +4,8 @@ reductions, then again with them routed to gpureduce
 losses agree, and profile one routed step to show which gpureduce ops ran.
 
 The model's layer norm, softmax, cross-entropy and gradient clipping are
-written with torch.mean, torch.amax and torch.sum (as many models write
-them), so that the mode has reductions to route; torch's fused versions
+written with torch.mean, torch.amax, torch.logsumexp and torch.sum (as many
+models write them), so that the mode has reductions to route; torch's fused versions
 (nn.LayerNorm, F.softmax, F.cross_entropy, clip_grad_norm_) are single
 ATen ops, which it leaves to torch.
 
@@ -44,8 +44,7 @@ def softmax(s: torch.Tensor, dim: int) -> torch.Tensor:
 
 def cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Mean over tokens of logsumexp(logits) - logits[target]."""
-    m = logits.amax(-1, keepdim=True)
-    lse = m.squeeze(-1) + torch.log(torch.exp(logits - m).sum(-1))
+    lse = torch.logsumexp(logits, -1)
     picked = logits.gather(-1, target.unsqueeze(-1)).squeeze(-1)
     return torch.mean(lse - picked)
 
@@ -149,7 +148,7 @@ def main(argv=None) -> int:
     print("  op                      calls")
     for name, calls in sorted(ran.items()):
         print(f"  {name:<24}{calls:6d}")
-    expected = {"gpureduce::sum", "gpureduce::mean", "gpureduce::amax"}
+    expected = {"gpureduce::sum", "gpureduce::mean", "gpureduce::amax", "gpureduce::logsumexp"}
     missing = expected - set(ran)
     if missing:
         print("not routed:", ", ".join(sorted(missing)))

@@ -6,8 +6,8 @@ This package loads it and adds a Python front end:
 
 * :func:`sum` mirrors ``torch.sum``; ``kernel=`` picks one of the classic
   teaching kernels (:func:`kernels` lists them);
-* :func:`nansum`, :func:`mean`, :func:`prod`, :func:`amax` and :func:`amin` mirror torch's
-  functions of the same names;
+* :func:`nansum`, :func:`mean`, :func:`prod`, :func:`amax`, :func:`amin` and
+  :func:`logsumexp` mirror torch's functions of the same names;
 * :func:`replace_torch_sum` routes ``torch.sum`` / ``Tensor.sum`` inside a
   ``with`` block to gpureduce, :func:`patch` / :func:`unpatch` process-wide;
   :func:`replace_torch_reductions` routes every op above in a block.
@@ -23,7 +23,7 @@ from typing import Any, List, Optional, Sequence, Union
 
 import torch
 
-__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "kernels", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
+__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "logsumexp", "kernels", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
 __version__ = "0.1.0"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -195,6 +195,26 @@ def amin(
     default), in the input's dtype; NaN where the slice holds a NaN. Its
     gradient is split evenly among the elements equal to the result."""
     return _extremum(torch.ops.gpureduce.amin, input, dim, keepdim, out)
+
+
+def logsumexp(
+    input: torch.Tensor,
+    dim: Union[int, Sequence[int]],
+    keepdim: bool = False,
+    *,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """Mirrors ``torch.logsumexp``: ``log(sum(exp(input)))`` over ``dim``,
+    computed without overflow in one pass over memory (each slice's running
+    maximum rescales its running sum). Integer and bool inputs give the
+    default float dtype, as in torch; -inf over no elements. Complex inputs
+    are not taken yet (NotImplementedError). Its gradient is the softmax of
+    each slice times the incoming gradient, as torch's is."""
+    dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
+    if out is None:
+        return torch.ops.gpureduce.logsumexp(input, dims, keepdim)
+    torch.ops.gpureduce.logsumexp.out(input, dims, keepdim, out=out)
+    return out
 
 
 def _extremum(op, input: torch.Tensor, dim: DimArg, keepdim: bool, out: Optional[torch.Tensor]) -> torch.Tensor:

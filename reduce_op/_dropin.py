@@ -197,8 +197,8 @@ def _set_patched(on: bool) -> None:
 
 
 def patch() -> None:
-    """Route torch.sum, torch.nansum, torch.mean, torch.prod, torch.amax
-    and torch.amin, and their Tensor methods, to gpureduce's ops
+    """Route torch.sum, torch.nansum, torch.mean, torch.prod, torch.amax,
+    torch.amin and torch.logsumexp, and their Tensor methods, to gpureduce's ops
     process-wide (on every thread), until :func:`unpatch`."""
     _set_patched(True)
 
@@ -217,10 +217,11 @@ def unpatch() -> None:
 def _sum_like_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...  # nansum, mean
 def _prod_sig(input, dim=None, keepdim=False, *, dtype=None): ...
 def _extremum_sig(input, dim=(), keepdim=False, *, out=None): ...
+def _logsumexp_sig(input, dim, keepdim=False, *, out=None): ...
 
 
 _REDUCTION_SIGS = {"nansum": _sum_like_sig, "mean": _sum_like_sig, "prod": _prod_sig,
-                   "amax": _extremum_sig, "amin": _extremum_sig}
+                   "amax": _extremum_sig, "amin": _extremum_sig, "logsumexp": _logsumexp_sig}
 _SIGNATURES = {sig: inspect.signature(sig) for sig in set(_REDUCTION_SIGS.values())}
 # torch's own functions and methods, taken at import, before any patch().
 _TORCH_REDUCTIONS = {(owner, name): getattr(owner, name) for name in _REDUCTION_SIGS
@@ -229,9 +230,9 @@ _TORCH_REDUCTIONS = {(owner, name): getattr(owner, name) for name in _REDUCTION_
 
 def _reduction_table() -> Dict[Any, Tuple[Callable[..., Any], Callable[..., Any]]]:
     """torch's function or method -> (the package's wrapper, torch's signature)."""
-    from . import amax, amin, mean, nansum, prod  # the package's own wrappers (after its import)
+    from . import amax, amin, logsumexp, mean, nansum, prod  # the package's own wrappers (after its import)
 
-    ours = {"nansum": nansum, "mean": mean, "prod": prod, "amax": amax, "amin": amin}
+    ours = {"nansum": nansum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "logsumexp": logsumexp}
     return {func: (ours[name], _REDUCTION_SIGS[name]) for (_, name), func in _TORCH_REDUCTIONS.items()}
 
 
@@ -255,6 +256,9 @@ def _route(sig: Callable[..., Any], args, kwargs) -> Optional[Dict[str, Any]]:
     # prod(x, dim=None, ...) and prod(x, keepdim=True) match neither of
     # torch.prod's overloads: torch raises for them.
     if sig is _prod_sig and ("dim" in given and given["dim"] is None or ("dim" not in given and "keepdim" in given)):
+        return None
+    # Complex logsumexp has no kernel of ours yet: torch's.
+    if sig is _logsumexp_sig and x.is_complex():
         return None
     if given.get("out", 0) is None:
         del given["out"]
@@ -311,7 +315,7 @@ def _uninstall_reductions() -> None:
 @contextlib.contextmanager
 def replace_torch_reductions() -> Iterator[None]:
     """Inside the block, on this thread, torch.sum, torch.nansum,
-    torch.mean, torch.prod, torch.amax and torch.amin, and the Tensor methods of the
+    torch.mean, torch.prod, torch.amax, torch.amin and torch.logsumexp, and the Tensor methods of the
     same names, run gpureduce's ops (sum as replace_torch_sum() routes it;
     the others through a TorchFunctionMode). Calls gpureduce does not take
     (other devices and layouts, named dims, argument forms torch rejects)

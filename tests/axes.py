@@ -3,10 +3,16 @@ and the comparison every test uses: against torch.sum for dtype, shape and
 integer values, and against a float64 reference with a dtype-aware bound."""
 from __future__ import annotations
 
+import contextlib
 import itertools
-from typing import Iterator, List, Optional, Sequence, Tuple
+import os
+import sys
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+from random_cases import apply_view, random_data, sample_cases, sum_args  # noqa: E402
 
 HAS_CUDA = torch.cuda.is_available()
 DEVICES = ["cpu"] + (["cuda"] if HAS_CUDA else [])
@@ -180,6 +186,19 @@ def _exact(fn):
     return scale
 
 
+def _logsumexp_scale(x, d=None, keepdim=False):
+    """logsumexp's scale: |result| + 1 in float64, the size of max + log(sum)
+    whose parts each round once more (the log of a sum near 1 is near 0)."""
+    a = x.cpu().to(torch.float64)
+    dims = list(range(a.dim())) if d is None else [d]
+    return torch.logsumexp(a, dims, keepdim).abs().nan_to_num(0.0, 0.0, 0.0) + 1
+
+
+def _all_dims(fn):
+    """fn(x, every dim): logsumexp has no all-dims overload."""
+    return lambda x: fn(x, list(range(x.dim())))
+
+
 OPS = {
     "sum": OpCase("sum", lambda x: torch.ops.gpureduce.sum(x),
                   lambda x, d, k: torch.ops.gpureduce.sum.dim_IntList(x, [d], k),
@@ -199,6 +218,10 @@ OPS = {
                    lambda x, d, k: torch.ops.gpureduce.amin(x, [d], k),
                    torch.amin, lambda x, d, k: torch.amin(x, d, k),
                    [t for t in DTYPES if not t.is_complex], make_layout, _exact(torch.amin)),
+    "logsumexp": OpCase("logsumexp", _all_dims(torch.ops.gpureduce.logsumexp),
+                        lambda x, d, k: torch.ops.gpureduce.logsumexp(x, [d], k),
+                        _all_dims(torch.logsumexp), lambda x, d, k: torch.logsumexp(x, d, k),
+                        [t for t in DTYPES if not t.is_complex], make_layout, _logsumexp_scale),
 }
 
 # Allowed |ours - ref| per unit of the op's scale: a few dozen roundings of
@@ -236,16 +259,19 @@ def sample_reduction_args(s):
     return dim, keepdim, s.kwargs.get("dtype")
 
 
-def check_torch_samples(name: str, ours, theirs, device: str, check) -> int:
+def check_torch_samples(name: str, ours, theirs, device: str, check, skip_dtype=lambda dtype: False) -> int:
     """PyTorch's own sample inputs of the op `name` (its OpInfo in op_db,
     needing expecttest) through `ours` and `theirs`: an error of the same
     type where torch raises one, else check(ours_result, theirs_result,
-    sample). Returns how many samples were compared."""
+    sample). Dtypes for which skip_dtype(dtype) holds are left out (an op's
+    documented gap). Returns how many samples were compared."""
     from torch.testing._internal.common_methods_invocations import op_db
 
     info = next(o for o in op_db if o.name == name and o.variant_test_name == "")
     compared = 0
     for dtype in sorted(info.supported_dtypes(device), key=str):
+        if skip_dtype(dtype):
+            continue
         for s in info.sample_inputs(device, dtype, requires_grad=False):
             try:
                 their_result, their_error = theirs(s.input, *s.args, **s.kwargs), None
@@ -263,3 +289,27 @@ def check_torch_samples(name: str, ours, theirs, device: str, check) -> int:
             check(our_result, their_result, s)
             compared += 1
     return compared
+
+
+def random_cases(device: str, seed: int, n: int, max_bytes: int,
+                 alter: Optional[Callable[[torch.Tensor, torch.Generator], torch.Tensor]] = None
+                 ) -> Iterator[Tuple[str, torch.Tensor, Dict[str, object]]]:
+    """The random benchmark's sampler (shapes, views, dims, dtype=; inputs
+    of 16 bytes to max_bytes), seeded: (label, x, kw) for each case, x its
+    view of fresh random data (the base passed through alter(base, gen)
+    first where given), kw its sum arguments."""
+    gen = torch.Generator(device=device).manual_seed(seed)
+    for case in sample_cases(n, seed, min_bytes=16, max_bytes=max_bytes):
+        base = random_data(case.base, getattr(torch, case.dtype), device, gen)
+        if alter is not None:
+            base = alter(base, gen)
+        yield case.label(), apply_view(base, case.view), sum_args(case)
+
+
+@contextlib.contextmanager
+def labelled(label: str) -> Iterator[None]:
+    """An AssertionError inside the block, prefixed with the case's label."""
+    try:
+        yield
+    except AssertionError as e:
+        raise AssertionError(f"{label}: {e}") from e

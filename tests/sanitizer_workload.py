@@ -244,4 +244,16 @@ for dtype in (torch.float32, torch.float16, torch.int8, torch.int64):
             keep = ~ref.isnan() if dtype.is_floating_point else torch.ones_like(ref, dtype=torch.bool)
             assert torch.equal(got.cpu()[keep], ref[keep]), (dtype, shape, dim)
 torch.cuda.synchronize()
+# logsumexp: the engine's kernels with a state of two words (the running
+# max and the sum scaled to it) in their shuffles, shared memory and split
+# partials: the cases above, and pitch rows, stream columns, dense tiles,
+# columns split over blocks and a full reduction split over blocks.
+for dtype in (torch.float32, torch.bfloat16, torch.float64):
+    for shape, dim in cases + [((4000, 1000), 1), ((3000, 372), 1), ((1, 90000, 7), 1), ((3, 3000, 255), 1),
+                               ((300000, 5), 1), ((3, 200000, 2), 1), ((342, 20000), 0), (((1 << 22) + 5,), 0)]:
+        x = (torch.randn(shape) * 10).to(dtype).cuda()
+        dims = list(range(x.dim())) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+        ref = torch.logsumexp(x.cpu().double(), dims)
+        got = reduce_op.logsumexp(x, dims).cpu().double()
+        assert torch.allclose(got, ref, rtol=1e-2, atol=1e-2), (dtype, shape, dim)
 print("workload ok")

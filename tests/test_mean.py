@@ -8,19 +8,15 @@ runs mean too, integer inputs included, which raise as torch's do.)"""
 from __future__ import annotations
 
 import itertools
-import os
-import sys
 
 import pytest
 import torch
 from torch.library import opcheck
 
 import reduce_op
-from axes import (DEVICES, HAS_CUDA, LAYOUTS, SHAPES, check_torch_samples, make_layout, reduced_dims,
-                  sample_reduction_args)
+from axes import (DEVICES, HAS_CUDA, LAYOUTS, SHAPES, check_torch_samples, labelled, make_layout, random_cases,
+                  reduced_dims, sample_reduction_args)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
-from random_cases import apply_view, random_data, sample_cases, sum_args  # noqa: E402
 
 MEAN = torch.ops.gpureduce.mean
 FLOAT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64]
@@ -112,20 +108,14 @@ def test_mean_of_nothing_is_nan(dtype, device):
 @pytest.mark.parametrize("device,seed,n,max_bytes", [("cpu", 7, 80, 1 << 16)] + (
     [("cuda", s, 200, 1 << 25) for s in (31, 32)] if HAS_CUDA else []))
 def test_mean_random_cases(device, seed, n, max_bytes):
-    gen = torch.Generator(device=device).manual_seed(seed)
     checked = 0
-    for case in sample_cases(n, seed, min_bytes=16, max_bytes=max_bytes):
-        kw = sum_args(case)
-        dtype = getattr(torch, case.dtype)
-        if not (dtype.is_floating_point or dtype.is_complex):
+    for label, x, kw in random_cases(device, seed, n, max_bytes):
+        if not (x.dtype.is_floating_point or x.dtype.is_complex):
             kw["dtype"] = torch.float32  # mean takes integers with a floating dtype= only
         elif kw.get("dtype") is not None and not (kw["dtype"].is_floating_point or kw["dtype"].is_complex):
             del kw["dtype"]
-        x = apply_view(random_data(case.base, dtype, device, gen), case.view)
-        try:
+        with labelled(label):
             _check(reduce_op.mean(x, **kw), x, kw.get("dim"), kw.get("keepdim", False), kw.get("dtype"))
-        except AssertionError as e:
-            raise AssertionError(f"{case.label()}: {e}") from e
         checked += 1
     assert checked == n
 

@@ -7,18 +7,15 @@ torch's own sample inputs, autograd and opcheck."""
 from __future__ import annotations
 
 import itertools
-import os
-import sys
 
 import pytest
 import torch
 from torch.library import opcheck
 
 import reduce_op
-from axes import DEVICES, DTYPES, HAS_CUDA, LAYOUTS, SHAPES, check_torch_samples, make_layout, sample_reduction_args
+from axes import (DEVICES, DTYPES, HAS_CUDA, LAYOUTS, SHAPES, check_torch_samples, labelled, make_layout,
+                  random_cases, sample_reduction_args)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
-from random_cases import apply_view, random_data, sample_cases, sum_args  # noqa: E402
 
 NANSUM = torch.ops.gpureduce.nansum
 REAL_DTYPES = [d for d in DTYPES if not d.is_complex]
@@ -146,15 +143,9 @@ def test_nansum_size_one_and_repeats(dtype, device):
 @pytest.mark.parametrize("device,seed,n,max_bytes", [("cpu", 7, 80, 1 << 16)] + (
     [("cuda", s, 200, 1 << 25) for s in (21, 22)] if HAS_CUDA else []))
 def test_nansum_random_cases(device, seed, n, max_bytes):
-    gen = torch.Generator(device=device).manual_seed(seed)
-    for case in sample_cases(n, seed, min_bytes=16, max_bytes=max_bytes):
-        base = _with_nans(random_data(case.base, getattr(torch, case.dtype), device, gen), gen)
-        x = apply_view(base, case.view)
-        kw = sum_args(case)
-        try:
+    for label, x, kw in random_cases(device, seed, n, max_bytes, alter=_with_nans):
+        with labelled(label):
             _check(reduce_op.nansum(x, **kw), x, kw.get("dim"), kw.get("keepdim", False), kw.get("dtype"))
-        except AssertionError as e:
-            raise AssertionError(f"{case.label()}: {e}") from e
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -1,4 +1,4 @@
-// Autograd for gpureduce::sum, nansum, mean, prod, amax and amin. The backward broadcasts
+// Autograd for gpureduce::sum, nansum, mean, prod, amax, amin and logsumexp. The backward broadcasts
 // the gradient back to the input's shape (unsqueeze the reduced dims when
 // keepdim=False, expand) and casts back from any dtype= argument; nansum's
 // then zeroes it where the input is NaN, as torch's does, mean's divides it
@@ -13,6 +13,8 @@
 #include <ATen/ops/cumprod.h>
 #include <ATen/ops/div.h>
 #include <ATen/ops/eq.h>
+#include <ATen/ops/exp.h>
+#include <ATen/ops/sub.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/flip.h>
 #include <ATen/ops/isnan.h>
@@ -215,7 +217,6 @@ at::Tensor record_sum_like(const at::Tensor& input, at::OptionalIntArrayRef dim,
 // as in torch). Built of ATen ops, so it is itself differentiable.
 struct GpureduceExtremumBackward : public GpureduceSumBackward {
   torch::autograd::SavedVariable self_, result_;
-  std::string op_name;
 
   torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
     if (!grads[0].defined()) return {at::Tensor()};
@@ -228,7 +229,42 @@ struct GpureduceExtremumBackward : public GpureduceSumBackward {
     self_.reset_data();
     result_.reset_data();
   }
-  std::string name() const override { return op_name; }
+};
+struct GpureduceAmaxBackward : public GpureduceExtremumBackward {
+  std::string name() const override { return "GpureduceAmaxBackward"; }
+};
+struct GpureduceAminBackward : public GpureduceExtremumBackward {
+  std::string name() const override { return "GpureduceAminBackward"; }
+};
+
+at::Tensor call_logsumexp(const at::Tensor& input, at::IntArrayRef dim, bool keepdim) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("gpureduce::logsumexp", "")
+                             .typed<at::Tensor(const at::Tensor&, at::IntArrayRef, bool)>();
+  return op.call(input, dim, keepdim);
+}
+
+// logsumexp: the gradient times exp(x - result) in each slice (the
+// softmax of the slice), as torch's is. Built of ATen ops, so it is itself
+// differentiable. The result is saved detached (as amax's is); where the
+// backward itself records a graph (double backward), it is computed again
+// from the input through the op's autograd, so that the second derivative
+// sees the result's dependence on x.
+struct GpureduceLogsumexpBackward : public GpureduceSumBackward {
+  torch::autograd::SavedVariable self_, result_;
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    if (!grads[0].defined()) return {at::Tensor()};
+    const at::Tensor self = self_.unpack();
+    const bool records = at::GradMode::is_enabled() && self.requires_grad();
+    const at::Tensor result = records ? call_logsumexp(self, reduced, /*keepdim=*/true) : broadcast(result_.unpack());
+    return {broadcast(grads[0]).mul(self.sub(result).exp())};
+  }
+  void release_variables() override {
+    self_.reset_data();
+    result_.reset_data();
+  }
+  std::string name() const override { return "GpureduceLogsumexpBackward"; }
 };
 
 at::Tensor sum_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
@@ -303,6 +339,29 @@ at::Tensor prod_dim_autograd(const at::Tensor& input, int64_t dim, bool keepdim,
   return prod_record(input, at::IntArrayRef(&dim, 1), keepdim, dtype);
 }
 
+// Where the input needs a gradient, a node of type N that saves the input
+// and the result (amax, amin, logsumexp), recorded as `result`'s.
+template <class N>
+void record_with_saved_result(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& result) {
+  if (!(at::GradMode::is_enabled() && input.requires_grad())) return;
+  NodePtr node = make_node<N>();
+  auto* n = static_cast<N*>(node.get());
+  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  for (int64_t d = 0; d < input.dim(); ++d)
+    if (mask[d]) n->reduced.push_back(d);
+  n->keepdim = keepdim;
+  n->input_dtype = input.scalar_type();
+  n->input_sizes = input.sym_sizes().vec();
+  n->self_ = torch::autograd::SavedVariable(input, /*is_output=*/false);
+  node->set_next_edges(torch::autograd::collect_next_edges(input));
+  torch::autograd::set_history(const_cast<at::Tensor&>(result), node);
+  // Saved detached, as an input: no reference back to this node (a saved
+  // output needs the node to unpack, whose pointer type changed in torch
+  // 2.13), and still the result's version counter, so an in-place change to
+  // the result before backward raises.
+  n->result_ = torch::autograd::SavedVariable(result.detach(), /*is_output=*/false);
+}
+
 template <bool kMax>
 at::Tensor extremum_autograd(const at::Tensor& input, at::IntArrayRef dim, bool keepdim) {
   static const auto op = c10::Dispatcher::singleton()
@@ -315,24 +374,19 @@ at::Tensor extremum_autograd(const at::Tensor& input, at::IntArrayRef dim, bool 
     at::AutoDispatchBelowADInplaceOrView guard;
     result = op.call(input, dim, keepdim);
   }
-  if (!(at::GradMode::is_enabled() && input.requires_grad())) return result;
-  NodePtr node = make_node<GpureduceExtremumBackward>();
-  auto* n = static_cast<GpureduceExtremumBackward*>(node.get());
-  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
-  for (int64_t d = 0; d < input.dim(); ++d)
-    if (mask[d]) n->reduced.push_back(d);
-  n->keepdim = keepdim;
-  n->input_dtype = input.scalar_type();
-  n->input_sizes = input.sym_sizes().vec();
-  n->op_name = kMax ? "GpureduceAmaxBackward" : "GpureduceAminBackward";
-  n->self_ = torch::autograd::SavedVariable(input, /*is_output=*/false);
-  node->set_next_edges(torch::autograd::collect_next_edges(input));
-  torch::autograd::set_history(result, node);
-  // Saved detached, as an input: no reference back to this node (a saved
-  // output needs the node to unpack, whose pointer type changed in torch
-  // 2.13), and still the result's version counter, so an in-place change to
-  // the result before backward raises.
-  n->result_ = torch::autograd::SavedVariable(result.detach(), /*is_output=*/false);
+  using Node = std::conditional_t<kMax, GpureduceAmaxBackward, GpureduceAminBackward>;
+  record_with_saved_result<Node>(input, dim, keepdim, result);
+  return result;
+}
+
+at::Tensor logsumexp_autograd(const at::Tensor& input, at::IntArrayRef dim, bool keepdim) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!input.is_nested(), "gpureduce::logsumexp does not take nested tensors");
+  at::Tensor result;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    result = call_logsumexp(input, dim, keepdim);
+  }
+  record_with_saved_result<GpureduceLogsumexpBackward>(input, dim, keepdim, result);
   return result;
 }
 
@@ -392,6 +446,13 @@ void mean_out_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, boo
   out_without_grad("mean", input, out, [&] { op.call(input, dim, keepdim, dtype, out); });
 }
 
+void logsumexp_out_autograd(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& out) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("gpureduce::logsumexp", "out")
+                             .typed<void(const at::Tensor&, at::IntArrayRef, bool, const at::Tensor&)>();
+  out_without_grad("logsumexp", input, out, [&] { op.call(input, dim, keepdim, out); });
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
@@ -409,6 +470,8 @@ TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
   m.impl("amax.out", &extremum_out_autograd<true>);
   m.impl("amin", &extremum_autograd<false>);
   m.impl("amin.out", &extremum_out_autograd<false>);
+  m.impl("logsumexp", &logsumexp_autograd);
+  m.impl("logsumexp.out", &logsumexp_out_autograd);
 }
 
 }  // namespace gpureduce

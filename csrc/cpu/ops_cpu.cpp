@@ -56,6 +56,7 @@ const OpSpec& nansum_spec() { return cpu_spec<NanSumFamily>("nansum_cpu"); }
 const OpSpec& mean_spec() { return cpu_spec<MeanFamily>("sum_cpu"); }
 const OpSpec& amax_spec() { return cpu_spec<AmaxFamily>("max_values_cpu"); }
 const OpSpec& amin_spec() { return cpu_spec<AminFamily>("min_values_cpu"); }
+const OpSpec& logsumexp_spec() { return cpu_spec<LogSumExpFamily>("logsumexp_cpu"); }
 
 }  // namespace
 
@@ -80,6 +81,9 @@ TORCH_LIBRARY_IMPL(gpureduce, CPU, m) {
   m.impl("amax.out", &Amax::dims_out);
   m.impl("amin", &Amin::dims);
   m.impl("amin.out", &Amin::dims_out);
+  using LogSumExp = LogSumExpEntries<&logsumexp_spec, kCpuName>;
+  m.impl("logsumexp", &LogSumExp::dims);
+  m.impl("logsumexp.out", &LogSumExp::dims_out);
 }
 
 }  // namespace gpureduce

@@ -27,4 +27,16 @@ void reduce_out_with(const at::Tensor& input, at::OptionalIntArrayRef dim, bool 
   reduce_into(input, mask, keepdim, out, op);
 }
 
+void logsumexp_out_with(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& out,
+                        const OpSpec& op, const char* device) {
+  bool cast = false;
+  const at::ScalarType compute = check_logsumexp_args(input, dim, keepdim, &out, device, &cast);
+  if (!cast) return reduce_out_with(input, dim, keepdim, std::nullopt, out, op);
+  TORCH_CHECK(out.device() == input.device(), "Expected out tensor to be on ", input.device(),
+              " like the input, but got it on ", out.device());
+  const at::Tensor result = reduce_dim_with(input, dim, keepdim, compute, op);
+  at::native::resize_output(out, result.sizes());
+  const_cast<at::Tensor&>(out).copy_(result);
+}
+
 }  // namespace gpureduce

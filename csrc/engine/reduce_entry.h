@@ -18,6 +18,11 @@ at::Tensor reduce_dim_with(const at::Tensor& input, at::OptionalIntArrayRef dim,
 void reduce_out_with(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<at::ScalarType> dtype, const at::Tensor& out, const OpSpec& op);
 
+// logsumexp.out after its checks: into out directly where the kernels
+// compute in out's dtype, else the natural result cast into it.
+void logsumexp_out_with(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& out,
+                        const OpSpec& op, const char* device);
+
 }  // namespace gpureduce
 
 namespace gpureduce {
@@ -111,5 +116,26 @@ struct ExtremumEntries {
     reduce_out_with(input, dim, keepdim, std::nullopt, out, Spec());
   }
 };
+
+// logsumexp's overloads (aten's logsumexp, logsumexp.out) after its checks
+// (check_logsumexp_args): integer inputs are cast to the default float
+// dtype by the planner's staging, and an out= narrower than the natural
+// result (or complex) gets the natural result cast, so that the exps are
+// not taken of inputs rounded to out's dtype first.
+template <const OpSpec& (*Spec)(), const char* Device, class Guard = NoGuard>
+struct LogSumExpEntries {
+  static at::Tensor dims(const at::Tensor& input, at::IntArrayRef dim, bool keepdim) {
+    const Guard guard(input.device());
+    const at::ScalarType compute = check_logsumexp_args(input, dim, keepdim, nullptr, Device);
+    return reduce_dim_with(input, dim, keepdim, compute, Spec());
+  }
+  static void dims_out(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& out) {
+    const Guard guard(input.device());
+    logsumexp_out_with(input, dim, keepdim, out, Spec(), Device);
+  }
+};
+
+inline constexpr char kCpuName[] = "cpu";
+inline constexpr char kCudaName[] = "cuda";
 
 }  // namespace gpureduce

@@ -7,7 +7,9 @@
 #include <ATen/ops/pow.h>
 #include <ATen/ops/view_as_real.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "reduce_dtypes.h"
@@ -93,6 +95,14 @@ void ExtremumFamily<kMax>::fill_empty(const at::Tensor& /*t*/) {
 template <bool kMax>
 void ExtremumFamily<kMax>::fold_repeats(const at::Tensor& partial, int64_t /*k*/, const at::Tensor& dest) {
   const_cast<at::Tensor&>(dest).copy_(partial);
+}
+
+void LogSumExpFamily::fill_empty(const at::Tensor& t) { t.fill_(-std::numeric_limits<double>::infinity()); }
+
+// logsumexp of k copies of x is x + log(k): one add, rounded once in the
+// result's dtype (x of +inf or -inf stays itself, NaN stays NaN).
+void LogSumExpFamily::fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest) {
+  at::add_out(const_cast<at::Tensor&>(dest), partial, c10::scalar_to_tensor(c10::Scalar(std::log(double(k)))));
 }
 
 template struct ExtremumFamily<true>;

@@ -83,6 +83,20 @@ struct MeanFamily : SumFamily {
   static constexpr bool kAverages = true;
 };
 
+// torch.logsumexp: float results only (integer and bool inputs are cast to
+// the default float dtype first, as torch computes them). k copies of x
+// fold to x + log(k), and an element is its own partial (the logsumexp of
+// one input is itself); over no elements the result is -inf.
+struct LogSumExpFamily {
+  static constexpr bool kKeepsResultDtype = false;
+  static constexpr bool kAverages = false;
+  template <typename acc_t>
+  using Op = LogSumExpOp<acc_t>;
+  static constexpr bool kInputIsPartial = true;
+  static void fill_empty(const at::Tensor& t);
+  static void fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest);
+};
+
 // Whose kernels run a pass of an op over inputs of group G (`type`), and
 // whether the op takes such inputs at all (`kTaken`; the entry points refuse
 // the others first). The backends route each pass through this, so that an
@@ -113,6 +127,14 @@ template <bool kMax, InputGroup G>
 struct KernelsFor<ExtremumFamily<kMax>, G> {
   using type = ExtremumFamily<kMax>;
   static constexpr bool kTaken = G != InputGroup::kComplex;
+};
+
+// logsumexp: real floating inputs only (check_logsumexp_args; the entry
+// points cast integers to a float dtype first).
+template <InputGroup G>
+struct KernelsFor<LogSumExpFamily, G> {
+  using type = LogSumExpFamily;
+  static constexpr bool kTaken = G == InputGroup::kFloat || G == InputGroup::kHalf || G == InputGroup::kBFloat16;
 };
 
 // Whether a family's kernels are compiled for the dtype pair (in_t, out_t)

@@ -46,6 +46,7 @@
 #include <c10/util/Half.h>
 #include <c10/util/complex.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -122,11 +123,12 @@ GPUREDUCE_UNROLL
 // The value a pass stores for an output: the op's projection of its
 // accumulator, divided first by the pass's divisor where that is not 1
 // (mean: the count of elements reduced into the output, one rounding in the
-// accumulator's type, as torch's CPU mean divides its sum). Integer
-// accumulators are never divided: mean refuses integer results.
+// accumulator's type, as torch's CPU mean divides its sum). Integer and
+// struct accumulators are never divided: mean refuses integer results, and
+// runs sum's kernels.
 template <class Op, typename out_t, typename acc_t>
 C10_HOST_DEVICE out_t project_divided(acc_t a, int64_t divisor) {
-  if constexpr (!std::is_integral_v<acc_t>) {
+  if constexpr (std::is_floating_point_v<acc_t> || c10::is_complex<acc_t>::value) {
     if (divisor != 1) a = a / static_cast<typename c10::scalar_value_type<acc_t>::type>(divisor);
   }
   return Op::template project<out_t>(a);
@@ -400,5 +402,129 @@ template <typename acc_t>
 using MaxOp = ExtremumOp<acc_t, true>;
 template <typename acc_t>
 using MinOp = ExtremumOp<acc_t, false>;
+
+// logsumexp's running state: the largest input folded in (max) and the sum
+// of exp(x - max) over the inputs (scaled), so that the result is
+// max + log(scaled). Two words, shuffled and stored as they are.
+template <typename T>
+struct MaxScaledSum {
+  T max;
+  T scaled;
+};
+
+// torch.logsumexp in one pass over memory: each input, vector or partial
+// state is merged into the running state by rescaling the side with the
+// smaller max by exp(its max - the larger), which is at most 1 (online
+// softmax's rescaling; torch reads the input twice, for amax and then for
+// the sum of exp(x - amax)). A pass's partial is the projection
+// m + log(s) of its inputs: itself the logsumexp of those inputs, which a
+// later pass folds in as an input (kPartialsFoldAsInputs; in any float
+// dtype, kPartialsInResultDtype). acc_t is float (float, half and bfloat16
+// inputs) or double.
+//
+// Special values, as torch's masked max gives them: a max of +inf or -inf
+// counts the inputs equal to it as exp(0) = 1 rather than exp(inf - inf),
+// so that +inf anywhere gives inf and only -inf gives -inf; a NaN input
+// makes its term, and so the sum, NaN (the max itself may skip it).
+template <typename acc_t>
+struct LogSumExpOp : OpBase<LogSumExpOp<acc_t>, MaxScaledSum<acc_t>> {
+  using state = MaxScaledSum<acc_t>;
+  static constexpr bool kPartialsFoldAsInputs = true;
+  static constexpr bool kPartialsInResultDtype = true;
+
+  // exp of a difference x - max <= 0. On the GPU in float through the
+  // hardware's exp2 (__expf: one multiply by log2(e), one MUFU.EX2): its
+  // error bound grows with |x - max| only through the rounding of that
+  // product, which weighs in at most 0.53 * 2^-24 of the largest term, so
+  // the sum's relative error stays about the 2 ulp of expf's. With expf
+  // (a range reduction of its own) 16-bit full reductions of 2^28 ran
+  // compute-bound at 1.9 TB/s on the H100 (NOTES.md, session 36).
+  C10_HOST_DEVICE static acc_t exp_of(acc_t v) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<acc_t, float>) {
+      return __expf(v);
+    } else {
+      return ::exp(v);
+    }
+#else
+    return std::exp(v);
+#endif
+  }
+  C10_HOST_DEVICE static acc_t log_of(acc_t v) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<acc_t, float>) {
+      return ::logf(v);
+    } else {
+      return ::log(v);
+    }
+#else
+    return std::log(v);
+#endif
+  }
+  // The larger of two, or the one that is not NaN.
+  C10_HOST_DEVICE static acc_t max_of(acc_t a, acc_t b) {
+#if defined(__CUDA_ARCH__)
+    return ::fmax(a, b);
+#else
+    return std::fmax(a, b);
+#endif
+  }
+  // exp(x - max) for an x no larger than max (or NaN), 1 where they are
+  // equal (infinite maxes).
+  C10_HOST_DEVICE static acc_t scale(acc_t x, acc_t max) { return x == max ? acc_t(1) : exp_of(x - max); }
+
+  C10_HOST_DEVICE static state identity() { return {-std::numeric_limits<acc_t>::infinity(), acc_t(0)}; }
+
+  C10_HOST_DEVICE static state combine(state a, state b) {
+    if (b.max > a.max || b.max != b.max) {
+      const state t = a;
+      a = b;
+      b = t;
+    }
+    return {a.max, a.scaled + b.scaled * scale(b.max, a.max)};
+  }
+
+  template <typename in_t>
+  C10_HOST_DEVICE static state reduce(state acc, in_t x) {
+    return combine(acc, state{static_cast<acc_t>(x), acc_t(1)});
+  }
+
+  // A vector's max first, then one exp an element: one a vector is
+  // rescaled, not one an element as reduce would. In float, fmax (which
+  // skips NaN: a NaN input's term is NaN) and a branch taken by whole
+  // vectors: the plain exp(x - max) where the max is finite, scale where
+  // it is infinite. float64 keeps the form of scale throughout, a NaN max
+  // included: its exp is a long routine, and the float form cost it 29% of
+  // its bandwidth on a full reduction of 2^27 (2076 -> 1482 GB/s), exp(x
+  // == max ? 0 : x - max) 72% (590 GB/s; H100, session 36, NOTES.md).
+  template <int V, typename in_t>
+  C10_HOST_DEVICE static state reduce_vector(const in_t (&v)[V]) {
+    acc_t x[V];
+GPUREDUCE_UNROLL
+    for (int i = 0; i < V; ++i) x[i] = static_cast<acc_t>(v[i]);
+    acc_t m = x[0];
+    acc_t s = acc_t(0);
+    if constexpr (std::is_same_v<acc_t, float>) {
+GPUREDUCE_UNROLL
+      for (int i = 1; i < V; ++i) m = max_of(m, x[i]);
+      if (m - m == acc_t(0)) {  // finite
+GPUREDUCE_UNROLL
+        for (int i = 0; i < V; ++i) s += exp_of(x[i] - m);
+        return {m, s};
+      }
+    } else {
+GPUREDUCE_UNROLL
+      for (int i = 1; i < V; ++i) m = (x[i] > m || x[i] != x[i]) ? x[i] : m;
+    }
+GPUREDUCE_UNROLL
+    for (int i = 0; i < V; ++i) s += scale(x[i], m);
+    return {m, s};
+  }
+
+  template <typename out_t>
+  C10_HOST_DEVICE static out_t project(state a) {
+    return static_cast<out_t>(a.max + log_of(a.scaled));
+  }
+};
 
 }  // namespace gpureduce

@@ -179,4 +179,33 @@ void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at:
   TORCH_CHECK_NOT_IMPLEMENTED(supported, "\"", kernel_name, "\" not implemented for '", c10::toString(t), "'");
 }
 
+at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor* out,
+                                    const char* device, bool* computed_then_cast) {
+  const at::ScalarType t = input.scalar_type();
+  const std::string dev(device);
+  TORCH_CHECK_NOT_IMPLEMENTED(!at::isComplexType(t), "gpureduce::logsumexp does not take complex inputs yet (",
+                              c10::toString(t), "); torch.logsumexp does");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(t, /*includeBool=*/true) || t == at::kHalf || t == at::kBFloat16 ||
+                                  t == at::kFloat || t == at::kDouble,
+                              "\"max_values_", dev, "\" not implemented for '", c10::toString(t), "'");
+  reduced_dims_mask(input.dim(), dim);  // torch's range and repeat errors
+  const at::ScalarType natural =
+      at::isIntegralType(t, /*includeBool=*/true) ? c10::typeMetaToScalarType(c10::get_default_dtype()) : t;
+  at::ScalarType compute = natural;
+  if (out != nullptr) {
+    const at::ScalarType o = out->scalar_type();
+    TORCH_CHECK(at::isFloatingType(o) || at::isComplexType(o),
+                "logsumexp(): Expected floating point type for result tensor, but got: ", c10::toString(o));
+    check_dtype_supported(o, ("sum_" + dev).c_str());
+    if (!at::isComplexType(o) && at::promoteTypes(natural, o) == o) compute = o;
+  }
+  if (computed_then_cast != nullptr) *computed_then_cast = out != nullptr && compute != out->scalar_type();
+  if (dim.empty() && !keepdim && input.dim() > 0 && input.sym_numel() != 0) {
+    std::string ones;
+    for (int64_t d = 0; d < input.dim(); ++d) ones += d == 0 ? "1" : ", 1";
+    TORCH_CHECK(false, "output with shape [] doesn't match the broadcast shape [", ones, "]");
+  }
+  return compute;
+}
+
 }  // namespace gpureduce

@@ -65,4 +65,19 @@ void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at:
 void check_mean_args(const at::Tensor& input, std::optional<at::ScalarType> dtype, const at::Tensor* out,
                      const char* kernel_name);
 
+// torch.logsumexp's checks, in its order and with its messages, and the
+// dtype the kernels compute in. The result is the input's float dtype, or
+// the default float dtype for integer and bool inputs; out= must be a
+// floating or complex tensor (RuntimeError), and the result is computed in
+// out's dtype where that is at least as wide as the natural result, else
+// in the natural dtype and then cast (`computed_then_cast`). An empty dim
+// list reduces every dim, but with keepdim=False on a non-empty tensor of
+// rank 1 or more torch raises (its amax keeps the dims, its sum does not),
+// and so does this. Float8 inputs raise NotImplementedError naming
+// "max_values_<dev>" as torch's amax does, float8 outputs naming
+// "sum_<dev>". Complex inputs are refused: their kernels are not written
+// yet (torch takes them). `device` is "cpu" or "cuda".
+at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor* out,
+                                    const char* device, bool* computed_then_cast = nullptr);
+
 }  // namespace gpureduce

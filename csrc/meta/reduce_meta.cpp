@@ -100,6 +100,18 @@ void extremum_out_meta(const at::Tensor& input, at::IntArrayRef dim, bool keepdi
   sum_like_out_meta(input, dim, keepdim, input.scalar_type(), out, kMax ? "amax" : "amin");
 }
 
+// logsumexp: torch's checks (check_logsumexp_args) and result dtype.
+at::Tensor logsumexp_meta(const at::Tensor& input, at::IntArrayRef dim, bool keepdim) {
+  const at::ScalarType dtype = check_logsumexp_args(input, dim, keepdim, nullptr, "meta");
+  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  return at::empty_symint(reduced_sym_shape(input.sym_sizes(), mask, keepdim), input.options().dtype(dtype));
+}
+
+void logsumexp_out_meta(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& out) {
+  const at::ScalarType dtype = check_logsumexp_args(input, dim, keepdim, &out, "meta");
+  sum_like_out_meta(input, dim, keepdim, dtype, out, "logsumexp");
+}
+
 at::Tensor classic_sum_meta(const at::Tensor& input, c10::string_view /*kernel*/) {
   const at::ScalarType t = input.scalar_type();
   return at::empty({}, input.options().dtype(t == at::kInt ? at::kLong : t));
@@ -123,6 +135,8 @@ TORCH_LIBRARY_IMPL(gpureduce, Meta, m) {
   m.impl("amax.out", &extremum_out_meta<true>);
   m.impl("amin", &extremum_meta<false>);
   m.impl("amin.out", &extremum_out_meta<false>);
+  m.impl("logsumexp", &logsumexp_meta);
+  m.impl("logsumexp.out", &logsumexp_out_meta);
 }
 
 }  // namespace gpureduce

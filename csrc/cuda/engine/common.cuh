@@ -171,6 +171,8 @@ __device__ __forceinline__ void store_outputs(T* p, int64_t stride, const T (&v)
 }
 
 // A load that skips L1, for partials written by other blocks of this grid.
+// Scalars, complex numbers, and structs of 4-byte words (logsumexp's
+// MaxScaledSum) word by word.
 template <typename T>
 __device__ __forceinline__ T load_coherent(const T* p) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -180,16 +182,35 @@ __device__ __forceinline__ T load_coherent(const T* p) {
   } else if constexpr (std::is_integral_v<T>) {
     static_assert(sizeof(T) == 8, "integer partials are int32 or int64");
     return static_cast<T>(__ldcg(reinterpret_cast<const long long*>(p)));
-  } else {
+  } else if constexpr (c10::is_complex<T>::value) {
     using R = typename T::value_type;
     const R* r = reinterpret_cast<const R*>(p);
     return T(__ldcg(r), __ldcg(r + 1));
+  } else {
+    static_assert(sizeof(T) % 4 == 0 && alignof(T) >= 4, "a struct of 4-byte words");
+    unsigned w[sizeof(T) / 4];
+    const unsigned* src = reinterpret_cast<const unsigned*>(p);
+#pragma unroll
+    for (int i = 0; i < int(sizeof(T) / 4); ++i) w[i] = __ldcg(src + i);
+    T v;
+    memcpy(&v, w, sizeof(T));
+    return v;
   }
 }
 
 template <typename T>
 __device__ __forceinline__ T shfl_xor(T v, int lane_mask) {
-  return __shfl_xor_sync(0xffffffffu, v, lane_mask);
+  if constexpr (std::is_arithmetic_v<T>) {
+    return __shfl_xor_sync(0xffffffffu, v, lane_mask);
+  } else {
+    static_assert(sizeof(T) % 4 == 0, "a struct of 4-byte words");
+    unsigned w[sizeof(T) / 4];
+    memcpy(w, &v, sizeof(T));
+#pragma unroll
+    for (int i = 0; i < int(sizeof(T) / 4); ++i) w[i] = __shfl_xor_sync(0xffffffffu, w[i], lane_mask);
+    memcpy(&v, w, sizeof(T));
+    return v;
+  }
 }
 template <typename T>
 __device__ __forceinline__ c10::complex<T> shfl_xor(c10::complex<T> v, int lane_mask) {

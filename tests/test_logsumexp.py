@@ -1,0 +1,242 @@
+"""gpureduce::logsumexp against torch.logsumexp, on the CPU and the GPU:
+floating dtypes, shapes and layouts of the shared axes over all dims, each
+dim and pairs of dims, against a float64 reference and no further from it
+than torch is; infinities and NaN; several passes, expanded dims and dims of
+size 1; the random cases of the benchmark's sampler; -inf over no elements;
+integer inputs, out= and torch's errors; torch's own sample inputs;
+autograd, opcheck and torch.compile. (The op table of test_ops.py runs
+logsumexp too, integer inputs included.)"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+import torch
+from torch.library import opcheck
+
+import reduce_op
+from axes import DEVICES, HAS_CUDA, LAYOUTS, SHAPES, check_torch_samples, labelled, make_layout, random_cases
+
+
+LSE = torch.ops.gpureduce.logsumexp
+FLOAT_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
+
+
+def _check(ours: torch.Tensor, x: torch.Tensor, dim, keepdim: bool = False) -> None:
+    """dtype, shape and device as torch.logsumexp's; infinities and NaN
+    where torch has them; elsewhere within a few roundings of the result
+    dtype of (|result| + 1) from the float64 logsumexp, and no further from
+    it than torch's own result plus one rounding."""
+    dims = list(range(x.dim())) if dim is None else dim
+    ref = torch.logsumexp(x, dims, keepdim)
+    assert ours.dtype == ref.dtype and ours.shape == ref.shape, (ours.dtype, ref.dtype, ours.shape, ref.shape)
+    assert ours.device == ref.device
+    staged = (x.to(ref.dtype) if x.dtype != ref.dtype else x).cpu().to(torch.float64)
+    exact = torch.logsumexp(staged, dims, keepdim).reshape(ref.shape)
+    o, r = ours.cpu().to(torch.float64), ref.cpu().to(torch.float64)
+    finite = exact.isfinite()
+    assert torch.equal(o[~finite].nan_to_num(0.5), exact[~finite].nan_to_num(0.5)), (o[~finite], exact[~finite])
+    eps = torch.finfo(ref.dtype).eps
+    scale = exact.abs() + 1
+    err, their_err = (o - exact).abs(), (r - exact).abs()
+    ok = ~finite | (err <= 8 * eps * scale) | (err <= their_err + eps * scale)
+    assert bool(ok.all()), (err.max(), their_err.max(), o.flatten()[:4], exact.flatten()[:4])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_logsumexp_matches_torch(dtype, shape, layout, device, gen):
+    x = make_layout(shape, dtype, layout, device, gen) * 4
+    _check(LSE(x, list(range(x.dim()))), x, None)
+    for d in range(-x.dim(), max(x.dim(), 1)):
+        for keepdim in (False, True):
+            _check(LSE(x, [d], keepdim), x, [d], keepdim)
+    for pair in itertools.combinations(range(x.dim()), 2):
+        _check(reduce_op.logsumexp(x, pair), x, list(pair))
+
+
+# +inf anywhere gives +inf; only -inf (or nothing) gives -inf; NaN wins;
+# inputs near float32's exp overflow (88.7) and far beyond it stay finite;
+# -inf next to finite values counts as exp(-inf) = 0. Each row sits at a
+# different place in a longer row, so that vector loads, lanes and the
+# block tree all meet the special value.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_logsumexp_special_values(dtype, device, gen):
+    inf, nan = math.inf, math.nan
+    big = torch.finfo(dtype).max / 4
+    rows = [[inf, 1.0], [-inf, -inf], [nan, 1.0], [inf, -inf], [inf, inf], [-inf, 1.0], [inf, nan],
+            [-inf, nan], [88.0, 88.0], [big, big], [-big, -big], [1.0, 1.0]]
+    for n in (2, 5, 33, 1000, 70001):
+        for row in rows:
+            x = torch.full((n,), -inf if row[1] == -inf else 0.0, dtype=dtype)
+            x = torch.randn(n, generator=gen).to(dtype) if row[1] != -inf else x
+            pos = torch.randint(0, n, (2,), generator=gen).tolist()
+            x[pos[0]] = row[0]
+            if row[1] != 1.0:
+                x[pos[1]] = row[1]
+            x = x.to(device)
+            _check(LSE(x, [0]), x, [0])
+            _check(LSE(x.view(1, n).expand(3, n), [1]), x.view(1, n).expand(3, n), [1])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_logsumexp_passes_expanded_and_size_one(dtype, device, gen):
+    x = (torch.randn(6, 2, 70, 5, 300, generator=gen) * 3).to(dtype).to(device)
+    for dims in ([0, 2], [1, 3], [0, 2, 4], [0, 2, 3, 4], [1, 3, 4]):
+        _check(reduce_op.logsumexp(x, dims), x, dims)
+        _check(reduce_op.logsumexp(x.permute(4, 1, 0, 3, 2), dims), x.permute(4, 1, 0, 3, 2), dims)
+    for n, k in ((4000, 37), (70000, 3)):  # read as it is (small) and folded as x + log(k) (large)
+        e = torch.randn(1, n, generator=gen).to(dtype).to(device).expand(k, n)
+        for dims in ([0, 1], [0], [1]):
+            _check(reduce_op.logsumexp(e, dims), e, dims)
+        _check(reduce_op.logsumexp(e.t(), 1), e.t(), [1])  # every reduced element a repeat
+    one = torch.randn(50, 1, 3, generator=gen).to(dtype).to(device)
+    _check(reduce_op.logsumexp(one, [1]), one, [1])
+    assert torch.equal(reduce_op.logsumexp(one, 1), one[:, 0])  # one element: itself
+    big = (torch.randn(1 << 25, generator=gen) * 10).to(dtype).to(device)
+    _check(reduce_op.logsumexp(big, 0), big, [0])
+    _check(reduce_op.logsumexp(big.view(1 << 13, 1 << 12), 0), big.view(1 << 13, 1 << 12), [0])
+    _check(reduce_op.logsumexp(big.view(1 << 12, 1 << 13), 1), big.view(1 << 12, 1 << 13), [1])
+
+
+@pytest.mark.parametrize("device,seed,n,max_bytes", [("cpu", 7, 80, 1 << 16)] + (
+    [("cuda", s, 200, 1 << 25) for s in (41, 42)] if HAS_CUDA else []))
+def test_logsumexp_random_cases(device, seed, n, max_bytes):
+    checked = 0
+    for label, x, kw in random_cases(device, seed, n, max_bytes):
+        if x.dtype.is_complex:
+            continue  # no complex kernels yet (test_logsumexp_errors)
+        dim, keepdim = kw.get("dim"), kw.get("keepdim", False)
+        dims = list(range(x.dim())) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+        with labelled(label):
+            _check(reduce_op.logsumexp(x, dims, keepdim), x, dims, keepdim)
+        checked += 1
+    assert checked > n // 2
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_logsumexp_of_nothing_is_minus_inf(dtype, device):
+    for shape, dim in (((0,), [0]), ((3, 0, 2), [1]), ((3, 0, 2), [0, 1]), ((0, 4), [0]), ((0, 4), [1]),
+                       ((0, 4), [])):
+        x = torch.empty(shape, dtype=dtype, device=device)
+        ours, theirs = LSE(x, dim), torch.logsumexp(x, dim)
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+        assert torch.equal(ours, theirs), (ours, theirs)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_logsumexp_integer_inputs_and_out(device, gen):
+    for t in (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool):
+        i = torch.randint(-20, 20, (40, 9), generator=gen).to(t).to(device)
+        _check(reduce_op.logsumexp(i, 0), i, [0])
+        _check(reduce_op.logsumexp(i, [0, 1], True), i, [0, 1], True)
+    previous = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float64)
+        i = torch.arange(12, device=device).view(3, 4)
+        assert reduce_op.logsumexp(i, 1).dtype == torch.float64
+        _check(reduce_op.logsumexp(i, 1), i, [1])
+    finally:
+        torch.set_default_dtype(previous)
+    x = (torch.randn(33, 65, generator=gen) * 5).to(device)
+    out = torch.empty(3, dtype=torch.float64, device=device)
+    assert reduce_op.logsumexp(x, 0, out=out) is out  # resized, as torch does
+    ref = torch.logsumexp(x.double(), 0)
+    torch.testing.assert_close(out, ref, rtol=1e-6, atol=1e-6)  # computed from the float32 input in float64
+    half = torch.empty(0, dtype=torch.float16, device=device)
+    reduce_op.logsumexp(x, [1], True, out=half)  # the float32 result, rounded once into out
+    assert torch.equal(half, reduce_op.logsumexp(x, [1], True).half())
+    z = torch.empty(0, dtype=torch.complex64, device=device)
+    reduce_op.logsumexp(x, 1, out=z)
+    torch.testing.assert_close(z, torch.logsumexp(x, 1, out=torch.empty(0, dtype=torch.complex64, device=device)))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_logsumexp_errors(device, gen):
+    x = torch.randn(3, 4, generator=gen).to(device)
+    for t in (torch.int64, torch.bool):
+        with pytest.raises(RuntimeError, match="Expected floating point type for result tensor, but got: "):
+            reduce_op.logsumexp(x, 0, out=torch.empty(0, dtype=t, device=device))
+    with pytest.raises(NotImplementedError, match="not implemented for 'Float8_e4m3fn'"):
+        reduce_op.logsumexp(x, 0, out=torch.empty(0, device=device).to(torch.float8_e4m3fn))
+    with pytest.raises(NotImplementedError, match="not implemented for 'Float8_e5m2'"):
+        LSE(x.to(torch.float8_e5m2), [0])
+    with pytest.raises(NotImplementedError, match="does not take complex inputs yet"):
+        LSE(torch.zeros(3, dtype=torch.complex64, device=device), [0])
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        LSE(x, [2])
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        LSE(x, [1, -1])
+    # An empty dim list: every dim with keepdim=True, torch's error without.
+    with pytest.raises(RuntimeError, match=r"output with shape \[\] doesn't match the broadcast shape \[1, 1\]"):
+        LSE(x, [])
+    _check(LSE(x, [], True), x, [0, 1], True)
+    assert torch.equal(LSE(x[0, 0], []), x[0, 0])
+    m = torch.empty(2, 3, 4, device="meta", dtype=torch.bfloat16)
+    assert LSE(m, [1], True).shape == torch.logsumexp(m, 1, True).shape
+    assert LSE(m, [1]).dtype == torch.bfloat16 and LSE(m.int(), [0]).dtype == torch.float32
+    with pytest.raises(RuntimeError, match="Expected floating point type for result tensor"):
+        LSE.out(m, [0], out=torch.empty(0, dtype=torch.int32, device="meta"))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_logsumexp_on_torchs_samples(device):
+    pytest.importorskip("expecttest")
+
+    def check(ours, theirs, s):
+        dim = s.args[0] if s.args else s.kwargs["dim"]
+        keepdim = s.args[1] if len(s.args) > 1 else s.kwargs.get("keepdim", False)
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        _check(ours, s.input, dims if dims or keepdim else None, keepdim)
+
+    # Complex samples are left out: no complex kernels yet (test_logsumexp_errors).
+    assert check_torch_samples("logsumexp", reduce_op.logsumexp, torch.logsumexp, device, check,
+                               skip_dtype=lambda t: t.is_complex) > 0
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_logsumexp_autograd(device, gen):
+    x = torch.randn(5, 7, 3, dtype=torch.float64, generator=gen).to(device).requires_grad_(True)
+    for dim, keepdim in (([0, 1, 2], False), (1, False), (0, True), ([0, 2], False)):
+        ours, theirs = reduce_op.logsumexp(x, dim, keepdim), torch.logsumexp(x, dim, keepdim)
+        grad = torch.randn_like(theirs)
+        (g_ours,) = torch.autograd.grad(ours, x, grad)
+        (g_theirs,) = torch.autograd.grad(theirs, x, grad)
+        torch.testing.assert_close(g_ours, g_theirs, rtol=1e-13, atol=1e-15)
+    assert reduce_op.logsumexp(x, 1).grad_fn.name() == "GpureduceLogsumexpBackward"
+    torch.autograd.gradcheck(lambda t: reduce_op.logsumexp(t, 1), (x,))
+    torch.autograd.gradgradcheck(lambda t: reduce_op.logsumexp(t, [0, 2], True), (x,))
+    with pytest.raises(RuntimeError, match="out=... arguments don't support automatic differentiation"):
+        reduce_op.logsumexp(x, 0, out=torch.empty((), dtype=torch.float64, device=device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_logsumexp_opcheck(device, gen):
+    a = torch.randn(3, 5, 4, generator=gen).to(device)
+    b = a.clone().requires_grad_(True)
+    opcheck(LSE.default, (a, [1]))
+    opcheck(LSE.default, (b, [1], True))
+    opcheck(LSE.default, (b, [0, 2]))
+    opcheck(LSE.out, (a, [0, 2], False), {"out": torch.empty(5, device=device)})
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_logsumexp_compiles(device, dynamic, gen):
+    def f(t):
+        return reduce_op.logsumexp(t, 1) * 2 + reduce_op.logsumexp(t, [0, 1])
+
+    compiled = torch.compile(f, fullgraph=True, dynamic=dynamic)
+    for shape in ((6, 9), (5, 13)):
+        x = torch.randn(shape, generator=gen).to(device).requires_grad_(True)
+        got, want = compiled(x), f(x)
+        torch.testing.assert_close(got, want)
+        (g_got,) = torch.autograd.grad(got.sum(), x)
+        (g_want,) = torch.autograd.grad(want.sum(), x)
+        torch.testing.assert_close(g_got, g_want)
