@@ -61,8 +61,8 @@ def test_logsumexp_matches_torch(dtype, shape, layout, device, gen):
 # +inf anywhere gives +inf; only -inf (or nothing) gives -inf; NaN wins;
 # inputs near float32's exp overflow (88.7) and far beyond it stay finite;
 # -inf next to finite values counts as exp(-inf) = 0. Each row sits at a
-# different place in a longer row, so that vector loads, lanes and the
-# block tree all meet the special value.
+# different place in a longer row, so that vector loads, lanes, the CPU's
+# blocks and the block tree all meet the special value.
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 def test_logsumexp_special_values(dtype, device, gen):
@@ -70,7 +70,7 @@ def test_logsumexp_special_values(dtype, device, gen):
     big = torch.finfo(dtype).max / 4
     rows = [[inf, 1.0], [-inf, -inf], [nan, 1.0], [inf, -inf], [inf, inf], [-inf, 1.0], [inf, nan],
             [-inf, nan], [88.0, 88.0], [big, big], [-big, -big], [1.0, 1.0]]
-    for n in (2, 5, 33, 1000, 70001):
+    for n in (2, 5, 33, 64, 65, 129, 1000, 70001):  # around the CPU's blocks of 64 too
         for row in rows:
             x = torch.full((n,), -inf if row[1] == -inf else 0.0, dtype=dtype)
             x = torch.randn(n, generator=gen).to(dtype) if row[1] != -inf else x

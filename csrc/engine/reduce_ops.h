@@ -48,6 +48,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -66,6 +67,12 @@ struct OpBase {
   using acc_type = acc_t;
   using wide_op = Self;
   static constexpr bool kCombinesLanes = false;
+  // Inputs a CPU row leaf hands reduce_block at once (0: none, the leaf
+  // folds each input with reduce). An op that sets it folds a block of
+  // kCpuBlock contiguous inputs, widened to its value type, in loops the
+  // compiler vectorises (logsumexp: a max, then exps).
+  static constexpr int kCpuBlock = 0;
+  static acc_t block_pad() { return Self::identity(); }
   // Whether partials may be stored in the result's dtype (project to it is
   // exact: amax, amin), not only as accumulators.
   static constexpr bool kPartialsInResultDtype = false;
@@ -403,6 +410,43 @@ using MaxOp = ExtremumOp<acc_t, true>;
 template <typename acc_t>
 using MinOp = ExtremumOp<acc_t, false>;
 
+#if !defined(__CUDACC__)
+// Eight floats as one GCC vector: one AVX register in the AVX2 CPU engine,
+// two SSE ones in the baseline's. The compiler's own vectoriser left the
+// loops below scalar (loops of eight unrolled first, then not packed).
+using Float8 = float __attribute__((vector_size(32)));
+using Uint8x32 = uint32_t __attribute__((vector_size(32)));
+
+C10_ALWAYS_INLINE Float8 load_float8(const float* p) {
+  Float8 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// exp(d) for d <= 0 (or NaN), lane by lane, in float arithmetic and bit
+// moves only: d = n ln2 + r with |r| <= ln2 / 2 (Cody-Waite: ln2 in two
+// parts, the first exact in a product with n), e^r by its Taylor series to
+// r^7 (truncation under 2^-27 relative), 2^n through the exponent's bits.
+// d under -87, where e^d leaves float's normal range, is taken as -87
+// (e^-87 is 2^-125.5, nothing beside the 1 of a max's own term). NaN stays
+// NaN.
+C10_ALWAYS_INLINE Float8 exp_nonpositive(Float8 d) {
+  const Float8 lowest = Float8{} - 87.0f;
+  d = d < lowest ? lowest : d;
+  const Float8 shifted = d * 1.44269504f + 12582912.0f;  // 1.5 * 2^23 + round(d / ln2)
+  const Float8 n = shifted - 12582912.0f;
+  const Float8 r = (d - n * 0.693145752f) - n * 1.42860677e-6f;
+  const Float8 p =
+      1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+  Uint8x32 bits;
+  std::memcpy(&bits, &shifted, sizeof(bits));  // n + 127 in the low bits, after the + 127 below
+  const Uint8x32 exponent = (bits + 127u) << 23;
+  Float8 scale;
+  std::memcpy(&scale, &exponent, sizeof(scale));
+  return p * scale;
+}
+#endif
+
 // logsumexp's running state: the largest input folded in (max) and the sum
 // of exp(x - max) over the inputs (scaled), so that the result is
 // max + log(scaled). Two words, shuffled and stored as they are.
@@ -520,6 +564,43 @@ GPUREDUCE_UNROLL
     for (int i = 0; i < V; ++i) s += scale(x[i], m);
     return {m, s};
   }
+
+  // A CPU row leaf's block of 64 inputs (float results only): its max and
+  // its exps eight lanes at a time (Float8), each lane's in order, then the
+  // lanes in a fixed tree; a block whose max is infinite takes scale's
+  // route. Always inlined: the baseline and AVX2 engines compile it with
+  // their own flags, and an out-of-line copy is one symbol the linker picks
+  // from either (it took the baseline's -O1 one). ([65536, 100] float32
+  // over dim 1 took 5.6x torch's time with reduce an input, 2 threads;
+  // NOTES.md, session 36.)
+  static constexpr int kCpuBlock = std::is_same_v<acc_t, float> ? 64 : 0;
+  // What a short last block is padded with: -inf, whose term exp(-inf -
+  // m) is nothing beside the 1 of the max's own (reduce_block takes it as
+  // e^-87, 2^-125.5 of that 1); where every input is -inf, the result is
+  // -inf whatever the count.
+  static acc_t block_pad() { return -std::numeric_limits<acc_t>::infinity(); }
+#if !defined(__CUDACC__)
+  C10_ALWAYS_INLINE static state reduce_block(const acc_t* x) {
+    static_assert(std::is_same_v<acc_t, float>, "float blocks only");
+    Float8 lane = load_float8(x);
+    for (int i = 8; i < kCpuBlock; i += 8) {
+      const Float8 v = load_float8(x + i);
+      lane = v > lane ? v : lane;
+    }
+    acc_t m = lane[0];
+    for (int k = 1; k < 8; ++k) m = lane[k] > m ? lane[k] : m;
+    if (!(m - m == acc_t(0))) {  // infinite (NaN inputs were skipped by the max)
+      state acc{m, acc_t(0)};
+      for (int i = 0; i < kCpuBlock; ++i) acc.scaled += scale(x[i], m);
+      return acc;
+    }
+    const Float8 mv = Float8{} + m;
+    Float8 sum = exp_nonpositive(load_float8(x) - mv);
+    for (int i = 8; i < kCpuBlock; i += 8) sum += exp_nonpositive(load_float8(x + i) - mv);
+    const acc_t s = ((sum[0] + sum[4]) + (sum[2] + sum[6])) + ((sum[1] + sum[5]) + (sum[3] + sum[7]));
+    return {m, s};
+  }
+#endif
 
   template <typename out_t>
   C10_HOST_DEVICE static out_t project(state a) {
