@@ -18,7 +18,7 @@ import csv
 import json
 import os
 import sys
-from typing import Callable, Dict, List
+from typing import Dict, List
 
 import torch
 
@@ -26,14 +26,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import reduce_op  # noqa: E402
 from bench import Timer, environment, geomean, measure_roof, progress, slug  # noqa: E402
-from random_bench import check, time_pair  # noqa: E402
+from random_bench import check, every_dim_by_default, time_pair  # noqa: E402
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
 INTS = ["int8", "uint8", "int16", "int32", "int64", "bool"]
-
-
-def _every_dim(fn: Callable) -> Callable:
-    return lambda x, dim=None: fn(x, list(range(x.dim())) if dim is None else dim)
 
 
 # op -> (ours, torch's, dtypes, extra keyword arguments by input dtype)
@@ -48,7 +44,8 @@ OPS = {
     "prod": (reduce_op.prod, torch.prod, FLOATS + INTS + ["complex64"], lambda d: {}),
     "amax": (reduce_op.amax, torch.amax, FLOATS + INTS, lambda d: {}),
     "amin": (reduce_op.amin, torch.amin, FLOATS + INTS, lambda d: {}),
-    "logsumexp": (_every_dim(reduce_op.logsumexp), _every_dim(torch.logsumexp), FLOATS + INTS, lambda d: {}),
+    "logsumexp": (every_dim_by_default(reduce_op.logsumexp), every_dim_by_default(torch.logsumexp), FLOATS + INTS,
+                  lambda d: {}),
 }
 
 

@@ -64,7 +64,7 @@ def _mean_args(kw, dtype):
     return kw
 
 
-def _every_dim_by_default(fn):
+def every_dim_by_default(fn):
     """logsumexp takes no dim=None: a full reduction names every dim."""
     def call(x, dim=None, keepdim=False):
         return fn(x, list(range(x.dim())) if dim is None else dim, keepdim)
@@ -77,7 +77,7 @@ OPS = {
     "mean": (reduce_op.mean, torch.mean, lambda dtype: True, _mean_args),
     "amax": (reduce_op.amax, torch.amax, lambda dtype: not dtype.startswith("complex"), _no_dtype),
     "amin": (reduce_op.amin, torch.amin, lambda dtype: not dtype.startswith("complex"), _no_dtype),
-    "logsumexp": (_every_dim_by_default(reduce_op.logsumexp), _every_dim_by_default(torch.logsumexp),
+    "logsumexp": (every_dim_by_default(reduce_op.logsumexp), every_dim_by_default(torch.logsumexp),
                   lambda dtype: not dtype.startswith("complex"), _no_dtype),
 }
 

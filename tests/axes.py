@@ -313,3 +313,16 @@ def labelled(label: str) -> Iterator[None]:
         yield
     except AssertionError as e:
         raise AssertionError(f"{label}: {e}") from e
+
+
+def assert_compiles_like_eager(f, device: str, dynamic: bool, gen: torch.Generator) -> None:
+    """f under torch.compile(fullgraph=True, dynamic=dynamic) against f itself
+    on float32 inputs of two shapes: results and input gradients."""
+    compiled = torch.compile(f, fullgraph=True, dynamic=dynamic)
+    for shape in ((6, 9), (5, 13)):
+        x = torch.randn(shape, generator=gen).to(device).requires_grad_(True)
+        got, want = compiled(x), f(x)
+        torch.testing.assert_close(got, want)
+        (g_got,) = torch.autograd.grad(got.sum(), x)
+        (g_want,) = torch.autograd.grad(want.sum(), x)
+        torch.testing.assert_close(g_got, g_want)

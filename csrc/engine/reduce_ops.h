@@ -68,11 +68,11 @@ struct OpBase {
   using wide_op = Self;
   static constexpr bool kCombinesLanes = false;
   // Inputs a CPU row leaf hands reduce_block at once (0: none, the leaf
-  // folds each input with reduce). An op that sets it folds a block of
-  // kCpuBlock contiguous inputs, widened to its value type, in loops the
-  // compiler vectorises (logsumexp: a max, then exps).
+  // folds each input with reduce). An op that sets it also gives
+  // reduce_block, which folds kCpuBlock contiguous inputs widened to its
+  // value type in vector code (logsumexp: a max, then exps), and
+  // block_pad, the input a short last block is padded with.
   static constexpr int kCpuBlock = 0;
-  static acc_t block_pad() { return Self::identity(); }
   // Whether partials may be stored in the result's dtype (project to it is
   // exact: amax, amin), not only as accumulators.
   static constexpr bool kPartialsInResultDtype = false;
@@ -480,7 +480,8 @@ struct LogSumExpOp : OpBase<LogSumExpOp<acc_t>, MaxScaledSum<acc_t>> {
   // hardware's exp2 (__expf: one multiply by log2(e), one MUFU.EX2): its
   // error bound grows with |x - max| only through the rounding of that
   // product, which weighs in at most 0.53 * 2^-24 of the largest term, so
-  // the sum's relative error stays about the 2 ulp of expf's. With expf
+  // the sum's relative error stays about the 2 ulp of expf's (measured
+  // against float64: our largest float32 error 0.92-1.45x torch's). With expf
   // (a range reduction of its own) 16-bit full reductions of 2^28 ran
   // compute-bound at 1.9 TB/s on the H100 (NOTES.md, session 36).
   C10_HOST_DEVICE static acc_t exp_of(acc_t v) {
