@@ -46,6 +46,8 @@ OPS = {
     "amin": (reduce_op.amin, torch.amin, FLOATS + INTS, lambda d: {}),
     "logsumexp": (every_dim_by_default(reduce_op.logsumexp), every_dim_by_default(torch.logsumexp), FLOATS + INTS,
                   lambda d: {}),
+    "var": (reduce_op.var, torch.var, FLOATS + ["complex64"], lambda d: {}),
+    "std": (reduce_op.std, torch.std, FLOATS + ["complex64"], lambda d: {}),
 }
 
 

@@ -1,5 +1,5 @@
 """Random-shape benchmark: a gpureduce op (sum by default, or --op nansum,
-mean, amax, amin, logsumexp)
+mean, amax, amin, logsumexp, var, std)
 against torch's over cases drawn the way models produce them
 (benchmarks/random_cases.py), so that no one can tune to its list. Every
 case is checked against torch's op before it is timed.
@@ -14,6 +14,7 @@ machine hits both alike. The speedup is torch_us / gpureduce_us.
     python benchmarks/random_bench.py --op amax                  # amax (complex cases and dtype= left out)
     python benchmarks/random_bench.py --op mean                  # mean (integer inputs with dtype=float32)
     python benchmarks/random_bench.py --op logsumexp             # logsumexp (complex cases and dtype= left out)
+    python benchmarks/random_bench.py --op var                   # var (integer cases and dtype= left out)
     python benchmarks/random_bench.py --quick                   # a few small cases, CPU
 
 Writes, per seed, random_<gpu>_seed<S>.json with every case, and for the run
@@ -30,6 +31,7 @@ import os
 import statistics
 import sys
 import time
+import warnings
 from typing import Callable, Dict, List, Sequence
 
 import torch
@@ -79,6 +81,9 @@ OPS = {
     "amin": (reduce_op.amin, torch.amin, lambda dtype: not dtype.startswith("complex"), _no_dtype),
     "logsumexp": (every_dim_by_default(reduce_op.logsumexp), every_dim_by_default(torch.logsumexp),
                   lambda dtype: not dtype.startswith("complex"), _no_dtype),
+    # var and std take floating and complex inputs only, and no dtype=.
+    "var": (reduce_op.var, torch.var, lambda dtype: not dtype.startswith(("int", "uint", "bool")), _no_dtype),
+    "std": (reduce_op.std, torch.std, lambda dtype: not dtype.startswith(("int", "uint", "bool")), _no_dtype),
 }
 
 
@@ -93,16 +98,28 @@ def check(ours: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, kw: Dict[str, 
     dims = kw.get("dim")
     dims = list(range(x.dim())) if dims is None else dims
     keepdim = bool(kw.get("keepdim", False))
+    eps = torch.finfo(ref.dtype).eps
     exact = None
     if op == "logsumexp":  # |result| + 1: max + log(sum), each part rounded
         exact = torch.logsumexp(x.to(torch.float64), dims, keepdim)
         mag = exact.abs().nan_to_num(0.0, 0.0, 0.0) + 1
+    elif op in ("var", "std"):
+        # As variances (std squared), against the float64 variance, within
+        # roundings of the size of their terms: sum(|x|^2) / (N - 1).
+        wide = x.to(torch.complex128 if x.is_complex() else torch.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # no degrees of freedom: NaN on both sides
+            exact = torch.var(wide, dims, keepdim=keepdim)
+        squares = wide.abs().square()
+        total = squares.sum(dims, keepdim=keepdim) if x.dim() else squares
+        mag = total / max(x.numel() // max(total.numel(), 1) - 1, 1)
+        if op == "std":
+            ours, ref = ours.double().square(), ref.double().square()
     else:
         fold = torch.mean if op == "mean" else torch.sum
         a = x.to(torch.complex128 if x.is_complex() else torch.float64).abs()  # (bool inputs of mean too)
         mag = fold(a, dims, keepdim=keepdim) if x.dim() else a
     err = (ours.double() - ref.double()).abs()
-    eps = torch.finfo(ref.dtype).eps
     same = (ours.double() == ref.double()) | (torch.isnan(ours.double()) & torch.isnan(ref.double()))
     tol = 4 * eps * mag + 64 * torch.finfo(torch.float32).eps * mag + 1e-30
     ok = (err <= tol) | same
@@ -111,6 +128,7 @@ def check(ours: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, kw: Dict[str, 
         # CUDA sums exp(x - max) into the 16-bit result, which overflows
         # (inf) past about 65504 / e^0.5 terms of normal samples.
         ok |= ((ours.double() - exact).abs() <= tol) | (ours.double() == exact)
+        ok |= torch.isnan(ours.double()) & torch.isnan(exact)
     return bool(ok.all())
 
 
@@ -260,6 +278,9 @@ def plot(per_seed: Dict[int, List[Dict[str, object]]], meta: Dict[str, object], 
 
 def main(argv=None) -> int:
     import json
+
+    # var's and std's warning on cases of one element a slice (NaN on both sides, checked).
+    warnings.filterwarnings("ignore", message=".*degrees of freedom is <= 0")
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--op", choices=sorted(OPS), default="sum")

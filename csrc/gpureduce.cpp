@@ -1,4 +1,5 @@
-// The operator schemas (sum, prod, nansum, mean, amax, amin, logsumexp, and the classic kernels). Kernels register themselves per dispatch key from
+// The operator schemas (sum, prod, nansum, mean, amax, amin, logsumexp, var, std,
+// var_mean, std_mean, and the classic kernels). Kernels register themselves per dispatch key from
 // cpu/, cuda/, meta/ and autograd/, so the shared library alone is a complete
 // operator for LibTorch programs.
 #include <ATen/core/enum_tag.h>
@@ -44,6 +45,26 @@ TORCH_LIBRARY(gpureduce, m) {
   // logsumexp with aten's overloads: one pass over memory (LogSumExpOp).
   m.def("logsumexp(Tensor input, int[1] dim, bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});
   m.def("logsumexp.out(Tensor input, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  // var and std with aten's .correction overloads (torch.var's and
+  // torch.std's unbiased= forms are the Python wrapper's, as a correction),
+  // and var_mean and std_mean: the spread in one pass over memory
+  // (VarianceOp).
+  m.def("var.correction(Tensor input, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
+  m.def("var.correction_out(Tensor input, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, "
+        "Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  m.def("std.correction(Tensor input, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
+  m.def("std.correction_out(Tensor input, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, "
+        "Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  m.def("var_mean.correction(Tensor input, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) "
+        "-> (Tensor, Tensor)",
+        {at::Tag::pt2_compliant_tag});
+  m.def("std_mean.correction(Tensor input, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) "
+        "-> (Tensor, Tensor)",
         {at::Tag::pt2_compliant_tag});
   // The classic teaching kernels (reduce0 ... reduce7, tensorcore, cpu): a 1-D
   // sum of all elements by the named kernel.

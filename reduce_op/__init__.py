@@ -6,8 +6,9 @@ This package loads it and adds a Python front end:
 
 * :func:`sum` mirrors ``torch.sum``; ``kernel=`` picks one of the classic
   teaching kernels (:func:`kernels` lists them);
-* :func:`nansum`, :func:`mean`, :func:`prod`, :func:`amax`, :func:`amin` and
-  :func:`logsumexp` mirror torch's functions of the same names;
+* :func:`nansum`, :func:`mean`, :func:`prod`, :func:`amax`, :func:`amin`,
+  :func:`logsumexp`, :func:`var`, :func:`std`, :func:`var_mean` and
+  :func:`std_mean` mirror torch's functions of the same names;
 * :func:`replace_torch_sum` routes ``torch.sum`` / ``Tensor.sum`` inside a
   ``with`` block to gpureduce, :func:`patch` / :func:`unpatch` process-wide;
   :func:`replace_torch_reductions` routes every op above in a block.
@@ -19,11 +20,12 @@ import importlib.abc
 import importlib.util
 import os
 import sys
-from typing import Any, List, Optional, Sequence, Union
+import warnings
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "logsumexp", "kernels", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
+__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "logsumexp", "var", "std", "var_mean", "std_mean", "kernels", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
 __version__ = "0.1.0"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -215,6 +217,115 @@ def logsumexp(
         return torch.ops.gpureduce.logsumexp(input, dims, keepdim)
     torch.ops.gpureduce.logsumexp.out(input, dims, keepdim, out=out)
     return out
+
+
+def _correction(name: str, input: torch.Tensor, dim: Any, unbiased: Optional[bool],
+                correction: Any) -> Tuple[Any, Any]:
+    """torch's forms of var's arguments as (dim, correction): ``unbiased``
+    (positional in dim's place too, ``var(x, True)``) is a correction of 1
+    or 0, and may not come with ``correction=`` (TypeError, as torch's).
+    Warns as torch does where the count reduced into each output less the
+    correction is not positive. (Here, not in the operator: a C++ warning
+    of an op called through torch.ops goes to stderr, not to Python's
+    warnings, aten's var's included.)"""
+    if isinstance(dim, bool):
+        if unbiased is not None:
+            raise TypeError(f"{name}(): unbiased given twice")
+        dim, unbiased = None, dim
+    if unbiased is not None:
+        if correction is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments: unbiased= and correction= "
+                            "are two forms of one argument, as in torch")
+        correction = 1 if unbiased else 0
+    if isinstance(dim, int):
+        dim = [dim]
+    if isinstance(input, torch.Tensor):
+        # torch's reduction factor: the input's numel over the result's, 0
+        # where the result is empty.
+        kept = 1
+        if dim is not None and len(dim) > 0 and input.dim() > 0:
+            try:
+                reduced = {d % input.dim() for d in dim}
+            except TypeError:
+                reduced = set()  # named dims and other forms: the operator's to refuse
+            for d, s in enumerate(input.shape):
+                if d not in reduced:
+                    kept *= s
+        factor = 0 if kept == 0 else input.numel() // kept
+        if factor - (1 if correction is None else correction) <= 0:
+            warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                          "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=4)
+    return dim, correction
+
+
+def _spread(name: str, input: torch.Tensor, dim: Any, unbiased: Optional[bool], keepdim: bool, correction: Any,
+            out: Optional[torch.Tensor]) -> Any:
+    """var, std, var_mean or std_mean (`name`) through its operator's
+    .correction overload, or .correction_out where out is given."""
+    dims, c = _correction(name, input, dim, unbiased, correction)
+    op = getattr(torch.ops.gpureduce, name)
+    if out is None:
+        return op.correction(input, dims, correction=c, keepdim=keepdim)
+    op.correction_out(input, dims, correction=c, keepdim=keepdim, out=out)
+    return out
+
+
+def var(
+    input: torch.Tensor,
+    dim: Optional[DimArg] = None,
+    unbiased: Optional[bool] = None,
+    keepdim: bool = False,
+    *,
+    correction: Optional[float] = None,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """Mirrors ``torch.var``: the squared deviations from the mean over
+    ``dim`` (all dims by default), summed and divided by ``max(0, N -
+    correction)`` (correction 1 by default; ``unbiased=False`` is 0). One
+    pass over memory (Welford's update, Chan's merge). Floating and complex
+    inputs only; a complex input's is the sum of its real and imaginary
+    parts' variances, real. Warns as torch does where ``N - correction <=
+    0``."""
+    return _spread("var", input, dim, unbiased, keepdim, correction, out)
+
+
+def std(
+    input: torch.Tensor,
+    dim: Optional[DimArg] = None,
+    unbiased: Optional[bool] = None,
+    keepdim: bool = False,
+    *,
+    correction: Optional[float] = None,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """Mirrors ``torch.std``: the square root of :func:`var`, computed by
+    the same kernels."""
+    return _spread("std", input, dim, unbiased, keepdim, correction, out)
+
+
+def var_mean(
+    input: torch.Tensor,
+    dim: Optional[DimArg] = None,
+    unbiased: Optional[bool] = None,
+    keepdim: bool = False,
+    *,
+    correction: Optional[float] = None,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Mirrors ``torch.var_mean``: (:func:`var`, :func:`mean`) over the same
+    dims. The mean is a second pass over the input (mean's kernels)."""
+    return _spread("var_mean", input, dim, unbiased, keepdim, correction, None)
+
+
+def std_mean(
+    input: torch.Tensor,
+    dim: Optional[DimArg] = None,
+    unbiased: Optional[bool] = None,
+    keepdim: bool = False,
+    *,
+    correction: Optional[float] = None,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Mirrors ``torch.std_mean``: (:func:`std`, :func:`mean`)."""
+    return _spread("std_mean", input, dim, unbiased, keepdim, correction, None)
 
 
 def _extremum(op, input: torch.Tensor, dim: DimArg, keepdim: bool, out: Optional[torch.Tensor]) -> torch.Tensor:

@@ -198,7 +198,8 @@ def _set_patched(on: bool) -> None:
 
 def patch() -> None:
     """Route torch.sum, torch.nansum, torch.mean, torch.prod, torch.amax,
-    torch.amin and torch.logsumexp, and their Tensor methods, to gpureduce's ops
+    torch.amin, torch.logsumexp, torch.var, torch.std, torch.var_mean and
+    torch.std_mean, and their Tensor methods, to gpureduce's ops
     process-wide (on every thread), until :func:`unpatch`."""
     _set_patched(True)
 
@@ -218,21 +219,26 @@ def _sum_like_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ... 
 def _prod_sig(input, dim=None, keepdim=False, *, dtype=None): ...
 def _extremum_sig(input, dim=(), keepdim=False, *, out=None): ...
 def _logsumexp_sig(input, dim, keepdim=False, *, out=None): ...
+def _spread_sig(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None): ...  # var, std
+def _spread_mean_sig(input, dim=None, unbiased=None, keepdim=False, *, correction=None): ...  # var_mean, std_mean
 
 
 _REDUCTION_SIGS = {"nansum": _sum_like_sig, "mean": _sum_like_sig, "prod": _prod_sig,
-                   "amax": _extremum_sig, "amin": _extremum_sig, "logsumexp": _logsumexp_sig}
+                   "amax": _extremum_sig, "amin": _extremum_sig, "logsumexp": _logsumexp_sig,
+                   "var": _spread_sig, "std": _spread_sig, "var_mean": _spread_mean_sig, "std_mean": _spread_mean_sig}
 _SIGNATURES = {sig: inspect.signature(sig) for sig in set(_REDUCTION_SIGS.values())}
-# torch's own functions and methods, taken at import, before any patch().
+# torch's own functions and methods, taken at import, before any patch()
+# (var_mean and std_mean are functions only).
 _TORCH_REDUCTIONS = {(owner, name): getattr(owner, name) for name in _REDUCTION_SIGS
-                     for owner in (torch, torch.Tensor)}
+                     for owner in (torch, torch.Tensor) if hasattr(owner, name)}
 
 
 def _reduction_table() -> Dict[Any, Tuple[Callable[..., Any], Callable[..., Any]]]:
     """torch's function or method -> (the package's wrapper, torch's signature)."""
-    from . import amax, amin, logsumexp, mean, nansum, prod  # the package's own wrappers (after its import)
+    from . import amax, amin, logsumexp, mean, nansum, prod, std, std_mean, var, var_mean  # after the package's import
 
-    ours = {"nansum": nansum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "logsumexp": logsumexp}
+    ours = {"nansum": nansum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "logsumexp": logsumexp,
+            "var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean}
     return {func: (ours[name], _REDUCTION_SIGS[name]) for (_, name), func in _TORCH_REDUCTIONS.items()}
 
 
@@ -315,7 +321,8 @@ def _uninstall_reductions() -> None:
 @contextlib.contextmanager
 def replace_torch_reductions() -> Iterator[None]:
     """Inside the block, on this thread, torch.sum, torch.nansum,
-    torch.mean, torch.prod, torch.amax, torch.amin and torch.logsumexp, and the Tensor methods of the
+    torch.mean, torch.prod, torch.amax, torch.amin, torch.logsumexp, torch.var, torch.std,
+    torch.var_mean and torch.std_mean, and the Tensor methods of the
     same names, run gpureduce's ops (sum as replace_torch_sum() routes it;
     the others through a TorchFunctionMode). Calls gpureduce does not take
     (other devices and layouts, named dims, argument forms torch rejects)

@@ -259,15 +259,16 @@ def sample_reduction_args(s):
     return dim, keepdim, s.kwargs.get("dtype")
 
 
-def check_torch_samples(name: str, ours, theirs, device: str, check, skip_dtype=lambda dtype: False) -> int:
-    """PyTorch's own sample inputs of the op `name` (its OpInfo in op_db,
-    needing expecttest) through `ours` and `theirs`: an error of the same
+def check_torch_samples(name: str, ours, theirs, device: str, check, skip_dtype=lambda dtype: False,
+                        variant: str = "") -> int:
+    """PyTorch's own sample inputs of the op `name` (its OpInfo in op_db of
+    that `variant`, needing expecttest) through `ours` and `theirs`: an error of the same
     type where torch raises one, else check(ours_result, theirs_result,
     sample). Dtypes for which skip_dtype(dtype) holds are left out (an op's
     documented gap). Returns how many samples were compared."""
     from torch.testing._internal.common_methods_invocations import op_db
 
-    info = next(o for o in op_db if o.name == name and o.variant_test_name == "")
+    info = next(o for o in op_db if o.name == name and o.variant_test_name == variant)
     compared = 0
     for dtype in sorted(info.supported_dtypes(device), key=str):
         if skip_dtype(dtype):

@@ -256,4 +256,16 @@ for dtype in (torch.float32, torch.bfloat16, torch.float64):
         ref = torch.logsumexp(x.cpu().double(), dims)
         got = reduce_op.logsumexp(x, dims).cpu().double()
         assert torch.allclose(got, ref, rtol=1e-2, atol=1e-2), (dtype, shape, dim)
+# var and std: a state of three words (mean, squared deviations, count)
+# through the same kernels, std's root in the projection; three reduced
+# dims that do not merge, packed first.
+for dtype in (torch.float32, torch.bfloat16, torch.float64):
+    for shape, dim in cases + [((4000, 1000), 1), ((3000, 372), 1), ((1, 90000, 7), 1), ((3, 3000, 255), 1),
+                               ((300000, 5), 1), ((3, 200000, 2), 1), ((342, 20000), 0), (((1 << 22) + 5,), 0),
+                               ((6, 5, 7, 9), (0, 2, 3))]:
+        x = (torch.randn(shape) * 3 + 1).to(dtype).cuda()
+        for op in (torch.var, torch.std):
+            ref = op(x.cpu().double(), dim)
+            got = getattr(reduce_op, op.__name__)(x, dim).cpu().double()
+            assert torch.allclose(got, ref, rtol=2e-2, atol=1e-6, equal_nan=True), (op.__name__, dtype, shape, dim)
 print("workload ok")

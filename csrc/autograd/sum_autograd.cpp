@@ -1,4 +1,5 @@
-// Autograd for gpureduce::sum, nansum, mean, prod, amax, amin and logsumexp. The backward broadcasts
+// Autograd for gpureduce::sum, nansum, mean, prod, amax, amin, logsumexp, var, std, var_mean and
+// std_mean. The backward broadcasts
 // the gradient back to the input's shape (unsqueeze the reduced dims when
 // keepdim=False, expand) and casts back from any dtype= argument; nansum's
 // then zeroes it where the input is NaN, as torch's does, mean's divides it
@@ -20,6 +21,8 @@
 #include <ATen/ops/isnan.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/logical_not.h>
+#include <ATen/ops/masked_fill.h>
+#include <ATen/ops/add.h>
 #include <ATen/ops/mul.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/function.h>
@@ -28,6 +31,8 @@
 #include <torch/library.h>
 
 #include <memory>
+#include <optional>
+#include <tuple>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -390,6 +395,137 @@ at::Tensor logsumexp_autograd(const at::Tensor& input, at::IntArrayRef dim, bool
   return result;
 }
 
+using SpreadOp = c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, at::OptionalIntArrayRef,
+                                                       const std::optional<c10::Scalar>&, bool)>;
+using SpreadMeanOp = c10::TypedOperatorHandle<std::tuple<at::Tensor, at::Tensor>(
+    const at::Tensor&, at::OptionalIntArrayRef, const std::optional<c10::Scalar>&, bool)>;
+
+at::Tensor call_spread(bool root, const at::Tensor& input, at::OptionalIntArrayRef dim,
+                       const std::optional<c10::Scalar>& correction, bool keepdim) {
+  static const auto find = [](const char* name) {
+    return c10::Dispatcher::singleton()
+        .findSchemaOrThrow(name, "correction")
+        .typed<at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, const std::optional<c10::Scalar>&, bool)>();
+  };
+  static const SpreadOp var = find("gpureduce::var"), std = find("gpureduce::std");
+  return (root ? std : var).call(input, dim, correction, keepdim);
+}
+
+// var, std, var_mean and std_mean, as torch's formulas: var's gradient is
+// 2 (x - mean) / (N - correction) times the result's, each slice's mean
+// through gpureduce::mean (differentiable in turn); std's is var's of the
+// gradient over 2 std (0 where std is 0); a mean output's is mean's. The
+// std result is saved detached; where the backward records a graph
+// (double backward) it is computed again through the op's autograd, as
+// logsumexp's is.
+struct GpureduceVarianceBackward : public GpureduceSumBackward {
+  torch::autograd::SavedVariable self_, result_;
+  bool root = false;
+  bool with_mean = false;
+  std::optional<c10::Scalar> correction;
+  c10::SymInt count = 1;
+
+  // A reduced tensor with the reduced dims back, of size 1.
+  at::Tensor kept(at::Tensor t) const {
+    if (!keepdim) {
+      for (int64_t d : reduced) t = t.unsqueeze(d);
+    }
+    return t;
+  }
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    const at::Tensor self = self_.unpack();
+    at::Tensor grad_in;
+    if (grads[0].defined()) {
+      at::Tensor g = kept(grads[0]);
+      if (root) {
+        const bool records = at::GradMode::is_enabled() && self.requires_grad();
+        const at::Tensor result =
+            records ? call_spread(true, self, reduced, correction, /*keepdim=*/true) : kept(result_.unpack());
+        g = g.div(result.mul(2)).masked_fill(result.eq(0), 0);
+      }
+      const double c = correction.has_value() ? correction->toDouble() : 1.0;
+      const at::Tensor mean = call_mean_dim(self, reduced, /*keepdim=*/true, std::nullopt);
+      grad_in = g.mul(self.sub(mean)).mul(c10::Scalar(2.0 / (static_cast<double>(count.guard_int(__FILE__, __LINE__)) - c)));
+    }
+    if (with_mean && grads.size() > 1 && grads[1].defined()) {
+      const at::Tensor g = broadcast(grads[1]).div(c10::Scalar(count));
+      grad_in = grad_in.defined() ? grad_in.add(g) : g;
+    }
+    return {grad_in};
+  }
+  void release_variables() override {
+    self_.reset_data();
+    result_.reset_data();
+  }
+  std::string name() const override {
+    return with_mean ? (root ? "GpureduceStdMeanBackward" : "GpureduceVarMeanBackward")
+                     : (root ? "GpureduceStdBackward" : "GpureduceVarBackward");
+  }
+};
+
+// Where the input needs a gradient, a GpureduceVarianceBackward for the
+// outputs (the spread, and the mean where there is one).
+void record_spread(const at::Tensor& input, at::OptionalIntArrayRef dim, const std::optional<c10::Scalar>& correction,
+                   bool keepdim, bool root, const at::Tensor& spread, const at::Tensor* mean) {
+  if (!(at::GradMode::is_enabled() && input.requires_grad())) return;
+  NodePtr node = make_node<GpureduceVarianceBackward>();
+  auto* n = static_cast<GpureduceVarianceBackward*>(node.get());
+  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  c10::SymInt count = 1;
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (!mask[d]) continue;
+    n->reduced.push_back(d);
+    count *= input.sym_size(d);
+  }
+  n->count = std::move(count);
+  n->keepdim = keepdim;
+  n->input_dtype = input.scalar_type();
+  n->input_sizes = input.sym_sizes().vec();
+  n->root = root;
+  n->with_mean = mean != nullptr;
+  n->correction = correction;
+  n->self_ = torch::autograd::SavedVariable(input, /*is_output=*/false);
+  if (root) n->result_ = torch::autograd::SavedVariable(spread.detach(), /*is_output=*/false);
+  node->set_next_edges(torch::autograd::collect_next_edges(input));
+  torch::autograd::set_history(const_cast<at::Tensor&>(spread), node);
+  if (mean != nullptr) torch::autograd::set_history(const_cast<at::Tensor&>(*mean), node);
+}
+
+template <bool kRoot>
+at::Tensor spread_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim,
+                           const std::optional<c10::Scalar>& correction, bool keepdim) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!input.is_nested(), "gpureduce::", kRoot ? "std" : "var", " does not take nested tensors");
+  at::Tensor result;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    result = call_spread(kRoot, input, dim, correction, keepdim);
+  }
+  record_spread(input, dim, correction, keepdim, kRoot, result, nullptr);
+  return result;
+}
+
+template <bool kRoot>
+std::tuple<at::Tensor, at::Tensor> spread_mean_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim,
+                                                        const std::optional<c10::Scalar>& correction, bool keepdim) {
+  static const auto find = [](const char* name) {
+    return c10::Dispatcher::singleton()
+        .findSchemaOrThrow(name, "correction")
+        .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, at::OptionalIntArrayRef,
+                                                  const std::optional<c10::Scalar>&, bool)>();
+  };
+  static const SpreadMeanOp var_mean = find("gpureduce::var_mean"), std_mean = find("gpureduce::std_mean");
+  TORCH_CHECK_NOT_IMPLEMENTED(!input.is_nested(), "gpureduce::", kRoot ? "std_mean" : "var_mean",
+                              " does not take nested tensors");
+  std::tuple<at::Tensor, at::Tensor> result;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    result = (kRoot ? std_mean : var_mean).call(input, dim, correction, keepdim);
+  }
+  record_spread(input, dim, correction, keepdim, kRoot, std::get<0>(result), &std::get<1>(result));
+  return result;
+}
+
 // An out= overload below autograd (`call`), refused where a gradient would
 // be needed: out= overloads are not differentiable, in torch as here; say
 // so as torch does.
@@ -453,6 +589,20 @@ void logsumexp_out_autograd(const at::Tensor& input, at::IntArrayRef dim, bool k
   out_without_grad("logsumexp", input, out, [&] { op.call(input, dim, keepdim, out); });
 }
 
+template <bool kRoot>
+void spread_out_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim,
+                         const std::optional<c10::Scalar>& correction, bool keepdim, const at::Tensor& out) {
+  static const auto find = [](const char* name) {
+    return c10::Dispatcher::singleton()
+        .findSchemaOrThrow(name, "correction_out")
+        .typed<void(const at::Tensor&, at::OptionalIntArrayRef, const std::optional<c10::Scalar>&, bool,
+                    const at::Tensor&)>();
+  };
+  static const auto var = find("gpureduce::var"), std = find("gpureduce::std");
+  out_without_grad(kRoot ? "std" : "var", input, out,
+                   [&] { (kRoot ? std : var).call(input, dim, correction, keepdim, out); });
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
@@ -472,6 +622,12 @@ TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
   m.impl("amin.out", &extremum_out_autograd<false>);
   m.impl("logsumexp", &logsumexp_autograd);
   m.impl("logsumexp.out", &logsumexp_out_autograd);
+  m.impl("var.correction", &spread_autograd<false>);
+  m.impl("var.correction_out", &spread_out_autograd<false>);
+  m.impl("std.correction", &spread_autograd<true>);
+  m.impl("std.correction_out", &spread_out_autograd<true>);
+  m.impl("var_mean.correction", &spread_mean_autograd<false>);
+  m.impl("std_mean.correction", &spread_mean_autograd<true>);
 }
 
 }  // namespace gpureduce

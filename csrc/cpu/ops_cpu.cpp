@@ -57,6 +57,13 @@ const OpSpec& mean_spec() { return cpu_spec<MeanFamily>("sum_cpu"); }
 const OpSpec& amax_spec() { return cpu_spec<AmaxFamily>("max_values_cpu"); }
 const OpSpec& amin_spec() { return cpu_spec<AminFamily>("min_values_cpu"); }
 const OpSpec& logsumexp_spec() { return cpu_spec<LogSumExpFamily>("logsumexp_cpu"); }
+// var's and std's kernels are one family; std's outputs are rooted. torch's
+// errors name "std_cpu" for both.
+const OpSpec& var_spec() { return cpu_spec<VarianceFamily>("std_cpu"); }
+const OpSpec& std_spec() {
+  static const OpSpec spec = op_spec<VarianceFamily>(&run_pass_best_isa<VarianceFamily>, "std_cpu", /*roots=*/true);
+  return spec;
+}
 
 }  // namespace
 
@@ -84,6 +91,7 @@ TORCH_LIBRARY_IMPL(gpureduce, CPU, m) {
   using LogSumExp = LogSumExpEntries<&logsumexp_spec, kCpuName>;
   m.impl("logsumexp", &LogSumExp::dims);
   m.impl("logsumexp.out", &LogSumExp::dims_out);
+  VarianceEntries<&var_spec, &std_spec, &mean_spec>::register_on(m);
 }
 
 }  // namespace gpureduce

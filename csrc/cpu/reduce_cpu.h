@@ -418,13 +418,14 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes_walked(const in
 // Contiguous leaves of at least this many inputs go through leaf_blocks.
 constexpr int64_t kMinBlockLeaf = 16;
 
-// A contiguous leaf of an op that folds blocks (Op::kCpuBlock): blocks of
+// A leaf of an op that folds blocks (Op::kCpuBlock): blocks of
 // inputs widened to the op's value type and folded by reduce_block, the
 // last one padded with Op::block_pad() (an input that changes no result:
-// logsumexp's -inf), all into the first lane. A row of
+// logsumexp's -inf) or, for an op that pads none (kPadsLastBlock false:
+// var), handed over with its count, all into the first lane. A row of
 // 100 float32 with its last 36 folded one at a time took 1.4x torch's time.
 template <class L, typename in_t>
-__attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p, int64_t n) {
+__attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p, int64_t n, int64_t stride) {
   using Op = typename L::op;
   constexpr int B = Op::kCpuBlock;
   using value_t = decltype(widen_one(p[0]));
@@ -432,14 +433,18 @@ __attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p,
   value_t x[B];
   int64_t i = 0;
   for (; i + B <= n; i += B) {
-    for (int k = 0; k < B; ++k) x[k] = widen_one(p[i + k]);
+    for (int k = 0; k < B; ++k) x[k] = widen_one(p[(i + k) * stride]);
     acc = Op::combine(acc, Op::reduce_block(x));
   }
   if (i < n) {
     const int64_t r = n - i;
-    for (int64_t k = 0; k < r; ++k) x[k] = widen_one(p[i + k]);
-    for (int64_t k = r; k < B; ++k) x[k] = Op::block_pad();
-    acc = Op::combine(acc, Op::reduce_block(x));
+    for (int64_t k = 0; k < r; ++k) x[k] = widen_one(p[(i + k) * stride]);
+    if constexpr (Op::kPadsLastBlock) {
+      for (int64_t k = r; k < B; ++k) x[k] = Op::block_pad();
+      acc = Op::combine(acc, Op::reduce_block(x));
+    } else {
+      acc = Op::combine(acc, Op::reduce_block(x, static_cast<int>(r)));
+    }
   }
   typename L::vec v = L::identity();
   v.v[0] = acc;
@@ -449,7 +454,11 @@ __attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p,
 template <class L, typename in_t>
 __attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride) {
   if constexpr (L::op::kCpuBlock > 0 && !kNativeLanes<typename L::op, typename L::acc>) {
-    if (stride == 1 && n >= kMinBlockLeaf) return leaf_blocks<L>(p, n);
+    // An op that pads no block (var) takes every leaf in blocks, strided
+    // and short ones too: its short block is a two-pass state of values in
+    // registers, where Welford's update an input left 1.4e-13 of relative
+    // error on five float64 inputs near 1e4 (torch's: none).
+    if (!L::op::kPadsLastBlock || (stride == 1 && n >= kMinBlockLeaf)) return leaf_blocks<L>(p, n, stride);
   }
   // Narrower lanes only where a leaf fills their chains at least once:
   // a row of 100 int8 compared in lanes of 32 (three vectors and a masked
@@ -521,20 +530,20 @@ struct PairwiseStack {
 
 // The value an output gets: the op's projection (of an accumulator to its
 // own type, itself, as a pass that writes partials needs: reduce_ops.h),
-// after the pass's division (ReducePass::divisor, project_divided).
+// after the pass's division (ReducePass::projection, project_output).
 template <class Op, typename out_t, typename acc_t>
-out_t finish(acc_t a, int64_t divisor) {
+out_t finish(acc_t a, const Projection& projection) {
 #if defined(GPUREDUCE_CPU_AVX2)
   if constexpr (std::is_same_v<out_t, c10::Half> && std::is_same_v<acc_t, float>) {
     // F16C's conversion, rounding to nearest even as c10's does: c10's
     // header is compiled for the baseline, where it converts in software
     // (half the time of [30, 32064] float16 over dim 0 went to it). A
     // float16 projection is the float one rounded (reduce_ops.h).
-    return c10::Half(_cvtss_sh(project_divided<Op, float>(a, divisor), _MM_FROUND_TO_NEAREST_INT),
+    return c10::Half(_cvtss_sh(project_output<Op, float>(a, projection), _MM_FROUND_TO_NEAREST_INT),
                      c10::Half::from_bits());
   }
 #endif
-  return project_divided<Op, out_t>(a, divisor);
+  return project_output<Op, out_t>(a, projection);
 }
 
 // An op's accumulator as one value of a PairwiseStack (or a SideBySide).
@@ -652,7 +661,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
         const in_t* const x = in;
         out_t* const y = out;
         for (int64_t o = b; o < e; ++o)
-          y[o * out_step] = finish<Op, out_t>(row_total(x + o * in_step, row_len, elem_stride), p.divisor);
+          y[o * out_step] = finish<Op, out_t>(row_total(x + o * in_step, row_len, elem_stride), p.projection);
       });
       return;
     }
@@ -662,7 +671,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
       for (int64_t o = b; o < e; ++o) {
         int64_t in_off, out_off;
         p.outer.offsets(o, in_off, out_off);
-        out[out_off] = finish<Op, out_t>(row_total(in + in_off, p.row_len, p.elem_stride), p.divisor);
+        out[out_off] = finish<Op, out_t>(row_total(in + in_off, p.row_len, p.elem_stride), p.projection);
       }
     });
     return;
@@ -673,7 +682,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
       for (int64_t o = b; o < e; ++o) {
         int64_t in_off, out_off;
         p.outer.offsets(o, in_off, out_off);
-        out[out_off] = finish<Op, out_t>(sum_leaves(in + in_off, 0, n_leaves), p.divisor);
+        out[out_off] = finish<Op, out_t>(sum_leaves(in + in_off, 0, n_leaves), p.projection);
       }
     });
     return;
@@ -698,7 +707,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
     int64_t in_off, out_off;
     p.outer.offsets(o, in_off, out_off);
     out[out_off] = finish<Op, out_t>(
-        pairwise_combine<Op>(partial.data() + o * tasks_per_out, tasks_per_out), p.divisor);
+        pairwise_combine<Op>(partial.data() + o * tasks_per_out, tasks_per_out), p.projection);
   }
 }
 
@@ -1100,7 +1109,7 @@ void fold_column_partials(const ReducePass& p, const acc_t* partial, int64_t row
       for (int64_t c = 0; c < width; ++c) {
         for (int64_t rt = 0; rt < row_tasks; ++rt) column[rt] = partial[(task * row_tasks + rt) * kTile + c];
         out[out_off + (c0 + c) * p.out_col_stride] =
-            finish<Op, out_t>(pairwise_combine<Op>(column.data(), row_tasks), p.divisor);
+            finish<Op, out_t>(pairwise_combine<Op>(column.data(), row_tasks), p.projection);
       }
     }
   });
@@ -1141,11 +1150,11 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
         out_t* y = out + out_off;
         if (p.col_stride == 1 && p.out_col_stride == 1) {
           for (int64_t c = c0; c < c1; ++c)
-            y[c] = finish<Op, out_t>(fold<Op>(Op::identity(), widen_one(x[c])), p.divisor);
+            y[c] = finish<Op, out_t>(fold<Op>(Op::identity(), widen_one(x[c])), p.projection);
         } else {
           for (int64_t c = c0; c < c1; ++c)
             y[c * p.out_col_stride] =
-                finish<Op, out_t>(fold<Op>(Op::identity(), widen_one(x[c * p.col_stride])), p.divisor);
+                finish<Op, out_t>(fold<Op>(Op::identity(), widen_one(x[c * p.col_stride])), p.projection);
         }
       }
     });
@@ -1200,7 +1209,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
           for (int j = 0; j < g; ++j)
             for (int64_t c = 0; c < p.n_cols; ++c)
               out[out_off + j * out_step + c * p.out_col_stride] =
-                  finish<Op, out_t>(sums[j * p.n_cols + c], p.divisor);
+                  finish<Op, out_t>(sums[j * p.n_cols + c], p.projection);
         }
       });
       return;
@@ -1231,7 +1240,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     // write them directly: through a buffer, [3, 50257] float64 over dim 0
     // spent as long copying outputs as summing its three rows.
     constexpr bool kOutputsAreAccumulators = std::is_same_v<out_t, acc_t>;
-    const bool direct = kOutputsAreAccumulators && p.out_col_stride == 1 && p.divisor == 1;
+    const bool direct = kOutputsAreAccumulators && p.out_col_stride == 1 && p.projection.is_identity();
     // 32K elements to a thread, counted by the columns a tile holds, not
     // by its capacity: [2, 384, 2, 2] float16 over dim 1 (two tasks of 4
     // columns) woke the second thread, 2.6 us against 1.7 on one.
@@ -1252,7 +1261,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
         }
         block(in + in_off + c0 * p.col_stride, width, p.col_stride, 0, n_rows, p, column);
         for (int64_t c = 0; c < width; ++c)
-          out[out_off + (c0 + c) * p.out_col_stride] = finish<Op, out_t>(column[c], p.divisor);
+          out[out_off + (c0 + c) * p.out_col_stride] = finish<Op, out_t>(column[c], p.projection);
       }
     });
     return;
@@ -1290,7 +1299,7 @@ void run_pass_cpu(const ReducePass& pass, const at::Tensor& in, const at::Tensor
   dispatch_reduce_types<G>(in.scalar_type(), out.scalar_type(), [&](auto in_tag, auto out_tag) {
     using in_t = typename decltype(in_tag)::type;
     using out_t = typename decltype(out_tag)::type;
-    using Op = typename Family::template Op<typename AccOf<out_t>::type>;
+    using Op = typename Family::template Op<typename AccOf<out_t>::type>::cpu_op;
     if constexpr (!kRunsPair<Family, in_t, out_t>) {
       TORCH_INTERNAL_ASSERT(false, "gpureduce: no CPU kernel of this op for ", in.scalar_type(), " -> ",
                             out.scalar_type());

@@ -103,7 +103,7 @@ inline int64_t split_for_waves(int64_t n_out, int64_t wave, int64_t max_split) {
 // NOTES.md session 23).
 template <class PartialOp, typename out_t>
 void launch_finish_partials(const typename PartialOp::acc_type* partials, int64_t split, int64_t n_out,
-                            const OuterIndexer& outer, int64_t n_cols, int64_t out_col_stride, int64_t divisor,
+                            const OuterIndexer& outer, int64_t n_cols, int64_t out_col_stride, const Projection& projection,
                             out_t* y, cudaStream_t stream) {
   const int64_t group = std::min<int64_t>(pow2_at_least(split), EnginePolicy::kThreads);
   const int64_t per_block = group > 32 ? 1 : std::min<int64_t>(HostPolicy::kFinishGroupedThreads / group, n_out);
@@ -112,7 +112,7 @@ void launch_finish_partials(const typename PartialOp::acc_type* partials, int64_
   TORCH_CHECK(blocks < (int64_t(1) << 31), "gpureduce: too many outputs for one finish");
   launch_kernel(gpureduce_finish_partials<PartialOp, out_t>, dim3(static_cast<unsigned>(blocks)),
                 dim3(static_cast<unsigned>(threads)), stream, /*pdl=*/true, partials, static_cast<int>(split),
-                static_cast<int>(group), n_out, outer, n_cols, out_col_stride, divisor, y);
+                static_cast<int>(group), n_out, outer, n_cols, out_col_stride, projection, y);
 }
 
 inline bool outer_strides_divisible(const OuterIndexer& outer, int64_t v) {
@@ -185,7 +185,7 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chu
                        bool ragged) {
   PitchRowsArgs a{};
   a.n_out = p.n_out;
-  a.divisor = p.divisor;
+  a.projection = p.projection;
   a.in_pitch = p.outer.in_strides[0];
   a.out_stride = p.outer.out_strides[0];
   a.row_len = static_cast<int>(p.row_len);
@@ -278,7 +278,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, bool ragged = fal
   RowsArgs<wide_t> a{};
   a.outer = p.outer;
   a.n_out = p.n_out;
-  a.divisor = p.divisor;
+  a.projection = p.projection;
   a.ragged = ragged;
   a.row_len = p.row_len;
   // A ragged row's body: the whole vectors after its head, whatever the head.
@@ -379,7 +379,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, bool ragged = fal
     launch_kernel(split_kernel, grid, dim3(static_cast<unsigned>(threads)), stream, /*pdl=*/true, a, x, y);
     if (split > 1) {
       launch_finish_partials<typename Op::wide_op>(static_cast<const wide_t*>(a.partials), split, p.n_out, p.outer,
-                                                   int64_t(1), int64_t(0), p.divisor, y, stream);
+                                                   int64_t(1), int64_t(0), p.projection, y, stream);
     }
     return;
   }
@@ -500,7 +500,7 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, int64_t col_sh
   using acc_t = typename Op::acc_type;
   ColumnsArgs<acc_t> a{};
   a.outer = p.outer;
-  a.divisor = p.divisor;
+  a.projection = p.projection;
   a.n_outer = p.n_out;
   a.n_cols = p.n_cols;
   a.col_stride = p.col_stride;
@@ -795,7 +795,7 @@ inline bool dense_geometry(const ReducePass& p, DenseArgs& a, bool slabs = false
   a.outer = p.outer;
   a.n_planes = p.n_out;
   a.total = a.n_planes * a.plane * a.n_slabs;
-  a.divisor = p.divisor;
+  a.projection = p.projection;
   return true;
 }
 
@@ -831,7 +831,7 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   if (slabs && (!kTakesSlabs || d.C != 1)) return false;
   StreamRowsArgs a{};
   a.n_rows = d.n_planes;
-  a.divisor = d.divisor;
+  a.projection = d.projection;
   a.outer = d.outer;
   a.R = static_cast<int>(d.R);
   a.C = static_cast<int>(d.C);
@@ -1079,7 +1079,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y) {
       return false;
     StreamColumnsArgs<acc_t> a{};
     a.outer = d.outer;
-    a.divisor = d.divisor;
+    a.projection = d.projection;
     a.out_col_stride = d.out_col_stride;
     a.n_planes = d.n_planes;
     a.R = d.R;
@@ -1154,7 +1154,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y) {
     a.partials = partials_workspace<acc_t>(workspace, split * d.n_planes * d.C);
     launch_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, /*pdl=*/false, a, x, y);
     launch_finish_partials<Op>(static_cast<const acc_t*>(a.partials), split, d.n_planes * d.C, d.outer, d.C,
-                               d.out_col_stride, d.divisor, y, stream);
+                               d.out_col_stride, d.projection, y, stream);
     return true;
   }
 }
@@ -1213,7 +1213,12 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
         dense.C * int64_t(sizeof(in_t)) < HostPolicy::kStreamColumnsFirstMaxRowBytes &&
         launch_stream_columns<Op>(dense, x, y))
       return;
-    if constexpr (kVec > 1) {
+    // 16-byte column vectors where their halving tree (kColumnSlots slots
+    // of kVec accumulators) fits 32 KB of shared memory: not 16-bit inputs
+    // of var into float64 (states of 24 bytes: 48 KB, over the static
+    // limit), which take vectors of 8 bytes.
+    constexpr bool kWideColumnsFit = kColumnSlots * kVec * sizeof(typename Op::acc_type) <= 32768;
+    if constexpr (kVec > 1 && kWideColumnsFit) {
       if (vector_fits) return launch_columns<Op, in_t, out_t, kVec>(p, x, y);
     }
     // Columns that no 16-byte vector fits, in vectors of 8 or 4 bytes (of
@@ -1229,7 +1234,7 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
     // Columns whose count or start no vector fits, but whose rows all start
     // alike: 16-byte vectors from the first boundary (ragged_columns_shift),
     // where vectors pay.
-    if constexpr (kVec > 1) {
+    if constexpr (kVec > 1 && kWideColumnsFit) {
       const int64_t shift = ragged_columns_shift(p, x, kVec);
       if (shift >= 0 && narrow_column_vectors_pay<in_t>(p, kVec, dense_ok))
         return launch_columns<Op, in_t, out_t, kVec>(p, x, y, shift);

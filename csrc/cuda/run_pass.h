@@ -78,6 +78,9 @@ inline PassBuffers pass_buffers(const at::Tensor& in, const at::Tensor& out) {
   return b;
 }
 
+// mean's OpSpec (sum_cuda.cpp), which var_mean and std_mean run too.
+const OpSpec& mean_spec();
+
 template <class Family>
 void run_pass_cuda(const ReducePass& p, const at::Tensor& in, const at::Tensor& out) {
   with_pass_kernels<Family>(p, in.scalar_type(), [&](auto kernels, auto group) {

@@ -16,19 +16,19 @@ const OpSpec& sum_spec() {
   return spec;
 }
 
-const OpSpec& mean_spec() {
+}  // namespace
+
+const OpSpec& cuda::mean_spec() {
   static const OpSpec spec = op_spec<MeanFamily>(&cuda::run_pass_cuda<MeanFamily>, "mean_cuda");
   return spec;
 }
-
-}  // namespace
 
 TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
   using Entries = SumLikeEntries<&sum_spec, c10::cuda::CUDAGuard>;
   m.impl("sum", &Entries::all);
   m.impl("sum.dim_IntList", &Entries::dims);
   m.impl("sum.IntList_out", &Entries::dims_out);
-  using Mean = MeanEntries<&mean_spec, c10::cuda::CUDAGuard>;
+  using Mean = MeanEntries<&cuda::mean_spec, c10::cuda::CUDAGuard>;
   m.impl("mean", &Mean::all);
   m.impl("mean.dim", &Mean::dims);
   m.impl("mean.out", &Mean::dims_out);

@@ -6,6 +6,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <optional>
+#include <tuple>
 
 #include "reduce_plan.h"
 #include "reduce_shape.h"
@@ -132,6 +133,57 @@ struct LogSumExpEntries {
   static void dims_out(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& out) {
     const Guard guard(input.device());
     logsumexp_out_with(input, dim, keepdim, out, Spec(), Device);
+  }
+};
+
+// var and std (`root`) into a new tensor, or into *out, after their checks
+// (check_variance_args): a real input through `var_op`'s kernels (divided
+// by the count less the correction, and rooted where `root`), a complex one
+// as the sum of its real and imaginary parts' variances (then the root),
+// as torch computes it.
+at::Tensor variance_with(const at::Tensor& input, at::OptionalIntArrayRef dim,
+                         const std::optional<c10::Scalar>& correction, bool keepdim, bool root, const at::Tensor* out,
+                         const OpSpec& var_op, const OpSpec& std_op);
+
+// var_mean and std_mean: the spread as variance_with computes it, and the
+// mean through `mean_op` (the input's dtype; complex for complex inputs).
+std::tuple<at::Tensor, at::Tensor> variance_mean_with(const at::Tensor& input, at::OptionalIntArrayRef dim,
+                                                      const std::optional<c10::Scalar>& correction, bool keepdim,
+                                                      bool root, const OpSpec& var_op, const OpSpec& std_op,
+                                                      const OpSpec& mean_op);
+
+// The overloads of var, std, var_mean and std_mean (aten's .correction and
+// .correction_out) over a backend's OpSpecs: var's kernels (VarianceFamily),
+// the same with roots for std, and mean's.
+template <const OpSpec& (*VarSpec)(), const OpSpec& (*StdSpec)(), const OpSpec& (*MeanSpec)(), class Guard = NoGuard>
+struct VarianceEntries {
+  template <bool kRoot>
+  static at::Tensor spread(const at::Tensor& input, at::OptionalIntArrayRef dim,
+                           const std::optional<c10::Scalar>& correction, bool keepdim) {
+    const Guard guard(input.device());
+    return variance_with(input, dim, correction, keepdim, kRoot, nullptr, VarSpec(), StdSpec());
+  }
+  template <bool kRoot>
+  static void spread_out(const at::Tensor& input, at::OptionalIntArrayRef dim,
+                         const std::optional<c10::Scalar>& correction, bool keepdim, const at::Tensor& out) {
+    const Guard guard(input.device());
+    variance_with(input, dim, correction, keepdim, kRoot, &out, VarSpec(), StdSpec());
+  }
+  template <bool kRoot>
+  static std::tuple<at::Tensor, at::Tensor> spread_mean(const at::Tensor& input, at::OptionalIntArrayRef dim,
+                                                        const std::optional<c10::Scalar>& correction, bool keepdim) {
+    const Guard guard(input.device());
+    return variance_mean_with(input, dim, correction, keepdim, kRoot, VarSpec(), StdSpec(), MeanSpec());
+  }
+  // Registers the six overloads on a backend's torch::Library.
+  template <class Library>
+  static void register_on(Library& m) {
+    m.impl("var.correction", &spread<false>);
+    m.impl("var.correction_out", &spread_out<false>);
+    m.impl("std.correction", &spread<true>);
+    m.impl("std.correction_out", &spread_out<true>);
+    m.impl("var_mean.correction", &spread_mean<false>);
+    m.impl("std_mean.correction", &spread_mean<true>);
   }
 };
 

@@ -108,4 +108,8 @@ void LogSumExpFamily::fold_repeats(const at::Tensor& partial, int64_t k, const a
 template struct ExtremumFamily<true>;
 template struct ExtremumFamily<false>;
 
+// Reached only where an output reduces no elements, which reduce_into
+// fills with NaN itself (an average over none); kept for the OpSpec.
+void VarianceFamily::fill_empty(const at::Tensor& t) { t.fill_(std::numeric_limits<double>::quiet_NaN()); }
+
 }  // namespace gpureduce

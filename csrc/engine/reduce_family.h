@@ -13,9 +13,18 @@
 
 namespace gpureduce {
 
+// What a family may say beyond its op (defaults here): whether its passes
+// hand accumulators on to one another through tensors (OpSpec::
+// hands_partials_on) and whether its results fold k copies of an input
+// (fold_repeats; OpSpec::fold_repeats is null where not).
+struct FamilyBase {
+  static constexpr bool kHandsPartialsOn = true;
+  static constexpr bool kFoldsRepeats = true;
+};
+
 // fill_empty and fold_repeats are defined in reduce_family.cpp: the ATen ops
 // they call have heavy headers, which every kernel file would otherwise parse.
-struct SumFamily {
+struct SumFamily : FamilyBase {
   static constexpr bool kKeepsResultDtype = false;
   // Whether each output is divided by its count of inputs (OpSpec::averages).
   static constexpr bool kAverages = false;
@@ -28,7 +37,7 @@ struct SumFamily {
   static void fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest);
 };
 
-struct ProdFamily {
+struct ProdFamily : FamilyBase {
   static constexpr bool kKeepsResultDtype = false;
   static constexpr bool kAverages = false;
   template <typename acc_t>
@@ -41,7 +50,7 @@ struct ProdFamily {
 // nansum: sum's empty result (0) and fold of k copies (k * x of a partial
 // whose NaN inputs were already counted as zero; a NaN input is not its own
 // partial, so the input itself is never folded).
-struct NanSumFamily {
+struct NanSumFamily : FamilyBase {
   static constexpr bool kKeepsResultDtype = false;
   static constexpr bool kAverages = false;
   template <typename acc_t>
@@ -58,7 +67,7 @@ struct NanSumFamily {
 // elements are refused before they reach the planner (check_extremum_args),
 // so fill_empty is never called with a target to fill.
 template <bool kMax>
-struct ExtremumFamily {
+struct ExtremumFamily : FamilyBase {
   // Integer results are compared in int32 (int64 for int64): an int8 or
   // bool accumulator would need shuffles and loads of its own.
   template <typename acc_t>
@@ -87,7 +96,7 @@ struct MeanFamily : SumFamily {
 // the default float dtype first, as torch computes them). k copies of x
 // fold to x + log(k), and an element is its own partial (the logsumexp of
 // one input is itself); over no elements the result is -inf.
-struct LogSumExpFamily {
+struct LogSumExpFamily : FamilyBase {
   static constexpr bool kKeepsResultDtype = false;
   static constexpr bool kAverages = false;
   template <typename acc_t>
@@ -95,6 +104,24 @@ struct LogSumExpFamily {
   static constexpr bool kInputIsPartial = true;
   static void fill_empty(const at::Tensor& t);
   static void fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest);
+};
+
+// torch.var and torch.std (one family: the root is the projection's,
+// OpSpec::roots): the squared deviations from the mean (VarianceOp)
+// divided by the count less the correction (OpSpec::averages), real
+// floating inputs only (complex ones are taken as their real and imaginary
+// parts by the entry points). Its accumulators are structs: no pass hands
+// them on through a tensor, and k copies of an input are read as they are.
+// Over no elements the result is NaN (reduce_into, as an average).
+struct VarianceFamily : FamilyBase {
+  static constexpr bool kKeepsResultDtype = false;
+  static constexpr bool kAverages = true;
+  static constexpr bool kHandsPartialsOn = false;
+  static constexpr bool kFoldsRepeats = false;
+  template <typename acc_t>
+  using Op = VarianceOp<acc_t>;
+  static constexpr bool kInputIsPartial = false;
+  static void fill_empty(const at::Tensor& t);
 };
 
 // Whose kernels run a pass of an op over inputs of group G (`type`), and
@@ -134,6 +161,13 @@ struct KernelsFor<ExtremumFamily<kMax>, G> {
 template <InputGroup G>
 struct KernelsFor<LogSumExpFamily, G> {
   using type = LogSumExpFamily;
+  static constexpr bool kTaken = G == InputGroup::kFloat || G == InputGroup::kHalf || G == InputGroup::kBFloat16;
+};
+
+// var and std: real floating inputs only (check_variance_args).
+template <InputGroup G>
+struct KernelsFor<VarianceFamily, G> {
+  using type = VarianceFamily;
   static constexpr bool kTaken = G == InputGroup::kFloat || G == InputGroup::kHalf || G == InputGroup::kBFloat16;
 };
 
@@ -179,7 +213,9 @@ void with_pass_kernels(const ReducePass& p, at::ScalarType in, Run&& run) {
     if constexpr (!Kernels::kTaken) {
       TORCH_INTERNAL_ASSERT(false, "gpureduce: no kernel for ", in, " inputs of this op");
     } else {
-      if constexpr (!K::template Op<float>::kPartialsFoldAsInputs) {
+      if constexpr (!K::kHandsPartialsOn) {
+        TORCH_INTERNAL_ASSERT(!p.reads_partials, "gpureduce: this op's passes read no partials");
+      } else if constexpr (!K::template Op<float>::kPartialsFoldAsInputs) {
         using P = typename PartialsKernelsFor<K>::type;
         static_assert(P::template Op<float>::kPartialsFoldAsInputs, "partials kernels must fold partials as inputs");
         if (p.reads_partials) return run(TypeTag<P>{}, group);
@@ -190,9 +226,13 @@ void with_pass_kernels(const ReducePass& p, at::ScalarType in, Run&& run) {
 }
 
 template <class Family>
-OpSpec op_spec(PassRunner run, const char* kernel_name) {
-  return OpSpec{std::move(run), &Family::fold_repeats, &Family::fill_empty, kernel_name,
-                Family::kInputIsPartial, Family::kKeepsResultDtype, Family::kAverages};
+OpSpec op_spec(PassRunner run, const char* kernel_name, bool roots = false) {
+  OpSpec spec{std::move(run), nullptr, &Family::fill_empty, kernel_name,
+              Family::kInputIsPartial, Family::kKeepsResultDtype, Family::kAverages};
+  if constexpr (Family::kFoldsRepeats) spec.fold_repeats = &Family::fold_repeats;
+  spec.roots = roots;
+  spec.hands_partials_on = Family::kHandsPartialsOn;
+  return spec;
 }
 
 }  // namespace gpureduce

@@ -116,10 +116,11 @@ std::vector<bool> mask_of(uint64_t bits, int64_t ndim) {
 
 // `target` has the input's rank with size 1 at reduced dims, and a dtype the
 // kernels write for this input dtype. `reads_partials`: `in` holds another
-// pass's accumulators; `writes_partials`: so must `target`. `divisor`: what
-// the last pass divides its outputs by (ReducePass::divisor).
+// pass's accumulators; `writes_partials`: so must `target`. `projection`:
+// what the last pass does to its outputs (ReducePass::projection).
 void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const at::Tensor& target,
-                    const OpSpec& op, bool reads_partials, bool writes_partials, int64_t divisor = 1) {
+                    const OpSpec& op, bool reads_partials, bool writes_partials,
+                    const Projection& projection = Projection{}) {
   if (target.numel() == 0) return;
   if (in.numel() == 0) {
     op.fill_empty(target);
@@ -132,7 +133,7 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
   ReducePass pass;
   pass.reads_partials = reads_partials;
   pass.writes_partials = writes_partials;
-  pass.divisor = writes_partials ? 1 : divisor;
+  pass.projection = writes_partials ? Projection{} : projection;
   if (reduced.empty()) {
     // Only dims of size 1 are reduced: each output is one element, folded
     // into the op's identity by a columns pass over one row, as torch's
@@ -154,6 +155,22 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
   // that hand accumulators on through an intermediate of the accumulator
   // dtype.
   const size_t per_pass = 2;
+  if (reduced.size() > per_pass && !op.hands_partials_on) {
+    // An op whose accumulators have no dtype to hand on (var): one copy of
+    // the input with the reduced dims innermost, in their order, where they
+    // are dense and merge into one (a layout reduced over three dims that
+    // do not merge, such as a permuted or sliced one).
+    std::vector<int64_t> order;
+    for (int64_t d = 0; d < in.dim(); ++d)
+      if (!mask[d]) order.push_back(d);
+    for (int64_t d = 0; d < in.dim(); ++d)
+      if (mask[d]) order.push_back(d);
+    std::vector<bool> packed_mask;
+    for (int64_t d : order) packed_mask.push_back(mask[d]);
+    reduce_strided(in.permute(order).contiguous(), packed_mask, target.permute(order), op, reads_partials,
+                   writes_partials, projection);
+    return;
+  }
   if (reduced.size() > per_pass) {
     uint64_t first_bits = 0;
     for (size_t k = 0; k < per_pass; ++k) first_bits |= dims[reduced[k]].orig_dims;
@@ -173,10 +190,10 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
     at::Tensor partial = at::empty(tmp_shape, in.options().dtype(acc));
     reduce_strided(in, first, partial, op, reads_partials, /*writes_partials=*/true);
     if (writes_partials || target.scalar_type() == acc) {
-      reduce_strided(partial, rest, target, op, /*reads_partials=*/true, writes_partials, divisor);
+      reduce_strided(partial, rest, target, op, /*reads_partials=*/true, writes_partials, projection);
     } else {
       at::Tensor staged = at::empty(target.sizes(), target.options().dtype(acc));
-      reduce_strided(partial, rest, staged, op, /*reads_partials=*/true, /*writes_partials=*/false, divisor);
+      reduce_strided(partial, rest, staged, op, /*reads_partials=*/true, /*writes_partials=*/false, projection);
       target.copy_(staged);
     }
     return;
@@ -232,10 +249,11 @@ at::Tensor with_reduced_dims(const at::Tensor& out, const std::vector<bool>& mas
 }  // namespace
 
 void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool keepdim,
-                 const at::Tensor& out, const OpSpec& op) {
+                 const at::Tensor& out, const OpSpec& op, double correction) {
   check_dtype_supported(out.scalar_type(), op.kernel_name);
-  // An averaging op (mean) divides by the count of elements reduced into
-  // each output, repeats included; over none, the result is NaN, as in
+  // An averaging op (mean, var) divides by the count of elements reduced
+  // into each output, repeats included, less the correction (var's; torch
+  // divides by max(0, count - correction)); over none, the result is NaN, as in
   // torch: complex NaN + NaN i on the CPU (torch's sum divided by 0) and
   // NaN + 0 i on CUDA (torch fills with a real NaN).
   int64_t count = 1;
@@ -325,7 +343,9 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   // launch: re-reading a few hundred KB from cache costs less than a second
   // kernel to fold or broadcast ([4096, 11] float32 expanded from [11] over
   // dim 1: 3.40 us in two launches against torch.sum's 2.18, H200).
-  const bool reread = (repeats > 1 || !broadcast_dims.empty()) && expanded_bytes <= kRereadExpandedBytes;
+  // So is any input with reduced repeats of an op that cannot fold them (var).
+  const bool reread = (repeats > 1 || !broadcast_dims.empty()) &&
+                      (expanded_bytes <= kRereadExpandedBytes || (repeats > 1 && !op.fold_repeats));
   if (reread) {
     repeats = 1;
     broadcast_dims.clear();
@@ -345,7 +365,10 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   for (int64_t d : broadcast_dims) target = target.narrow(d, 0, 1);
   const bool staged = out_kd.scalar_type() != kout || !broadcast_dims.empty() || repeats > 1;
   at::Tensor result = staged ? at::empty(target.sizes(), target.options().dtype(kout)) : target;
-  reduce_strided(in, mask, result, op, /*reads_partials=*/false, /*writes_partials=*/false, count);
+  Projection projection;
+  if (op.averages) projection.divisor = std::max(static_cast<double>(count) - correction, 0.0);
+  projection.root = op.roots;
+  reduce_strided(in, mask, result, op, /*reads_partials=*/false, /*writes_partials=*/false, projection);
   if (repeats > 1 && broadcast_dims.empty() && at::canCast(kout, out_kd.scalar_type())) {
     op.fold_repeats(result, repeats, out_kd);  // folds and casts in one kernel
   } else if (repeats > 1) {

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "fast_divmod.h"
+#include "projection.h"
 
 // Declared only: the CUDA kernels' files include this header and compile
 // faster without ATen's (cuda/instance.h).
@@ -76,11 +77,11 @@ struct ReducePass {
   // (an op's projection to its accumulator type is the identity).
   bool reads_partials = false;
   bool writes_partials = false;
-  // What the pass's outputs are divided by before they are stored (mean:
-  // the count of input elements reduced into each output). 1 for every
-  // other op and for passes that write partials; the kernels skip the
-  // division then.
-  int64_t divisor = 1;
+  // What the pass does to its outputs before they are stored (mean: divide
+  // by the count of input elements reduced into each output; var and std:
+  // by that count less the correction, std then the square root). The
+  // identity for every other op and for passes that write partials.
+  Projection projection;
 
   // Element offset of reduction row `r` (0 <= r < n_reduce * n_reduce_outer)
   // of a columns pass.
@@ -99,7 +100,9 @@ struct OpSpec {
   PassRunner run;
   // Writes to `dest`, of partial's shape, each element of `partial` (the
   // kernel-typed result without the reduced dims of stride 0) folded with
-  // itself k times and cast to dest's dtype.
+  // itself k times and cast to dest's dtype. Null for an op whose results
+  // do not fold (var: k copies change the spread's weight, not only its
+  // sum), whose reduced dims of stride 0 are then read as they are.
   std::function<void(const at::Tensor& partial, int64_t k, const at::Tensor& dest)> fold_repeats;
   // Writes the result of reducing no elements (sum: 0, prod: 1).
   std::function<void(const at::Tensor& target)> fill_empty;
@@ -115,16 +118,25 @@ struct OpSpec {
   // rules). Not for uint16 to uint64, which are still reduced as int64.
   bool keeps_result_dtype = false;
   // Whether each output is the op's reduction divided by the count of
-  // input elements reduced into it (mean, over sum's kernels): the last
-  // pass divides (ReducePass::divisor), and reducing no elements gives NaN.
+  // input elements reduced into it, less the call's correction (mean, over
+  // sum's kernels, correction 0; var and std): the last pass divides
+  // (ReducePass::projection), and reducing no elements gives NaN.
   bool averages = false;
+  // Whether the outputs are square roots (std; ReducePass::projection).
+  bool roots = false;
+  // Whether one pass may hand its accumulators on to another through a
+  // tensor (false for var and std, whose accumulators are structs with no
+  // dtype): where the reduced dims need more than one pass, the input is
+  // first copied with them innermost, where they merge into one.
+  bool hands_partials_on = true;
 };
 
 // Reduces `input` over the dims in `mask` into `out`, whose shape and dtype
 // are already those of the result. Takes care of dtype staging, empty
 // tensors, keepdim, stride-0 dims and multi-pass plans, and calls op.run for
-// each pass.
+// each pass. `correction`: what an averaging op's count is lessened by
+// (var's; 0 for mean).
 void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool keepdim,
-                 const at::Tensor& out, const OpSpec& op);
+                 const at::Tensor& out, const OpSpec& op, double correction = 0.0);
 
 }  // namespace gpureduce

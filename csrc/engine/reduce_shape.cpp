@@ -208,4 +208,17 @@ at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim
   return compute;
 }
 
+at::ScalarType check_variance_args(const at::Tensor& input, const at::Tensor* out, const char* kernel_name) {
+  const at::ScalarType t = input.scalar_type();
+  TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t), "std and var only support floating point and complex dtypes");
+  TORCH_CHECK_NOT_IMPLEMENTED(!at::isFloat8Type(t), "\"", kernel_name, "\" not implemented for '", c10::toString(t), "'");
+  if (out == nullptr) return c10::toRealValueType(t);
+  const at::ScalarType o = out->scalar_type();
+  TORCH_CHECK(at::canCast(t, o), "result type ", c10::toString(t), " can't be cast to the desired output type ",
+              c10::toString(o));
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isComplexType(t) || !at::isComplexType(o), "\"", kernel_name,
+                              "\" not implemented for '", c10::toString(o), "'");
+  return o;
+}
+
 }  // namespace gpureduce

@@ -80,4 +80,17 @@ void check_mean_args(const at::Tensor& input, std::optional<at::ScalarType> dtyp
 at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor* out,
                                     const char* device, bool* computed_then_cast = nullptr);
 
+// torch.var's and torch.std's checks (also var_mean's and std_mean's), in
+// their order and with their messages, and the result's dtype: the input
+// must be floating or complex (RuntimeError); float8 inputs raise
+// NotImplementedError naming `kernel_name` ("std_cpu"); an out= must take
+// a cast from the input's dtype (RuntimeError), and a complex out= a
+// complex input (NotImplementedError, as torch's CPU kernels raise it). The
+// result is out's dtype, else the input's real dtype (a complex input's
+// spread is real). torch's warning where the count less the correction is
+// not positive is the Python wrapper's (reduce_op.var): a TORCH_WARN from
+// an op called through torch.ops reaches stderr, not Python's warnings, as
+// aten's own var's does there.
+at::ScalarType check_variance_args(const at::Tensor& input, const at::Tensor* out, const char* kernel_name);
+
 }  // namespace gpureduce

@@ -112,6 +112,28 @@ void logsumexp_out_meta(const at::Tensor& input, at::IntArrayRef dim, bool keepd
   sum_like_out_meta(input, dim, keepdim, dtype, out, "logsumexp");
 }
 
+// var and std: torch's checks (check_variance_args) and result dtype.
+at::Tensor variance_meta(const at::Tensor& input, at::OptionalIntArrayRef dim,
+                         const std::optional<c10::Scalar>& /*correction*/, bool keepdim) {
+  const at::ScalarType dtype = check_variance_args(input, nullptr, "std");
+  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  return at::empty_symint(reduced_sym_shape(input.sym_sizes(), mask, keepdim), input.options().dtype(dtype));
+}
+
+void variance_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim,
+                       const std::optional<c10::Scalar>& /*correction*/, bool keepdim, const at::Tensor& out) {
+  const at::ScalarType dtype = check_variance_args(input, &out, "std");
+  sum_like_out_meta(input, dim, keepdim, dtype, out, "std");
+}
+
+// var_mean and std_mean: the spread's real dtype, the mean the input's.
+std::tuple<at::Tensor, at::Tensor> variance_mean_meta(const at::Tensor& input, at::OptionalIntArrayRef dim,
+                                                      const std::optional<c10::Scalar>& correction, bool keepdim) {
+  at::Tensor spread = variance_meta(input, dim, correction, keepdim);
+  at::Tensor mean = at::empty_symint(spread.sym_sizes(), input.options());
+  return {std::move(spread), std::move(mean)};
+}
+
 at::Tensor classic_sum_meta(const at::Tensor& input, c10::string_view /*kernel*/) {
   const at::ScalarType t = input.scalar_type();
   return at::empty({}, input.options().dtype(t == at::kInt ? at::kLong : t));
@@ -137,6 +159,12 @@ TORCH_LIBRARY_IMPL(gpureduce, Meta, m) {
   m.impl("amin.out", &extremum_out_meta<false>);
   m.impl("logsumexp", &logsumexp_meta);
   m.impl("logsumexp.out", &logsumexp_out_meta);
+  m.impl("var.correction", &variance_meta);
+  m.impl("var.correction_out", &variance_out_meta);
+  m.impl("std.correction", &variance_meta);
+  m.impl("std.correction_out", &variance_out_meta);
+  m.impl("var_mean.correction", &variance_mean_meta);
+  m.impl("std_mean.correction", &variance_mean_meta);
 }
 
 }  // namespace gpureduce

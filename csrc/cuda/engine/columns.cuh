@@ -50,7 +50,7 @@ struct ColumnsArgs {
   int cluster_finish;
   acc_t* partials;     // [split][n_outer * vec_cols * V]
   unsigned* counters;  // [n_outer * x_tiles]
-  int64_t divisor = 1;  // ReducePass::divisor
+  Projection projection;  // ReducePass::projection
 };
 
 // The largest split finished inside a cluster: the portable cluster size.
@@ -195,15 +195,15 @@ constexpr int64_t kMaxNarrowColumnRows = int64_t(1) << 23;
 // to keep four loads in flight at three blocks per SM.
 constexpr int64_t kMaxColumnThreadRows = int64_t(1) << 30;
 
-// A thread's V columns projected to the output type (divided by `divisor`
-// first: project_divided) and stored: those from lo to hi - 1 only, for an
+// A thread's V columns projected to the output type (after the pass's
+// `projection`: project_output) and stored: those from lo to hi - 1 only, for an
 // edge vector.
 template <class Op, int V, typename out_t, typename acc_t>
-__device__ __forceinline__ void store_projected(out_t* p, int64_t stride, const acc_t (&acc)[V], int64_t divisor,
+__device__ __forceinline__ void store_projected(out_t* p, int64_t stride, const acc_t (&acc)[V], const Projection& projection,
                                                 int lo = 0, int hi = V) {
   alignas(16) out_t v[V];
 #pragma unroll
-  for (int j = 0; j < V; ++j) v[j] = project_divided<Op, out_t>(acc[j], divisor);
+  for (int j = 0; j < V; ++j) v[j] = project_output<Op, out_t>(acc[j], projection);
   if (lo == 0 && hi == V) {
     store_outputs<V>(p, stride, v);
     return;
@@ -300,7 +300,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   const bool writer = threadIdx.y == 0 && valid;
   if (a.split == 1) {
     if (writer) {
-      store_projected<Op, V>(out_cols, a.out_col_stride, acc, a.divisor, lo, hi);
+      store_projected<Op, V>(out_cols, a.out_col_stride, acc, a.projection, lo, hi);
     }
     return;
   }
@@ -328,7 +328,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
           for (int j = 0; j < V; ++j) acc[j] = Op::combine(acc[j], theirs[j * blockDim.x + threadIdx.x]);
         }
       }
-      store_projected<Op, V>(out_cols, a.out_col_stride, acc, a.divisor, lo, hi);
+      store_projected<Op, V>(out_cols, a.out_col_stride, acc, a.projection, lo, hi);
     }
     cluster.sync();  // every block's shared memory stays until the first block has read it
     return;
@@ -382,7 +382,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   }
   if (blockDim.y > 1) combine_over_y<Op, V>(acc, scratch);
   if (writer) {
-    store_projected<Op, V>(out_cols, a.out_col_stride, acc, a.divisor, lo, hi);
+    store_projected<Op, V>(out_cols, a.out_col_stride, acc, a.projection, lo, hi);
   }
 }
 

@@ -27,10 +27,13 @@ struct EnginePolicy {
   // per SM, which the sweep of 2 against 3 blocks favoured (NOTES.md). Not
   // for bfloat16 and int16 vectors and 16-byte elements, which need more
   // than 40: held to 40 they spilled, and bfloat16 full sums of 2^26 fell
-  // from 1.04x to 0.92x of torch.sum.
-  template <typename in_t, int V, int kStep>
+  // from 1.04x to 0.92x of torch.sum. Nor for accumulators wider than a
+  // double (var's three words, logsumexp's float64 pair): var of float64
+  // held to 40 spilled 596 bytes and ran at 0.60x torch.var (H200).
+  template <typename in_t, typename wide_t, int V, int kStep>
   static constexpr int split_blocks_per_sm() {
-    const bool tight = (kStep == 1 && V == 8 && !std::is_same_v<in_t, c10::Half>) || sizeof(in_t) == 16;
+    const bool tight = (kStep == 1 && V == 8 && !std::is_same_v<in_t, c10::Half>) || sizeof(in_t) == 16 ||
+                       sizeof(wide_t) > 8;
     return tight ? 2 : 3;
   }
   // The inner rows kernel likewise for 16-bit float vectors of eight on
@@ -270,7 +273,7 @@ template <class PartialOp, typename out_t>
 __global__ void __launch_bounds__(EnginePolicy::kThreads)
     gpureduce_finish_partials(const typename PartialOp::acc_type* __restrict__ partials, int split, int group,
                               int64_t n_out, OuterIndexer outer, int64_t n_cols, int64_t out_col_stride,
-                              int64_t divisor, out_t* __restrict__ out) {
+                              Projection projection, out_t* __restrict__ out) {
   using acc_t = typename PartialOp::acc_type;
   wait_for_prior_grid();
   allow_next_grid();
@@ -283,7 +286,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads)
   if (lane == 0 && o < n_out) {
     int64_t in_off, out_off;
     outer.offsets(o / n_cols, in_off, out_off);
-    out[out_off + o % n_cols * out_col_stride] = project_divided<PartialOp, out_t>(acc, divisor);
+    out[out_off + o % n_cols * out_col_stride] = project_output<PartialOp, out_t>(acc, projection);
   }
 }
 

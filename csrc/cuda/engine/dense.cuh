@@ -54,7 +54,7 @@ struct DenseArgs {
   // Slabs (the stream-rows kernel only): an outer reduced dim of n_slabs
   // indices, slab_stride elements apart, each a copy of the stream's geometry.
   int64_t n_slabs = 1, slab_stride = 0;
-  int64_t divisor = 1;  // ReducePass::divisor
+  Projection projection;  // ReducePass::projection
   // Whole planes with group == 1 (set only for those): thread t's outputs q = t, t + kThreads, ...
   // are (p, c) = (q / C, q % C), stepped by (step_p, step_c) and wrapped at
   // C; with them the tile byte of (p, 0, c) and, for planes along one outer
@@ -254,7 +254,7 @@ __global__ void __launch_bounds__(DensePolicy::kThreads, DensePolicy::kMinBlocks
         unsigned b = byte;
 #pragma unroll 4
         for (int r = 0; r < R32; ++r, b += row_bytes) acc = Op::reduce(acc, tile_at<in_t>(tile, b));
-        out[one_outer ? o : dense_out_offset(a, p0 + p, c)] = project_divided<Op, out_t>(acc, a.divisor);
+        out[one_outer ? o : dense_out_offset(a, p0 + p, c)] = project_output<Op, out_t>(acc, a.projection);
         p += a.step_p, c += a.step_c, byte += a.byte_step, o += a.out_step;
         if (c >= c32) c -= c32, ++p, byte += a.byte_wrap, o += a.out_wrap;
       }
@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(DensePolicy::kThreads, DensePolicy::kMinBlocks
         wide_t acc = WideOp::identity();
         const int step = by_warps ? 32 : 1;
         for (int k = 0; k < g; k += step) acc = WideOp::combine(acc, partials[(p_slot * g + k) * C + c_slot]);
-        out[dense_out_offset(a, p0 + p_slot, c_slot)] = project_divided<WideOp, out_t>(acc, a.divisor);
+        out[dense_out_offset(a, p0 + p_slot, c_slot)] = project_output<WideOp, out_t>(acc, a.projection);
       }
       run = WideOp::identity();
     }

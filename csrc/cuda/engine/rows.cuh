@@ -45,7 +45,7 @@ struct RowsArgs {
   // chunks_per_row; 0 for one row per output, where no column carries), the
   // element offset it adds, and the offset a carry into the next row adds.
   int64_t step_cols, step_offset, carry_offset;
-  int64_t divisor = 1;  // ReducePass::divisor
+  Projection projection;  // ReducePass::projection
 
   template <int V>
   void set_chunk_step(int64_t step) {
@@ -322,7 +322,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
       }
     }
     acc = group_reduce<WideOp>(acc, group);
-    if (o < a.n_out && lane == 0) out[out_off] = project_divided<WideOp, out_t>(acc, a.divisor);
+    if (o < a.n_out && lane == 0) out[out_off] = project_output<WideOp, out_t>(acc, a.projection);
   }
 }
 
@@ -354,7 +354,7 @@ struct PitchRowsArgs {
   // predicated loads for nothing: bounded, ragged rows of 1 to 256 MB read
   // up to 7% faster, none slower by over 3% (H200, NOTES.md session 32).
   int end_rounds;
-  int64_t divisor = 1;  // ReducePass::divisor
+  Projection projection;  // ReducePass::projection
 };
 
 template <class Op, typename in_t, typename out_t, int V, bool kRagged, int kBlocksPerSm>
@@ -432,7 +432,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
       }
     }
     acc = group_reduce<WideOp>(acc, group);
-    if (o < a.n_out && lane == 0) out[o * a.out_stride] = project_divided<WideOp, out_t>(acc, a.divisor);
+    if (o < a.n_out && lane == 0) out[o * a.out_stride] = project_output<WideOp, out_t>(acc, a.projection);
   }
 }
 
@@ -467,7 +467,7 @@ __device__ __forceinline__ void pitch_vector_rows(const PitchRowsArgs& a, const 
         wide_t acc = WideOp::combine(WideOp::identity(), static_cast<wide_t>(ch[k * C].sum()));
 #pragma unroll
         for (int c = 1; c < C; ++c) acc = WideOp::combine(acc, static_cast<wide_t>(ch[k * C + c].sum()));
-        out[r * a.out_stride] = project_divided<WideOp, out_t>(acc, a.divisor);
+        out[r * a.out_stride] = project_output<WideOp, out_t>(acc, a.projection);
       }
     }
   }
@@ -560,7 +560,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
       if (o < a.n_out && lane == 0) {
         int64_t in_off, out_off;
         output_offsets(a, o, in_off, out_off);
-        out[out_off] = project_divided<Op, out_t>(s, a.divisor);
+        out[out_off] = project_output<Op, out_t>(s, a.projection);
       }
     }
   }
@@ -575,7 +575,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
 // finished on a self-resetting ticket measured slower: benchmarks/NOTES.md.)
 template <class Op, typename in_t, typename out_t, int V, int kStep>
 __global__ void __launch_bounds__(EnginePolicy::kThreads,
-                                  EnginePolicy::template split_blocks_per_sm<in_t, V, kStep>())
+                                  EnginePolicy::template split_blocks_per_sm<in_t, typename Op::wide_op::acc_type, V, kStep>())
     gpureduce_split_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
                              out_t* __restrict__ out) {
   using WideOp = typename Op::wide_op;
@@ -614,7 +614,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
   }
   acc = block_reduce<WideOp>(acc);
   if (a.split == 1) {
-    if (threadIdx.x == 0) out[out_off] = project_divided<WideOp, out_t>(acc, a.divisor);
+    if (threadIdx.x == 0) out[out_off] = project_output<WideOp, out_t>(acc, a.projection);
     allow_next_grid();
     return;
   }

@@ -40,7 +40,7 @@ struct StreamColumnsArgs {
   int group_threads;  // threads per plane (a multiple of P); a block holds blockDim.x / group_threads planes
   int phase;          // elements from the 16-byte boundary at or below the input to it
   acc_t* partials;  // [n_planes * C][split]
-  int64_t divisor = 1;  // ReducePass::divisor
+  Projection projection;  // ReducePass::projection
 };
 
 struct StreamColumnsPolicy {
@@ -216,7 +216,7 @@ __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
   if (a.split == 1) {
     int64_t in_off, out_off;
     a.outer.offsets(live ? p : 0, in_off, out_off);
-    if (writer) out[out_off + s * a.out_col_stride] = project_divided<Op, out_t>(col, a.divisor);
+    if (writer) out[out_off + s * a.out_col_stride] = project_output<Op, out_t>(col, a.projection);
     return;
   }
   // Split: the column's partial, for gpureduce_finish_partials.

@@ -68,7 +68,7 @@ struct StreamRowsArgs {
   // The streams of an output's elements (1 but for slabs), slab_bytes apart.
   int n_slabs;
   int64_t slab_bytes;
-  int64_t divisor = 1;  // ReducePass::divisor
+  Projection projection;  // ReducePass::projection
 };
 
 // The most rounds of a tile's outputs a thread carries across slabs.
@@ -190,7 +190,7 @@ __device__ __forceinline__ void reduce_tile(const StreamRowsArgs& a, const unsig
         a.outer.offsets(o, in_off, off);
       }
       if constexpr (kPlanes) off += c * a.out_col_stride;
-      out[off] = project_divided<Op, out_t>(acc, a.divisor);
+      out[off] = project_output<Op, out_t>(acc, a.projection);
     }
   };
   if constexpr (kSlabs) {

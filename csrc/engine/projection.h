@@ -1,0 +1,21 @@
+// What a pass does to each output's accumulator before it stores it, beyond
+// the op's own projection: mean divides by the count of inputs reduced into
+// the output, var by that count less the correction (which may be 0 or
+// negative: torch's max(0, N - correction)), and std also takes the square
+// root. Runtime values, so that var and std share their kernels and any
+// correction runs them. The identity for every other op and for passes
+// that write partials.
+#pragma once
+
+#include <c10/macros/Macros.h>
+
+namespace gpureduce {
+
+struct Projection {
+  double divisor = 1.0;
+  bool root = false;
+
+  C10_HOST_DEVICE bool is_identity() const { return divisor == 1.0 && !root; }
+};
+
+}  // namespace gpureduce
