@@ -629,18 +629,12 @@ GPUREDUCE_UNROLL
 // var's and std's running state: the mean of the inputs folded in, the sum
 // of their squared deviations from it (m2) and their count, all of acc_t
 // (a float count is exact to 2^24 inputs, as torch's CUDA var keeps it).
-// Three words, shuffled and stored as they are; converted to the wide
-// op's state in the CUDA rows kernels.
+// Three words, shuffled and stored as they are.
 template <typename T>
 struct MeanSpread {
   T mean;
   T m2;
   T n;
-
-  template <typename U>
-  C10_HOST_DEVICE explicit operator MeanSpread<U>() const {
-    return {static_cast<U>(mean), static_cast<U>(m2), static_cast<U>(n)};
-  }
 };
 
 // torch.var and torch.std in one pass over memory: Welford's update for a
