@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import reduce_op  # noqa: E402
 from bench import Timer, environment, geomean, measure_roof, progress, slug  # noqa: E402
-from random_bench import check, every_dim_by_default, time_pair  # noqa: E402
+from random_bench import NORM_ORDS, check, every_dim_by_default, norm_of_order, time_pair  # noqa: E402
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
 INTS = ["int8", "uint8", "int16", "int32", "int64", "bool"]
@@ -48,6 +48,8 @@ OPS = {
                   lambda d: {}),
     "var": (reduce_op.var, torch.var, FLOATS + ["complex64"], lambda d: {}),
     "std": (reduce_op.std, torch.std, FLOATS + ["complex64"], lambda d: {}),
+    **{op: (norm_of_order(reduce_op.vector_norm, ord), norm_of_order(torch.linalg.vector_norm, ord),
+            FLOATS + (["complex64"] if op == "norm" else []), lambda d: {}) for op, ord in NORM_ORDS.items()},
 }
 
 

@@ -1,5 +1,6 @@
 """Random-shape benchmark: a gpureduce op (sum by default, or --op nansum,
-mean, amax, amin, logsumexp, var, std)
+mean, amax, amin, logsumexp, var, std, norm, norm1, norminf: vector_norm
+of order 2, 1 and inf)
 against torch's over cases drawn the way models produce them
 (benchmarks/random_cases.py), so that no one can tune to its list. Every
 case is checked against torch's op before it is timed.
@@ -15,6 +16,7 @@ machine hits both alike. The speedup is torch_us / gpureduce_us.
     python benchmarks/random_bench.py --op mean                  # mean (integer inputs with dtype=float32)
     python benchmarks/random_bench.py --op logsumexp             # logsumexp (complex cases and dtype= left out)
     python benchmarks/random_bench.py --op var                   # var (integer cases and dtype= left out)
+    python benchmarks/random_bench.py --op norm                  # vector_norm, ord 2 (as var's)
     python benchmarks/random_bench.py --quick                   # a few small cases, CPU
 
 Writes, per seed, random_<gpu>_seed<S>.json with every case, and for the run
@@ -73,6 +75,15 @@ def every_dim_by_default(fn):
     return call
 
 
+def norm_of_order(fn, ord):
+    """vector_norm of one order, called as the other ops are."""
+    def call(x, dim=None, keepdim=False):
+        return fn(x, ord, dim, keepdim)
+    return call
+
+
+NORM_ORDS = {"norm": 2, "norm1": 1, "norminf": math.inf}
+
 OPS = {
     "sum": (reduce_op.sum, torch.sum, lambda dtype: True, _as_is),
     "nansum": (reduce_op.nansum, torch.nansum, lambda dtype: not dtype.startswith("complex"), _as_is),
@@ -84,6 +95,11 @@ OPS = {
     # var and std take floating and complex inputs only, and no dtype=.
     "var": (reduce_op.var, torch.var, lambda dtype: not dtype.startswith(("int", "uint", "bool")), _no_dtype),
     "std": (reduce_op.std, torch.std, lambda dtype: not dtype.startswith(("int", "uint", "bool")), _no_dtype),
+    # vector_norm takes floating and complex inputs, and a dtype= no narrower
+    # than the input's (left out here).
+    **{op: (norm_of_order(reduce_op.vector_norm, ord), norm_of_order(torch.linalg.vector_norm, ord),
+            lambda dtype: not dtype.startswith(("int", "uint", "bool")), _no_dtype)
+       for op, ord in NORM_ORDS.items()},
 }
 
 
@@ -115,6 +131,10 @@ def check(ours: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, kw: Dict[str, 
         mag = total / max(x.numel() // max(total.numel(), 1) - 1, 1)
         if op == "std":
             ours, ref = ours.double().square(), ref.double().square()
+    elif op in NORM_ORDS:  # roundings of the norm itself, or as close to the float64 norm
+        wide = x.to(torch.complex128 if x.is_complex() else torch.float64)
+        exact = torch.linalg.vector_norm(wide, NORM_ORDS[op], dims, keepdim)
+        mag = exact.abs()
     else:
         fold = torch.mean if op == "mean" else torch.sum
         a = x.to(torch.complex128 if x.is_complex() else torch.float64).abs()  # (bool inputs of mean too)

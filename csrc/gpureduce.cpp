@@ -1,7 +1,8 @@
-// The operator schemas (sum, prod, nansum, mean, amax, amin, logsumexp, var, std,
-// var_mean, std_mean, and the classic kernels). Kernels register themselves per dispatch key from
-// cpu/, cuda/, meta/ and autograd/, so the shared library alone is a complete
-// operator for LibTorch programs.
+// The operator schemas (sum, prod, nansum, mean, amax, amin, logsumexp, var,
+// std, var_mean, std_mean, linalg_vector_norm, and the classic kernels).
+// Kernels register themselves per dispatch key from cpu/, cuda/, meta/ and
+// autograd/, so the shared library alone is a complete operator for
+// LibTorch programs.
 #include <ATen/core/enum_tag.h>
 #include <torch/library.h>
 
@@ -65,6 +66,14 @@ TORCH_LIBRARY(gpureduce, m) {
         {at::Tag::pt2_compliant_tag});
   m.def("std_mean.correction(Tensor input, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) "
         "-> (Tensor, Tensor)",
+        {at::Tag::pt2_compliant_tag});
+  // linalg_vector_norm with aten's overloads: orders 1, 2 and inf in one
+  // pass over memory (NormOp), the others staged through an elementwise op.
+  m.def("linalg_vector_norm(Tensor input, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
+        "ScalarType? dtype=None) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
+  m.def("linalg_vector_norm.out(Tensor input, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
+        "ScalarType? dtype=None, Tensor(a!) out) -> ()",
         {at::Tag::pt2_compliant_tag});
   // The classic teaching kernels (reduce0 ... reduce7, tensorcore, cpu): a 1-D
   // sum of all elements by the named kernel.

@@ -8,7 +8,8 @@ This package loads it and adds a Python front end:
   teaching kernels (:func:`kernels` lists them);
 * :func:`nansum`, :func:`mean`, :func:`prod`, :func:`amax`, :func:`amin`,
   :func:`logsumexp`, :func:`var`, :func:`std`, :func:`var_mean` and
-  :func:`std_mean` mirror torch's functions of the same names;
+  :func:`std_mean` mirror torch's functions of the same names, and
+  :func:`vector_norm` mirrors ``torch.linalg.vector_norm``;
 * :func:`replace_torch_sum` routes ``torch.sum`` / ``Tensor.sum`` inside a
   ``with`` block to gpureduce, :func:`patch` / :func:`unpatch` process-wide;
   :func:`replace_torch_reductions` routes every op above in a block.
@@ -25,7 +26,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "logsumexp", "var", "std", "var_mean", "std_mean", "kernels", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
+__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "logsumexp", "var", "std", "var_mean", "std_mean", "vector_norm", "kernels", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
 __version__ = "0.1.0"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -326,6 +327,30 @@ def std_mean(
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Mirrors ``torch.std_mean``: (:func:`std`, :func:`mean`)."""
     return _spread("std_mean", input, dim, unbiased, keepdim, correction, None)
+
+
+def vector_norm(
+    x: torch.Tensor,
+    ord: Union[int, float] = 2,
+    dim: DimArg = None,
+    keepdim: bool = False,
+    *,
+    dtype: Optional[torch.dtype] = None,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """Mirrors ``torch.linalg.vector_norm``: ``sum(|x|^ord)^(1/ord)`` over
+    ``dim`` (all dims by default), with ord ``inf`` the largest ``|x|``,
+    ``-inf`` the smallest and ``0`` the count of nonzeros. Floating and
+    complex inputs; the result is real, in ``dtype=``'s real dtype where it
+    is given (the input is taken in ``dtype`` first, as in torch). Orders
+    1, 2 and inf read the input once (a complex input's order 2 included);
+    the others, and complex inputs' other orders, go through an
+    elementwise op of torch's first. Its gradient is torch's formula."""
+    dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
+    if out is None:
+        return torch.ops.gpureduce.linalg_vector_norm(x, ord, dims, keepdim, dtype=dtype)
+    torch.ops.gpureduce.linalg_vector_norm.out(x, ord, dims, keepdim, dtype=dtype, out=out)
+    return out
 
 
 def _extremum(op, input: torch.Tensor, dim: DimArg, keepdim: bool, out: Optional[torch.Tensor]) -> torch.Tensor:

@@ -198,9 +198,10 @@ def _set_patched(on: bool) -> None:
 
 def patch() -> None:
     """Route torch.sum, torch.nansum, torch.mean, torch.prod, torch.amax,
-    torch.amin, torch.logsumexp, torch.var, torch.std, torch.var_mean and
-    torch.std_mean, and their Tensor methods, to gpureduce's ops
-    process-wide (on every thread), until :func:`unpatch`."""
+    torch.amin, torch.logsumexp, torch.var, torch.std, torch.var_mean,
+    torch.std_mean and torch.linalg.vector_norm (which torch.norm and
+    Tensor.norm call for numeric orders), and their Tensor methods, to
+    gpureduce's ops process-wide (on every thread), until :func:`unpatch`."""
     _set_patched(True)
 
 
@@ -221,24 +222,29 @@ def _extremum_sig(input, dim=(), keepdim=False, *, out=None): ...
 def _logsumexp_sig(input, dim, keepdim=False, *, out=None): ...
 def _spread_sig(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None): ...  # var, std
 def _spread_mean_sig(input, dim=None, unbiased=None, keepdim=False, *, correction=None): ...  # var_mean, std_mean
+def _vector_norm_sig(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None): ...  # torch.linalg's
 
 
 _REDUCTION_SIGS = {"nansum": _sum_like_sig, "mean": _sum_like_sig, "prod": _prod_sig,
                    "amax": _extremum_sig, "amin": _extremum_sig, "logsumexp": _logsumexp_sig,
-                   "var": _spread_sig, "std": _spread_sig, "var_mean": _spread_mean_sig, "std_mean": _spread_mean_sig}
+                   "var": _spread_sig, "std": _spread_sig, "var_mean": _spread_mean_sig, "std_mean": _spread_mean_sig,
+                   "vector_norm": _vector_norm_sig}
 _SIGNATURES = {sig: inspect.signature(sig) for sig in set(_REDUCTION_SIGS.values())}
 # torch's own functions and methods, taken at import, before any patch()
-# (var_mean and std_mean are functions only).
+# (var_mean and std_mean are functions only; vector_norm is torch.linalg's,
+# which torch.norm and Tensor.norm call for numeric orders, so that patch()
+# routes those too).
 _TORCH_REDUCTIONS = {(owner, name): getattr(owner, name) for name in _REDUCTION_SIGS
-                     for owner in (torch, torch.Tensor) if hasattr(owner, name)}
+                     for owner in (torch, torch.Tensor, torch.linalg) if hasattr(owner, name)}
 
 
 def _reduction_table() -> Dict[Any, Tuple[Callable[..., Any], Callable[..., Any]]]:
     """torch's function or method -> (the package's wrapper, torch's signature)."""
-    from . import amax, amin, logsumexp, mean, nansum, prod, std, std_mean, var, var_mean  # after the package's import
+    from . import (amax, amin, logsumexp, mean, nansum, prod, std, std_mean, var, var_mean,  # after the package's import
+                   vector_norm)
 
     ours = {"nansum": nansum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "logsumexp": logsumexp,
-            "var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean}
+            "var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean, "vector_norm": vector_norm}
     return {func: (ours[name], _REDUCTION_SIGS[name]) for (_, name), func in _TORCH_REDUCTIONS.items()}
 
 
@@ -256,6 +262,8 @@ def _route(sig: Callable[..., Any], args, kwargs) -> Optional[Dict[str, Any]]:
     except TypeError:
         return None
     given = dict(bound.arguments)
+    if "x" in given:  # torch.linalg's name for the input
+        given["input"] = given.pop("x")
     x = given.get("input")
     if not isinstance(x, torch.Tensor) or not _ours(x) or _names_a_dim(given.get("dim")):
         return None
@@ -265,6 +273,9 @@ def _route(sig: Callable[..., Any], args, kwargs) -> Optional[Dict[str, Any]]:
         return None
     # Complex logsumexp has no kernel of ours yet: torch's.
     if sig is _logsumexp_sig and x.is_complex():
+        return None
+    # An order that is not a real number: torch's TypeError or RuntimeError.
+    if sig is _vector_norm_sig and not isinstance(given.get("ord", 2), (int, float)):
         return None
     if given.get("out", 0) is None:
         del given["out"]
@@ -322,8 +333,8 @@ def _uninstall_reductions() -> None:
 def replace_torch_reductions() -> Iterator[None]:
     """Inside the block, on this thread, torch.sum, torch.nansum,
     torch.mean, torch.prod, torch.amax, torch.amin, torch.logsumexp, torch.var, torch.std,
-    torch.var_mean and torch.std_mean, and the Tensor methods of the
-    same names, run gpureduce's ops (sum as replace_torch_sum() routes it;
+    torch.var_mean, torch.std_mean and torch.linalg.vector_norm, and the
+    Tensor methods of the same names, run gpureduce's ops (sum as replace_torch_sum() routes it;
     the others through a TorchFunctionMode). Calls gpureduce does not take
     (other devices and layouts, named dims, argument forms torch rejects)
     run torch's own function."""

@@ -268,4 +268,16 @@ for dtype in (torch.float32, torch.bfloat16, torch.float64):
             ref = op(x.cpu().double(), dim)
             got = getattr(reduce_op, op.__name__)(x, dim).cpu().double()
             assert torch.allclose(got, ref, rtol=2e-2, atol=1e-6, equal_nan=True), (op.__name__, dtype, shape, dim)
+# vector_norm of orders 2, 1 and inf: inputs folded in as |x| or x * x,
+# float sums carried wide; the root in the last pass, which for three
+# reduced dims that do not merge is sum's (or amax's) kernels folding the
+# first pass's partials.
+for dtype in (torch.float32, torch.bfloat16, torch.float64):
+    for shape, dim in cases + [((4000, 1000), 1), ((300000, 5), 1), ((342, 20000), 0), (((1 << 22) + 5,), 0),
+                               ((6, 5, 7, 9), (0, 2, 3))]:
+        x = (torch.randn(shape) * 3).to(dtype).cuda()
+        for ord in (2, 1, float("inf")):
+            ref = torch.linalg.vector_norm(x.cpu().double(), ord, dim)
+            got = reduce_op.vector_norm(x, ord, dim).cpu().double()
+            assert torch.allclose(got, ref, rtol=2e-2, atol=1e-6), (ord, dtype, shape, dim)
 print("workload ok")

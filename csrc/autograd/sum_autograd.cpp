@@ -1,5 +1,5 @@
-// Autograd for gpureduce::sum, nansum, mean, prod, amax, amin, logsumexp, var, std, var_mean and
-// std_mean. The backward broadcasts
+// Autograd for gpureduce::sum, nansum, mean, prod, amax, amin, logsumexp, var, std, var_mean,
+// std_mean and linalg_vector_norm. The backward broadcasts
 // the gradient back to the input's shape (unsqueeze the reduced dims when
 // keepdim=False, expand) and casts back from any dtype= argument; nansum's
 // then zeroes it where the input is NaN, as torch's does, mean's divides it
@@ -24,12 +24,17 @@
 #include <ATen/ops/masked_fill.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/abs.h>
+#include <ATen/ops/logical_or.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/sgn.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/csrc/autograd/saved_variable.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <tuple>
@@ -79,6 +84,13 @@ struct GpureduceSumBackward : public torch::autograd::Node {
       for (int64_t d : reduced) g = g.unsqueeze(d);
     }
     return g.expand_symint(input_sizes);
+  }
+  // A reduced tensor with the reduced dims back, of size 1.
+  at::Tensor kept(at::Tensor t) const {
+    if (!keepdim) {
+      for (int64_t d : reduced) t = t.unsqueeze(d);
+    }
+    return t;
   }
 
   torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
@@ -345,10 +357,12 @@ at::Tensor prod_dim_autograd(const at::Tensor& input, int64_t dim, bool keepdim,
 }
 
 // Where the input needs a gradient, a node of type N that saves the input
-// and the result (amax, amin, logsumexp), recorded as `result`'s.
+// and the result (amax, amin, logsumexp, linalg_vector_norm), recorded as
+// `result`'s; the node, for members of its own, or null where none was made.
 template <class N>
-void record_with_saved_result(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor& result) {
-  if (!(at::GradMode::is_enabled() && input.requires_grad())) return;
+N* record_with_saved_result(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
+                            const at::Tensor& result) {
+  if (!(at::GradMode::is_enabled() && input.requires_grad())) return nullptr;
   NodePtr node = make_node<N>();
   auto* n = static_cast<N*>(node.get());
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
@@ -365,6 +379,7 @@ void record_with_saved_result(const at::Tensor& input, at::IntArrayRef dim, bool
   // 2.13), and still the result's version counter, so an in-place change to
   // the result before backward raises.
   n->result_ = torch::autograd::SavedVariable(result.detach(), /*is_output=*/false);
+  return n;
 }
 
 template <bool kMax>
@@ -424,14 +439,6 @@ struct GpureduceVarianceBackward : public GpureduceSumBackward {
   bool with_mean = false;
   std::optional<c10::Scalar> correction;
   c10::SymInt count = 1;
-
-  // A reduced tensor with the reduced dims back, of size 1.
-  at::Tensor kept(at::Tensor t) const {
-    if (!keepdim) {
-      for (int64_t d : reduced) t = t.unsqueeze(d);
-    }
-    return t;
-  }
 
   torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
     const at::Tensor self = self_.unpack();
@@ -603,6 +610,86 @@ void spread_out_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim,
                    [&] { (kRoot ? std : var).call(input, dim, correction, keepdim, out); });
 }
 
+at::Tensor call_vector_norm(const at::Tensor& input, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
+                            std::optional<at::ScalarType> dtype) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("gpureduce::linalg_vector_norm", "")
+                             .typed<at::Tensor(const at::Tensor&, const c10::Scalar&, at::OptionalIntArrayRef, bool,
+                                               std::optional<at::ScalarType>)>();
+  return op.call(input, ord, dim, keepdim, dtype);
+}
+
+// linalg_vector_norm, as torch's formula (norm_backward): ord 0 has no
+// gradient (an undefined one, as torch's); 1 the gradient times sgn(x); 2 times x / norm (0 where
+// the norm is 0); inf and -inf split evenly among the elements whose
+// magnitude is the norm (or NaN), times sgn(x); other p times sgn(x)
+// |x|^(p-1) / norm^(p-1). Built of ATen ops; the result is saved detached,
+// and computed again through the op's autograd where the backward records
+// a graph, as logsumexp's is.
+struct GpureduceLinalgVectorNormBackward : public GpureduceSumBackward {
+  torch::autograd::SavedVariable self_, result_;
+  c10::Scalar ord;
+  std::optional<at::ScalarType> dtype;
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    if (!grads[0].defined()) return {at::Tensor()};
+    const at::Tensor self = self_.unpack();
+    const double p = ord.toDouble();
+    if (p == 0.0) return {at::Tensor()};  // none, as torch's (autograd reads it as zeros)
+    const bool records = at::GradMode::is_enabled() && self.requires_grad();
+    const at::Tensor norm = records ? call_vector_norm(self, ord, reduced, /*keepdim=*/true, dtype)
+                                    : kept(result_.unpack());
+    const at::Tensor g = kept(grads[0]);
+    at::Tensor grad_in;
+    if (p == 1.0) {
+      grad_in = self.sgn().mul(g);
+    } else if (p == 2.0) {
+      grad_in = g.mul(self.div(norm).masked_fill(norm.eq(0), 0));
+    } else if (std::isinf(p)) {
+      const at::Tensor magnitude = self.abs();
+      const at::Tensor hit = magnitude.eq(norm).logical_or(magnitude.isnan());
+      grad_in = self.sgn().mul(g.div(hit.sum(reduced, /*keepdim=*/true)).mul(hit));
+    } else if (p < 1.0) {
+      const at::Tensor scaled = self.sgn().mul(self.abs().pow(p - 1).masked_fill(self.eq(0), 0));
+      grad_in = scaled.mul(g).mul(norm.pow(1 - p));
+    } else {
+      const at::Tensor scaled = p < 2.0 ? self.sgn().mul(self.abs().pow(p - 1)) : self.mul(self.abs().pow(p - 2));
+      grad_in = scaled.mul(g.div(norm.pow(p - 1)).masked_fill(norm.eq(0), 0));
+    }
+    if (grad_in.scalar_type() != input_dtype) grad_in = grad_in.to(input_dtype);
+    return {grad_in};
+  }
+  void release_variables() override {
+    self_.reset_data();
+    result_.reset_data();
+  }
+  std::string name() const override { return "GpureduceLinalgVectorNormBackward"; }
+};
+
+at::Tensor vector_norm_autograd(const at::Tensor& input, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
+                                bool keepdim, std::optional<at::ScalarType> dtype) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!input.is_nested(), "gpureduce::linalg_vector_norm does not take nested tensors");
+  at::Tensor result;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    result = call_vector_norm(input, ord, dim, keepdim, dtype);
+  }
+  if (auto* n = record_with_saved_result<GpureduceLinalgVectorNormBackward>(input, dim, keepdim, result)) {
+    n->ord = ord;
+    n->dtype = dtype;
+  }
+  return result;
+}
+
+void vector_norm_out_autograd(const at::Tensor& input, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
+                              bool keepdim, std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("gpureduce::linalg_vector_norm", "out")
+                             .typed<void(const at::Tensor&, const c10::Scalar&, at::OptionalIntArrayRef, bool,
+                                         std::optional<at::ScalarType>, const at::Tensor&)>();
+  out_without_grad("linalg_vector_norm", input, out, [&] { op.call(input, ord, dim, keepdim, dtype, out); });
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
@@ -628,6 +715,8 @@ TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
   m.impl("std.correction_out", &spread_out_autograd<true>);
   m.impl("var_mean.correction", &spread_mean_autograd<false>);
   m.impl("std_mean.correction", &spread_mean_autograd<true>);
+  m.impl("linalg_vector_norm", &vector_norm_autograd);
+  m.impl("linalg_vector_norm.out", &vector_norm_out_autograd);
 }
 
 }  // namespace gpureduce

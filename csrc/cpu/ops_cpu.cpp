@@ -65,6 +65,13 @@ const OpSpec& std_spec() {
   return spec;
 }
 
+// vector_norm's kernels (orders 1, 2 rooted, and inf), and sum's and
+// amin's for the orders it stages. torch's errors name "norm_cpu".
+NormSpecs norm_specs() {
+  static const OpSpec two = op_spec<NormTwoFamily>(&run_pass_best_isa<NormTwoFamily>, "norm_cpu", /*roots=*/true);
+  return {cpu_spec<NormOneFamily>("norm_cpu"), two, cpu_spec<NormInfFamily>("norm_cpu"), sum_spec(), amin_spec()};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpureduce, CPU, m) {
@@ -92,6 +99,7 @@ TORCH_LIBRARY_IMPL(gpureduce, CPU, m) {
   m.impl("logsumexp", &LogSumExp::dims);
   m.impl("logsumexp.out", &LogSumExp::dims_out);
   VarianceEntries<&var_spec, &std_spec, &mean_spec>::register_on(m);
+  NormEntries<&norm_specs>::register_on(m);
 }
 
 }  // namespace gpureduce

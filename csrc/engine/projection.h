@@ -1,9 +1,9 @@
 // What a pass does to each output's accumulator before it stores it, beyond
 // the op's own projection: mean divides by the count of inputs reduced into
 // the output, var by that count less the correction (which may be 0 or
-// negative: torch's max(0, N - correction)), and std also takes the square
-// root. Runtime values, so that var and std share their kernels and any
-// correction runs them. The identity for every other op and for passes
+// negative: torch's max(0, N - correction)), and std and vector_norm of
+// order 2 take the square root. Runtime values, so that var and std share
+// their kernels and any correction runs them. The identity for every other op and for passes
 // that write partials.
 #pragma once
 

@@ -187,6 +187,44 @@ struct VarianceEntries {
   }
 };
 
+// The kernels vector_norm runs on one backend: its own for orders 1, 2
+// (rooted) and inf, and sum's and amin's for the orders it stages (0,
+// -inf and any other p: an elementwise op of torch's first, then one of
+// these reductions).
+struct NormSpecs {
+  const OpSpec& one;
+  const OpSpec& two;
+  const OpSpec& inf;
+  const OpSpec& sum;
+  const OpSpec& amin;
+};
+
+// torch.linalg.vector_norm into a new tensor, or into *out, after its
+// checks (check_vector_norm_args).
+at::Tensor vector_norm_with(const at::Tensor& input, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
+                            std::optional<at::ScalarType> dtype, const at::Tensor* out, const NormSpecs& ops);
+
+// vector_norm's overloads (aten's linalg_vector_norm, linalg_vector_norm.out)
+// over a backend's NormSpecs (`Specs()`).
+template <NormSpecs (*Specs)(), class Guard = NoGuard>
+struct NormEntries {
+  static at::Tensor norm(const at::Tensor& input, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype) {
+    const Guard guard(input.device());
+    return vector_norm_with(input, ord, dim, keepdim, dtype, nullptr, Specs());
+  }
+  static void norm_out(const at::Tensor& input, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+    const Guard guard(input.device());
+    vector_norm_with(input, ord, dim, keepdim, dtype, &out, Specs());
+  }
+  template <class Library>
+  static void register_on(Library& m) {
+    m.impl("linalg_vector_norm", &norm);
+    m.impl("linalg_vector_norm.out", &norm_out);
+  }
+};
+
 inline constexpr char kCpuName[] = "cpu";
 inline constexpr char kCudaName[] = "cuda";
 

@@ -124,6 +124,28 @@ struct VarianceFamily : FamilyBase {
   static void fill_empty(const at::Tensor& t);
 };
 
+// torch.linalg.vector_norm of orders 1, 2 and inf (NormOp): sum's dtype
+// rules, so that a dtype= wider than the input is read as the narrow input
+// (the cast is exact, and torch casts first), and float results only (the
+// entry points refuse the rest, and take complex inputs as their real
+// views or their magnitudes). An input's partial is |x| or x * x, not
+// itself; k copies are read as they are (a root does not fold). Over no
+// elements the result is 0 (the orders whose empty norm is an error are
+// refused first).
+template <NormKind K>
+struct NormFamily : FamilyBase {
+  static constexpr bool kKeepsResultDtype = false;
+  static constexpr bool kAverages = false;
+  static constexpr bool kFoldsRepeats = false;
+  template <typename acc_t>
+  using Op = NormOp<acc_t, K>;
+  static constexpr bool kInputIsPartial = false;
+  static void fill_empty(const at::Tensor& t) { SumFamily::fill_empty(t); }
+};
+using NormOneFamily = NormFamily<NormKind::kOne>;
+using NormTwoFamily = NormFamily<NormKind::kTwo>;
+using NormInfFamily = NormFamily<NormKind::kInf>;
+
 // Whose kernels run a pass of an op over inputs of group G (`type`), and
 // whether the op takes such inputs at all (`kTaken`; the entry points refuse
 // the others first). The backends route each pass through this, so that an
@@ -171,6 +193,14 @@ struct KernelsFor<VarianceFamily, G> {
   static constexpr bool kTaken = G == InputGroup::kFloat || G == InputGroup::kHalf || G == InputGroup::kBFloat16;
 };
 
+// vector_norm: real floating inputs only (check_vector_norm_args; complex
+// inputs reach the kernels as real tensors).
+template <NormKind K, InputGroup G>
+struct KernelsFor<NormFamily<K>, G> {
+  using type = NormFamily<K>;
+  static constexpr bool kTaken = G == InputGroup::kFloat || G == InputGroup::kHalf || G == InputGroup::kBFloat16;
+};
+
 // Whether a family's kernels are compiled for the dtype pair (in_t, out_t)
 // of reduce_dtypes.h: sum's rules write integer results as int64; amax and
 // amin write their input's own dtype and nothing else (no widening to
@@ -197,6 +227,13 @@ struct PartialsKernelsFor {
 template <>
 struct PartialsKernelsFor<NanSumFamily> {
   using type = SumFamily;
+};
+
+// vector_norm's partials are sums (ord 1 and 2: of |x| or x * x already)
+// or maxima of |x| (inf), folded as sum and amax fold theirs.
+template <NormKind K>
+struct PartialsKernelsFor<NormFamily<K>> {
+  using type = std::conditional_t<K == NormKind::kInf, AmaxFamily, SumFamily>;
 };
 
 // Calls run(TypeTag<K>{}, group) with the family K whose kernels run pass

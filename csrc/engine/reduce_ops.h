@@ -54,6 +54,11 @@
 
 #include "projection.h"
 
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
+
 // nvcc's unroll hint; host compilers unroll these constant-trip loops at -O3
 // anyway, and gcc warns of a pragma it does not know.
 #if defined(__CUDACC__)
@@ -137,13 +142,25 @@ GPUREDUCE_UNROLL
   }
 };
 
+// The correctly rounded root of float and double, on either side.
+template <typename T>
+C10_HOST_DEVICE T square_root(T v) {
+#if defined(__CUDA_ARCH__)
+  return ::sqrt(v);
+#else
+  return std::sqrt(v);
+#endif
+}
+
 // The value a pass stores for an output: the op's projection of its
 // accumulator after the pass's Projection. For a plain accumulator that is
 // a division first where the divisor is not 1 (mean: the count of elements
 // reduced into the output, one rounding in the accumulator's type, as
-// torch's CPU mean divides its sum); integer accumulators are never
-// divided (mean refuses integer results, and runs sum's kernels). An op
-// whose projection takes the Projection itself (var and std: the squared
+// torch's CPU mean divides its sum), then the square root where the
+// Projection asks for one (vector_norm of order 2, whose last pass may be
+// sum's kernels folding partials); integer accumulators are never divided
+// (mean refuses integer results, and runs sum's kernels). An op whose
+// projection takes the Projection itself (var and std: the squared
 // deviations divided, then a root) says so with kProjectsWith.
 template <class Op, typename out_t, typename acc_t>
 C10_HOST_DEVICE out_t project_output(acc_t a, const Projection& projection) {
@@ -153,6 +170,9 @@ C10_HOST_DEVICE out_t project_output(acc_t a, const Projection& projection) {
     if constexpr (std::is_floating_point_v<acc_t> || c10::is_complex<acc_t>::value) {
       if (projection.divisor != 1.0)
         a = a / static_cast<typename c10::scalar_value_type<acc_t>::type>(projection.divisor);
+    }
+    if constexpr (std::is_floating_point_v<acc_t>) {
+      if (projection.root) a = square_root(a);
     }
     return Op::template project<out_t>(a);
   }
@@ -768,15 +788,96 @@ GPUREDUCE_UNROLL
   template <typename out_t>
   C10_HOST_DEVICE static out_t project_with(state s, const Projection& projection) {
     acc_t v = s.m2 / static_cast<acc_t>(projection.divisor);
-    if (projection.root) {
-#if defined(__CUDA_ARCH__)
-      v = ::sqrt(v);
-#else
-      v = std::sqrt(v);
-#endif
-    }
+    if (projection.root) v = square_root(v);
     return static_cast<out_t>(v);
   }
+};
+
+// Which of torch.linalg.vector_norm's orders an op computes: the inner loop
+// differs by order, so each compiled order is an op of its own (the others
+// are staged through elementwise ops onto sum's and amin's kernels: see
+// vector_norm_with in reduce_entry.cpp).
+enum class NormKind { kOne, kTwo, kInf };
+
+// torch.linalg.vector_norm of real floating inputs in one pass over memory:
+// each input contributes its partial as_partial(x), |x| (ord 1 and inf) or
+// x * x (ord 2), folded by combine, a sum (ord 1 and 2) or the largest with
+// NaN kept (inf, as amax's). Over no inputs the result is 0 (identity). The
+// root of ord 2 is the pass's Projection (project_output), taken in the
+// accumulator's type before the cast to the result's, as torch's is.
+// Partials are plain sums or maxima, which later passes fold with sum's and
+// amax's kernels (PartialsKernelsFor, reduce_family.h). Float sums carry
+// their rows kernels' partials in double, as sum's do.
+template <typename acc_t, NormKind K>
+struct NormOp : OpBase<NormOp<acc_t, K>, acc_t> {
+  static constexpr bool kSums = K != NormKind::kInf;
+  using wide_op = std::conditional_t<std::is_same_v<acc_t, float> && kSums, NormOp<double, K>, NormOp<acc_t, K>>;
+  static constexpr bool kPartialsFoldAsInputs = false;
+
+  C10_HOST_DEVICE static acc_t identity() { return acc_t(0); }
+
+  // |v| as 0 - v where v <= 0, so that -0.0 gives +0.0 (torch's abs); T is
+  // acc_t or a GCC vector of it (the CPU engine's lanes). NaN stays NaN.
+  template <typename T>
+  C10_HOST_DEVICE static T as_partial(T v) {
+    if constexpr (K == NormKind::kTwo) {
+      return v * v;
+    } else {
+      return v <= T{} ? T{} - v : v;
+    }
+  }
+
+  C10_HOST_DEVICE static acc_t combine(acc_t a, acc_t b) {
+    if constexpr (kSums) {
+      return a + b;
+    } else {
+      return (a != a || a > b) ? a : b;
+    }
+  }
+
+  template <typename in_t>
+  C10_HOST_DEVICE static acc_t reduce(acc_t acc, in_t x) {
+    return combine(acc, as_partial(static_cast<acc_t>(x)));
+  }
+
+  // inf of 16-bit inputs on the GPU: a vector load's pairs compared as
+  // half2 (bfloat162), their signs cleared by __habs2 and NaN kept by
+  // __hmax2_nan, two elements an instruction, then the pair's two halves
+  // widened once. Exact (the largest magnitude is one of the inputs).
+  // Widened an element at a time, each with its abs and NaN test, float16
+  // full reductions of 2^28 ran at 3770 GB/s and bfloat16 at 3563 against
+  // 4190-4236 for ord 1 and 2 (H200, NOTES.md, session 38).
+  template <int V, typename in_t>
+  C10_HOST_DEVICE static acc_t reduce_vector(const in_t (&v)[V]) {
+#if defined(__CUDA_ARCH__)
+    constexpr bool kHalf = std::is_same_v<in_t, c10::Half>;
+    if constexpr (K == NormKind::kInf && (kHalf || std::is_same_v<in_t, c10::BFloat16>) && V % 2 == 0) {
+      using pair_t = std::conditional_t<kHalf, __half2, __nv_bfloat162>;
+      pair_t m;
+      std::memcpy(&m, &v[0], sizeof(m));
+      m = __habs2(m);
+GPUREDUCE_UNROLL
+      for (int i = 2; i < V; i += 2) {
+        pair_t p;
+        std::memcpy(&p, &v[i], sizeof(p));
+        m = __hmax2_nan(m, __habs2(p));
+      }
+      return combine(static_cast<acc_t>(__low2float(m)), static_cast<acc_t>(__high2float(m)));
+    }
+#endif
+    return OpBase<NormOp<acc_t, K>, acc_t>::template reduce_vector<V>(v);
+  }
+
+  static constexpr bool kCombinesLanes = true;
+  template <typename V>
+  static V combine_lanes(V a, V b) {
+    if constexpr (kSums) {
+      return a + b;
+    } else {
+      return ((a != a) | (a > b)) ? a : b;
+    }
+  }
+
 };
 
 }  // namespace gpureduce

@@ -1,6 +1,9 @@
 #include "reduce_shape.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
 #include <string>
 #include <c10/core/DefaultDtype.h>
 #include <c10/util/Exception.h>
@@ -219,6 +222,57 @@ at::ScalarType check_variance_args(const at::Tensor& input, const at::Tensor* ou
   TORCH_CHECK_NOT_IMPLEMENTED(at::isComplexType(t) || !at::isComplexType(o), "\"", kernel_name,
                               "\" not implemented for '", c10::toString(o), "'");
   return o;
+}
+
+// ord as ATen's messages print a Scalar: an integer as one, a double in
+// the shortest form (inf, -inf, -0.5).
+static std::string ord_text(const c10::Scalar& ord) {
+  if (ord.isIntegral(/*includeBool=*/true)) return std::to_string(ord.toLong());
+  const double v = ord.toDouble();
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+at::ScalarType check_vector_norm_args(const at::Tensor& input, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
+                                      std::optional<at::ScalarType> dtype, const at::Tensor* out) {
+  TORCH_CHECK(!ord.isComplex(), "linalg.vector_norm: Expected a non-complex scalar as the order of norm.");
+  const at::ScalarType t = input.scalar_type();
+  TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t),
+              "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ", c10::toString(t));
+  TORCH_CHECK_NOT_IMPLEMENTED(!at::isFloat8Type(t), "\"norm_", input.is_cuda() ? "cuda" : "cpu",
+                              "\" not implemented for '", c10::toString(t), "'");
+  const double p = ord.toDouble();
+  if ((p < 0.0 || p == std::numeric_limits<double>::infinity()) && input.sym_numel() == 0) {
+    TORCH_CHECK(dim.has_value() && !dim->empty(), "linalg.vector_norm cannot compute the ", ord_text(ord),
+                " norm on an empty tensor because the operation does not have an identity");
+    for (int64_t d : *dim) {
+      reduced_dims_mask(input.dim(), at::IntArrayRef(d));  // torch's size(d): IndexError out of range
+      // (An input with no elements has a dim, so d wraps into range.) The
+      // missing space before "because" is ATen's.
+      if (input.sym_size(d < 0 ? d + input.dim() : d) == 0) {
+        TORCH_CHECK(false, "linalg.vector_norm cannot compute the ", ord_text(ord), " norm on the dimension ",
+                    std::to_string(d), "because this dimension is empty and the operation does not have an identity");
+      }
+    }
+  }
+  if (dtype.has_value()) {
+    const at::ScalarType d = *dtype;
+    TORCH_CHECK(at::isFloatingType(d) || at::isComplexType(d),
+                "linalg.vector_norm: dtype should be floating point or complex, but got ", c10::toString(d));
+    TORCH_CHECK(at::isComplexType(d) == at::isComplexType(t), "linalg.vector_norm: dtype should be ",
+                at::isComplexType(t) ? "complex for complex inputs, but got " : "real for real inputs, but got ",
+                c10::toString(d));
+    TORCH_CHECK(at::promoteTypes(t, d) == d, "linalg.vector_norm: the dtype of the input (", c10::toString(t),
+                ") should be convertible without narrowing to the specified dtype (", c10::toString(d), ")");
+  }
+  const at::ScalarType result = c10::toRealValueType(dtype.value_or(t));
+  if (out != nullptr) {
+    TORCH_CHECK(out->scalar_type() == result, "Expected out tensor to have dtype ",
+                c10::scalarTypeToTypeMeta(result).name(), ", but got ", out->dtype().name(), " instead");
+  }
+  return result;
 }
 
 }  // namespace gpureduce

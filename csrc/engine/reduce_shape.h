@@ -93,4 +93,15 @@ at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim
 // aten's own var's does there.
 at::ScalarType check_variance_args(const at::Tensor& input, const at::Tensor* out, const char* kernel_name);
 
+// torch.linalg.vector_norm's checks, in ATen's order and with its messages,
+// and the result's dtype (the real dtype of dtype=, else of the input): ord
+// must be real; the input floating or complex; an empty input may not be
+// reduced whole, nor over an empty dim, by an order with no identity (ord
+// < 0 or inf); dtype= must be floating or complex, complex exactly where
+// the input is, and no narrower than the input; an out= must have the
+// result's dtype. All RuntimeError but for a dim out of range (IndexError).
+// Sizes are read as SymInts (the Meta kernel's guards).
+at::ScalarType check_vector_norm_args(const at::Tensor& input, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
+                                      std::optional<at::ScalarType> dtype, const at::Tensor* out);
+
 }  // namespace gpureduce

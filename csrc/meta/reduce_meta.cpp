@@ -134,6 +134,21 @@ std::tuple<at::Tensor, at::Tensor> variance_mean_meta(const at::Tensor& input, a
   return {std::move(spread), std::move(mean)};
 }
 
+// linalg_vector_norm: torch's checks (check_vector_norm_args, on symbolic
+// sizes) and result dtype.
+at::Tensor vector_norm_meta(const at::Tensor& input, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
+                            std::optional<at::ScalarType> dtype) {
+  const at::ScalarType result = check_vector_norm_args(input, ord, dim, dtype, nullptr);
+  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  return at::empty_symint(reduced_sym_shape(input.sym_sizes(), mask, keepdim), input.options().dtype(result));
+}
+
+void vector_norm_out_meta(const at::Tensor& input, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
+                          std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  const at::ScalarType result = check_vector_norm_args(input, ord, dim, dtype, &out);
+  sum_like_out_meta(input, dim, keepdim, result, out, "norm");
+}
+
 at::Tensor classic_sum_meta(const at::Tensor& input, c10::string_view /*kernel*/) {
   const at::ScalarType t = input.scalar_type();
   return at::empty({}, input.options().dtype(t == at::kInt ? at::kLong : t));
@@ -165,6 +180,8 @@ TORCH_LIBRARY_IMPL(gpureduce, Meta, m) {
   m.impl("std.correction_out", &variance_out_meta);
   m.impl("var_mean.correction", &variance_mean_meta);
   m.impl("std_mean.correction", &variance_mean_meta);
+  m.impl("linalg_vector_norm", &vector_norm_meta);
+  m.impl("linalg_vector_norm.out", &vector_norm_out_meta);
 }
 
 }  // namespace gpureduce
