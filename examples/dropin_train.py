@@ -4,9 +4,10 @@ reductions, then again with them routed to gpureduce
 losses agree, and profile one routed step to show which gpureduce ops ran.
 
 The model's layer norm, softmax, cross-entropy and gradient clipping are
-written with torch.mean, torch.amax, torch.logsumexp and torch.sum (as many
-models write them), so that the mode has reductions to route; torch's fused versions
-(nn.LayerNorm, F.softmax, F.cross_entropy, clip_grad_norm_) are single
+written with torch.mean, Tensor.var, torch.amax, torch.sum, torch.logsumexp
+and torch.linalg.vector_norm (as many models write them), so that the mode
+has reductions to route; torch's fused versions (nn.LayerNorm, F.softmax,
+F.cross_entropy, and clip_grad_norm_'s per-tensor _foreach_norm) are single
 ATen ops, which it leaves to torch.
 
     python examples/dropin_train.py --device cpu
@@ -33,7 +34,7 @@ class LayerNorm(nn.Module):
 
     def forward(self, x):
         mu = x.mean(-1, keepdim=True)
-        var = (x - mu).pow(2).mean(-1, keepdim=True)
+        var = x.var(-1, keepdim=True, unbiased=False)
         return (x - mu) * torch.rsqrt(var + 1e-5) * self.weight + self.bias
 
 
@@ -50,9 +51,10 @@ def cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 
 def clip_grad_norm(params, max_norm: float) -> torch.Tensor:
-    """Scale the gradients so that their global 2-norm is at most max_norm."""
+    """Scale the gradients so that their global 2-norm is at most max_norm
+    (the norm of the per-tensor norms, as clip_grad_norm_ takes it)."""
     grads = [p.grad for p in params if p.grad is not None]
-    total = torch.sqrt(torch.stack([g.pow(2).sum() for g in grads]).sum())
+    total = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
     scale = (max_norm / (total + 1e-6)).clamp(max=1.0)
     for g in grads:
         g.mul_(scale)
@@ -145,10 +147,11 @@ def main(argv=None) -> int:
     print(f"losses agree: {ok} (max relative difference {worst:.2e}, tolerance {a.rtol:.0e})")
     ran = profile_routed_step(a.device, model, opt)
     print("gpureduce ops in one routed step (torch.profiler):")
-    print("  op                      calls")
+    print("  op                            calls")
     for name, calls in sorted(ran.items()):
-        print(f"  {name:<24}{calls:6d}")
-    expected = {"gpureduce::sum", "gpureduce::mean", "gpureduce::amax", "gpureduce::logsumexp"}
+        print(f"  {name:<30}{calls:6d}")
+    expected = {"gpureduce::sum", "gpureduce::mean", "gpureduce::amax", "gpureduce::logsumexp", "gpureduce::var",
+                "gpureduce::linalg_vector_norm"}
     missing = expected - set(ran)
     if missing:
         print("not routed:", ", ".join(sorted(missing)))

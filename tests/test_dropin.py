@@ -134,7 +134,8 @@ def test_dropin_example_losses_agree(device):
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "losses agree: True" in r.stdout
-    for op in ("gpureduce::sum", "gpureduce::mean", "gpureduce::amax"):  # the profiler's table of the routed step
+    for op in ("gpureduce::sum", "gpureduce::mean", "gpureduce::amax", "gpureduce::logsumexp", "gpureduce::var",
+               "gpureduce::linalg_vector_norm"):  # the profiler's table of the routed step
         assert op in r.stdout, r.stdout
 
 
