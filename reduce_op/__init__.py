@@ -19,6 +19,7 @@ from __future__ import annotations
 import glob
 import importlib.abc
 import importlib.util
+import numbers
 import os
 import sys
 import warnings
@@ -346,6 +347,10 @@ def vector_norm(
     1, 2 and inf read the input once (a complex input's order 2 included);
     the others, and complex inputs' other orders, go through an
     elementwise op of torch's first. Its gradient is torch's formula."""
+    if isinstance(ord, torch.Tensor) and ord.dim() == 0:
+        ord = ord.item()  # torch takes a 0-d tensor as a Number
+    elif not isinstance(ord, numbers.Number):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(ord).__name__}")
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
     if out is None:
         return torch.ops.gpureduce.linalg_vector_norm(x, ord, dims, keepdim, dtype=dtype)

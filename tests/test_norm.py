@@ -176,6 +176,9 @@ def test_norm_dtype_out_and_errors(device, gen):
     same_error(x, 2, 2)
     same_error(x, 2, [1, -1])
     same_error(x, 1 + 2j)
+    for ord in ("fro", None, [2]):  # not a Number: TypeError
+        same_error(x, ord)
+    torch.testing.assert_close(reduce_op.vector_norm(x, torch.tensor(3.0), 1), torch.linalg.vector_norm(x, 3, 1))
     with pytest.raises(NotImplementedError, match="not implemented for 'Float8_e4m3fn'"):
         reduce_op.vector_norm(x.to(torch.float8_e4m3fn))
     for shape, dim in (((0,), None), ((0, 3), None), ((0, 3), []), ((0, 3), 0), ((3, 0), (1,)), ((3, 0), -1),
