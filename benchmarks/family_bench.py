@@ -1,7 +1,8 @@
 """The reduction family's targets, each op against torch's in one run (GPU):
 
 * a full reduction of 2^28 elements of every dtype the op takes;
-* the last dim of [8192, 8192] float32 (a [tokens, features] row reduction).
+* the last dim of [8192, 8192] float32 (a [tokens, features] row reduction);
+* for argmax and max (along a dim), rows of 16 to 1024 float32.
 
 Times are medians of CUDA-graph replays of the two ops, alternated, on
 fresh random inputs (random_bench.time_pair); GB/s counts the input's bytes.
@@ -26,7 +27,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import reduce_op  # noqa: E402
 from bench import Timer, environment, geomean, measure_roof, progress, slug  # noqa: E402
-from random_bench import NORM_ORDS, check, every_dim_by_default, norm_of_order, time_pair  # noqa: E402
+from random_bench import (NORM_ORDS, along_one_dim, check, every_dim_by_default, norm_of_order,  # noqa: E402
+                          time_pair)
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]
 INTS = ["int8", "uint8", "int16", "int32", "int64", "bool"]
@@ -50,7 +52,16 @@ OPS = {
     "std": (reduce_op.std, torch.std, FLOATS + ["complex64"], lambda d: {}),
     **{op: (norm_of_order(reduce_op.vector_norm, ord), norm_of_order(torch.linalg.vector_norm, ord),
             FLOATS + (["complex64"] if op == "norm" else []), lambda d: {}) for op, ord in NORM_ORDS.items()},
+    # along one dim (a full reduction: dim=None); max and min give their indices
+    "argmax": (along_one_dim(reduce_op.argmax), along_one_dim(torch.argmax), FLOATS + INTS[:-1], lambda d: {}),
+    "argmin": (along_one_dim(reduce_op.argmin), along_one_dim(torch.argmin), FLOATS + INTS[:-1], lambda d: {}),
+    "max": (along_one_dim(reduce_op.max, True), along_one_dim(torch.max, True), FLOATS + INTS, lambda d: {}),
+    "min": (along_one_dim(reduce_op.min, True), along_one_dim(torch.min, True), FLOATS + INTS, lambda d: {}),
 }
+
+# argmax's own target: rows of 16 to 1024 float32 ([tokens, vocab]-style and
+# [N, classes] shapes), 16 MB of them and 2048 rows (latency-bound).
+ARG_ROW_LENGTHS = [16, 32, 100, 128, 512, 1000, 1024]
 
 
 def make_input(shape, dtype: str, op: str, gen: torch.Generator) -> torch.Tensor:
@@ -85,6 +96,10 @@ def run(args) -> int:
         _, _, dtypes, _ = OPS[op]
         plan += [(op, "full 2^28", (1 << 28,), None, d) for d in dtypes]
         plan.append((op, "[8192, 8192] last dim", (8192, 8192), 1, "float32"))
+        if op in ("argmax", "max"):
+            for c in ARG_ROW_LENGTHS:
+                for n in ((1 << 22) // c, 2048):
+                    plan.append((op, f"[{n}, {c}] last dim", (n, c), 1, "float32"))
     rows: List[Dict[str, object]] = []
     for op, case, shape, dim, dtype in progress(plan, len(plan), "family"):
         ours_fn, theirs_fn, _, kw_of = OPS[op]

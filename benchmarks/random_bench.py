@@ -1,6 +1,6 @@
 """Random-shape benchmark: a gpureduce op (sum by default, or --op nansum,
 mean, amax, amin, logsumexp, var, std, norm, norm1, norminf: vector_norm
-of order 2, 1 and inf)
+of order 2, 1 and inf; argmax, argmin, max, min: along a case's first dim)
 against torch's over cases drawn the way models produce them
 (benchmarks/random_cases.py), so that no one can tune to its list. Every
 case is checked against torch's op before it is timed.
@@ -17,6 +17,7 @@ machine hits both alike. The speedup is torch_us / gpureduce_us.
     python benchmarks/random_bench.py --op logsumexp             # logsumexp (complex cases and dtype= left out)
     python benchmarks/random_bench.py --op var                   # var (integer cases and dtype= left out)
     python benchmarks/random_bench.py --op norm                  # vector_norm, ord 2 (as var's)
+    python benchmarks/random_bench.py --op argmax                # argmax along a case's first dim
     python benchmarks/random_bench.py --quick                   # a few small cases, CPU
 
 Writes, per seed, random_<gpu>_seed<S>.json with every case, and for the run
@@ -84,6 +85,23 @@ def norm_of_order(fn, ord):
 
 NORM_ORDS = {"norm": 2, "norm1": 1, "norminf": math.inf}
 
+
+def along_one_dim(fn, indices_of=False):
+    """argmax, argmin, max and min reduce one dim: a case's first dim (None,
+    a full reduction, where it has none). max and min along a dim give the
+    indices (their values are the inputs the indices name)."""
+    def call(x, dim=None, keepdim=False):
+        if isinstance(dim, (list, tuple)):
+            dim = dim[0] if len(dim) else None
+        if dim is None:
+            return fn(x) if indices_of else fn(x, None, keepdim)
+        r = fn(x, dim, keepdim)
+        return r.indices if indices_of else r
+    return call
+
+
+_REAL = lambda dtype: not dtype.startswith("complex")  # noqa: E731
+
 OPS = {
     "sum": (reduce_op.sum, torch.sum, lambda dtype: True, _as_is),
     "nansum": (reduce_op.nansum, torch.nansum, lambda dtype: not dtype.startswith("complex"), _as_is),
@@ -100,6 +118,14 @@ OPS = {
     **{op: (norm_of_order(reduce_op.vector_norm, ord), norm_of_order(torch.linalg.vector_norm, ord),
             lambda dtype: not dtype.startswith(("int", "uint", "bool")), _no_dtype)
        for op, ord in NORM_ORDS.items()},
+    # argmax and argmin take no bool; max and min (the values of a full
+    # reduction, the indices along a dim) do.
+    "argmax": (along_one_dim(reduce_op.argmax), along_one_dim(torch.argmax),
+               lambda dtype: _REAL(dtype) and dtype != "bool", _no_dtype),
+    "argmin": (along_one_dim(reduce_op.argmin), along_one_dim(torch.argmin),
+               lambda dtype: _REAL(dtype) and dtype != "bool", _no_dtype),
+    "max": (along_one_dim(reduce_op.max, True), along_one_dim(torch.max, True), _REAL, _no_dtype),
+    "min": (along_one_dim(reduce_op.min, True), along_one_dim(torch.min, True), _REAL, _no_dtype),
 }
 
 
@@ -111,6 +137,8 @@ def check(ours: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, kw: Dict[str, 
         return False
     if not (ref.dtype.is_floating_point or ref.dtype.is_complex):
         return bool(torch.equal(ours, ref))
+    if op in ("max", "min"):  # one of the inputs: exact, NaN where torch's is
+        return bool(((ours == ref) | (torch.isnan(ours) & torch.isnan(ref))).all())
     dims = kw.get("dim")
     dims = list(range(x.dim())) if dims is None else dims
     keepdim = bool(kw.get("keepdim", False))

@@ -1,4 +1,5 @@
-// The operator schemas (sum, prod, nansum, mean, amax, amin, logsumexp, var,
+// The operator schemas (sum, prod, nansum, mean, amax, amin, max, min,
+// argmax, argmin, logsumexp, var,
 // std, var_mean, std_mean, linalg_vector_norm, and the classic kernels).
 // Kernels register themselves per dispatch key from cpu/, cuda/, meta/ and
 // autograd/, so the shared library alone is a complete operator for
@@ -42,6 +43,26 @@ TORCH_LIBRARY(gpureduce, m) {
         {at::Tag::pt2_compliant_tag});
   m.def("amin(Tensor input, int[1] dim=[], bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});
   m.def("amin.out(Tensor input, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  // max and min of every element (aten's max, min: amax's and amin's
+  // kernels), and along one dim with the index of each (max.dim, min.dim
+  // and their out= forms, argmax, argmin: the engine's indexed pass,
+  // engine/indexed_plan.h). The out= forms take aten's argument names.
+  m.def("max(Tensor input) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("min(Tensor input) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("max.dim(Tensor input, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        {at::Tag::pt2_compliant_tag});
+  m.def("max.dim_max(Tensor input, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  m.def("min.dim(Tensor input, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        {at::Tag::pt2_compliant_tag});
+  m.def("min.dim_min(Tensor input, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  m.def("argmax(Tensor input, int? dim=None, bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("argmax.out(Tensor input, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  m.def("argmin(Tensor input, int? dim=None, bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("argmin.out(Tensor input, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> ()",
         {at::Tag::pt2_compliant_tag});
   // logsumexp with aten's overloads: one pass over memory (LogSumExpOp).
   m.def("logsumexp(Tensor input, int[1] dim, bool keepdim=False) -> Tensor", {at::Tag::pt2_compliant_tag});

@@ -20,6 +20,7 @@ import glob
 import importlib.abc
 import importlib.util
 import numbers
+import operator
 import os
 import sys
 import warnings
@@ -27,7 +28,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "logsumexp", "var", "std", "var_mean", "std_mean", "vector_norm", "kernels", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
+__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "var", "std", "var_mean", "std_mean", "vector_norm", "kernels", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
 __version__ = "0.1.0"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -199,6 +200,92 @@ def amin(
     default), in the input's dtype; NaN where the slice holds a NaN. Its
     gradient is split evenly among the elements equal to the result."""
     return _extremum(torch.ops.gpureduce.amin, input, dim, keepdim, out)
+
+
+def _with_indices(name: str, input: torch.Tensor, dim: Optional[int], keepdim: bool,
+                  out: Optional[Any]) -> Any:
+    """max's or min's (`name`) three forms: of every element, or (values,
+    indices) along one dim, into out=(values, indices) where given."""
+    op = getattr(torch.ops.gpureduce, name)
+    if dim is None:
+        if keepdim or out is not None:
+            raise TypeError(f"{name}() received an invalid combination of arguments: keepdim= and out= need a dim")
+        return op(input)
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        dim = operator.index(dim)
+    if out is None:
+        return getattr(torch.return_types, name)(op.dim(input, dim, keepdim))
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(f"{name}(): out= must be a (values, indices) pair of tensors")
+    values, indices = out
+    # aten's names for the two outputs
+    names = {"max": ("max", "max_values"), "min": ("min", "min_indices")}[name]
+    getattr(op, f"dim_{name}")(input, dim, keepdim, **{names[0]: values, names[1]: indices})
+    return getattr(torch.return_types, f"{name}_out")((values, indices))
+
+
+def max(  # noqa: A001 - mirrors torch.max on purpose
+    input: torch.Tensor,
+    dim: Optional[int] = None,
+    keepdim: bool = False,
+    *,
+    out: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
+) -> Any:
+    """Mirrors torch.max's reductions: ``max(input)`` is the largest
+    element (NaN if any is), in the input's dtype; ``max(input, dim,
+    keepdim=False)`` is the named tuple (values, indices) of each slice's
+    largest element and the index of its first occurrence along ``dim``
+    (of the first NaN where the slice holds one), as torch's. The values'
+    gradient goes to the element each index names; of every element, it is
+    split evenly among the ties. (torch.max(input, other), the elementwise
+    maximum, is not a reduction and is not here.)"""
+    return _with_indices("max", input, dim, keepdim, out)
+
+
+def min(  # noqa: A001 - mirrors torch.min on purpose
+    input: torch.Tensor,
+    dim: Optional[int] = None,
+    keepdim: bool = False,
+    *,
+    out: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
+) -> Any:
+    """Mirrors torch.min's reductions: as :func:`max`, for the smallest
+    element."""
+    return _with_indices("min", input, dim, keepdim, out)
+
+
+def _arg(op: Any, input: torch.Tensor, dim: Optional[int], keepdim: bool, out: Optional[torch.Tensor]) -> torch.Tensor:
+    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
+        dim = operator.index(dim)
+    if out is None:
+        return op(input, dim, keepdim)
+    op.out(input, dim, keepdim, out=out)
+    return out
+
+
+def argmax(
+    input: torch.Tensor,
+    dim: Optional[int] = None,
+    keepdim: bool = False,
+    *,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """Mirrors ``torch.argmax``: the index (int64) of the first occurrence
+    of each slice's largest element along ``dim`` (of its first NaN where
+    it holds one); with ``dim=None``, the index into the flattened input.
+    Bool and complex inputs raise, as in torch."""
+    return _arg(torch.ops.gpureduce.argmax, input, dim, keepdim, out)
+
+
+def argmin(
+    input: torch.Tensor,
+    dim: Optional[int] = None,
+    keepdim: bool = False,
+    *,
+    out: Optional[torch.Tensor] = None,
+) -> torch.Tensor:
+    """Mirrors ``torch.argmin``: as :func:`argmax`, for the smallest element."""
+    return _arg(torch.ops.gpureduce.argmin, input, dim, keepdim, out)
 
 
 def logsumexp(

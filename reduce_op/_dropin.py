@@ -198,7 +198,8 @@ def _set_patched(on: bool) -> None:
 
 def patch() -> None:
     """Route torch.sum, torch.nansum, torch.mean, torch.prod, torch.amax,
-    torch.amin, torch.logsumexp, torch.var, torch.std, torch.var_mean,
+    torch.amin, torch.max and torch.min (their reductions), torch.argmax,
+    torch.argmin, torch.logsumexp, torch.var, torch.std, torch.var_mean,
     torch.std_mean and torch.linalg.vector_norm (which torch.norm and
     Tensor.norm call for numeric orders), and their Tensor methods, to
     gpureduce's ops process-wide (on every thread), until :func:`unpatch`."""
@@ -223,12 +224,15 @@ def _logsumexp_sig(input, dim, keepdim=False, *, out=None): ...
 def _spread_sig(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None): ...  # var, std
 def _spread_mean_sig(input, dim=None, unbiased=None, keepdim=False, *, correction=None): ...  # var_mean, std_mean
 def _vector_norm_sig(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None): ...  # torch.linalg's
+def _with_indices_sig(input, dim=None, keepdim=False, *, out=None): ...  # max, min
+def _arg_sig(input, dim=None, keepdim=False, *, out=None): ...  # argmax, argmin
 
 
 _REDUCTION_SIGS = {"nansum": _sum_like_sig, "mean": _sum_like_sig, "prod": _prod_sig,
                    "amax": _extremum_sig, "amin": _extremum_sig, "logsumexp": _logsumexp_sig,
                    "var": _spread_sig, "std": _spread_sig, "var_mean": _spread_mean_sig, "std_mean": _spread_mean_sig,
-                   "vector_norm": _vector_norm_sig}
+                   "vector_norm": _vector_norm_sig, "max": _with_indices_sig, "min": _with_indices_sig,
+                   "argmax": _arg_sig, "argmin": _arg_sig}
 _SIGNATURES = {sig: inspect.signature(sig) for sig in set(_REDUCTION_SIGS.values())}
 # torch's own functions and methods, taken at import, before any patch()
 # (var_mean and std_mean are functions only; vector_norm is torch.linalg's,
@@ -240,11 +244,12 @@ _TORCH_REDUCTIONS = {(owner, name): getattr(owner, name) for name in _REDUCTION_
 
 def _reduction_table() -> Dict[Any, Tuple[Callable[..., Any], Callable[..., Any]]]:
     """torch's function or method -> (the package's wrapper, torch's signature)."""
-    from . import (amax, amin, logsumexp, mean, nansum, prod, std, std_mean, var, var_mean,  # after the package's import
-                   vector_norm)
+    from . import (amax, amin, argmax, argmin, logsumexp, max, mean, min, nansum, prod, std,  # after the package's import
+                   std_mean, var, var_mean, vector_norm)
 
     ours = {"nansum": nansum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "logsumexp": logsumexp,
-            "var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean, "vector_norm": vector_norm}
+            "var": var, "std": std, "var_mean": var_mean, "std_mean": std_mean, "vector_norm": vector_norm,
+            "max": max, "min": min, "argmax": argmax, "argmin": argmin}
     return {func: (ours[name], _REDUCTION_SIGS[name]) for (_, name), func in _TORCH_REDUCTIONS.items()}
 
 
@@ -277,6 +282,18 @@ def _route(sig: Callable[..., Any], args, kwargs) -> Optional[Dict[str, Any]]:
     # An order that is not a real number: torch's TypeError or RuntimeError.
     if sig is _vector_norm_sig and not isinstance(given.get("ord", 2), (int, float)):
         return None
+    if sig is _with_indices_sig or sig is _arg_sig:
+        dim = given.get("dim")
+        # max(x, other) is the elementwise maximum; a dim must be an int
+        # (torch's own TypeError for any other form), and max(x) takes no
+        # keepdim or out= (torch's max.unary_out casts into out: torch's).
+        if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
+            return None
+        if sig is _with_indices_sig and dim is None and ("dim" in given or "keepdim" in given or "out" in given):
+            return None
+        if sig is _with_indices_sig and given.get("out") is not None and not (
+                isinstance(given["out"], (tuple, list)) and len(given["out"]) == 2):
+            return None
     if given.get("out", 0) is None:
         del given["out"]
     return given
@@ -332,7 +349,9 @@ def _uninstall_reductions() -> None:
 @contextlib.contextmanager
 def replace_torch_reductions() -> Iterator[None]:
     """Inside the block, on this thread, torch.sum, torch.nansum,
-    torch.mean, torch.prod, torch.amax, torch.amin, torch.logsumexp, torch.var, torch.std,
+    torch.mean, torch.prod, torch.amax, torch.amin, torch.max and torch.min (their
+    reductions: not the elementwise form with a second tensor),
+    torch.argmax, torch.argmin, torch.logsumexp, torch.var, torch.std,
     torch.var_mean, torch.std_mean and torch.linalg.vector_norm, and the
     Tensor methods of the same names, run gpureduce's ops (sum as replace_torch_sum() routes it;
     the others through a TorchFunctionMode). Calls gpureduce does not take

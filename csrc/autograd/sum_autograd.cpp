@@ -1,5 +1,6 @@
-// Autograd for gpureduce::sum, nansum, mean, prod, amax, amin, logsumexp, var, std, var_mean,
-// std_mean and linalg_vector_norm. The backward broadcasts
+// Autograd for gpureduce::sum, nansum, mean, prod, amax, amin, max, min
+// (of every element and along a dim), argmax, argmin, logsumexp, var, std,
+// var_mean, std_mean and linalg_vector_norm. The backward broadcasts
 // the gradient back to the input's shape (unsqueeze the reduced dims when
 // keepdim=False, expand) and casts back from any dtype= argument; nansum's
 // then zeroes it where the input is NaN, as torch's does, mean's divides it
@@ -25,7 +26,10 @@
 #include <ATen/ops/add.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/abs.h>
+#include <ATen/ops/logical_and.h>
 #include <ATen/ops/logical_or.h>
+#include <ATen/ops/scatter.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/sgn.h>
 #include <torch/autograd.h>
@@ -690,6 +694,131 @@ void vector_norm_out_autograd(const at::Tensor& input, const c10::Scalar& ord, a
   out_without_grad("linalg_vector_norm", input, out, [&] { op.call(input, ord, dim, keepdim, dtype, out); });
 }
 
+// max and min of every element: the gradient split evenly among the
+// elements equal to the result, or among the NaNs where the result is NaN,
+// as torch's evenly_distribute_backward.
+struct GpureduceExtremumAllBackward : public GpureduceSumBackward {
+  torch::autograd::SavedVariable self_, result_;
+  bool is_max = true;
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    if (!grads[0].defined()) return {at::Tensor()};
+    const at::Tensor self = self_.unpack();
+    const at::Tensor result = result_.unpack();
+    const at::Tensor hit = self.eq(result).logical_or(self.isnan().logical_and(result.isnan()));
+    return {hit.mul(grads[0].div(hit.sum()))};
+  }
+  void release_variables() override {
+    self_.reset_data();
+    result_.reset_data();
+  }
+  std::string name() const override { return is_max ? "GpureduceMaxBackward0" : "GpureduceMinBackward0"; }
+};
+
+template <bool kMax>
+at::Tensor extremum_all_autograd(const at::Tensor& input) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow(kMax ? "gpureduce::max" : "gpureduce::min", "")
+                             .typed<at::Tensor(const at::Tensor&)>();
+  TORCH_CHECK_NOT_IMPLEMENTED(!input.is_nested(), "gpureduce::", kMax ? "max" : "min",
+                              " does not take nested tensors");
+  at::Tensor result;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    result = op.call(input);
+  }
+  if (auto* n = record_with_saved_result<GpureduceExtremumAllBackward>(input, std::nullopt, false, result))
+    n->is_max = kMax;
+  return result;
+}
+
+// max.dim and min.dim: the values' gradient goes to the element each index
+// names, zero elsewhere (torch's value_selecting_reduction_backward), a
+// scatter into zeros, itself differentiable in the gradient. The indices
+// carry no gradient.
+struct GpureduceExtremumDimBackward : public torch::autograd::Node {
+  torch::autograd::SavedVariable indices_;
+  int64_t dim = 0;
+  bool keepdim = false;
+  bool is_max = true;
+  std::vector<c10::SymInt> input_sizes;
+
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
+    if (!grads[0].defined()) return {at::Tensor()};
+    at::Tensor g = grads[0];
+    at::Tensor index = indices_.unpack();
+    if (!keepdim && !input_sizes.empty()) {
+      g = g.unsqueeze(dim);
+      index = index.unsqueeze(dim);
+    }
+    return {at::zeros_symint(input_sizes, g.options()).scatter(dim, index, g)};
+  }
+  void release_variables() override { indices_.reset_data(); }
+  std::string name() const override { return is_max ? "GpureduceMaxBackward1" : "GpureduceMinBackward1"; }
+};
+
+using ExtremumDimOp =
+    c10::TypedOperatorHandle<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, int64_t, bool)>;
+
+template <bool kMax>
+std::tuple<at::Tensor, at::Tensor> extremum_dim_autograd(const at::Tensor& input, int64_t dim, bool keepdim) {
+  static const ExtremumDimOp op = c10::Dispatcher::singleton()
+                                      .findSchemaOrThrow(kMax ? "gpureduce::max" : "gpureduce::min", "dim")
+                                      .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, int64_t, bool)>();
+  TORCH_CHECK_NOT_IMPLEMENTED(!input.is_nested(), "gpureduce::", kMax ? "max" : "min",
+                              " does not take nested tensors");
+  std::tuple<at::Tensor, at::Tensor> result;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    result = op.call(input, dim, keepdim);
+  }
+  if (at::GradMode::is_enabled() && input.requires_grad()) {
+    NodePtr node = make_node<GpureduceExtremumDimBackward>();
+    auto* n = static_cast<GpureduceExtremumDimBackward*>(node.get());
+    n->dim = input.dim() == 0 ? 0 : c10::maybe_wrap_dim(dim, input.dim());
+    n->keepdim = keepdim;
+    n->is_max = kMax;
+    n->input_sizes = input.sym_sizes().vec();
+    n->indices_ = torch::autograd::SavedVariable(std::get<1>(result), /*is_output=*/false);
+    node->set_next_edges(torch::autograd::collect_next_edges(input));
+    torch::autograd::set_history(std::get<0>(result), node);
+  }
+  return result;
+}
+
+template <bool kMax>
+void extremum_dim_out_autograd(const at::Tensor& input, int64_t dim, bool keepdim, const at::Tensor& values,
+                               const at::Tensor& indices) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow(kMax ? "gpureduce::max" : "gpureduce::min", kMax ? "dim_max" : "dim_min")
+                             .typed<void(const at::Tensor&, int64_t, bool, const at::Tensor&, const at::Tensor&)>();
+  out_without_grad(kMax ? "max" : "min", input, values, [&] { op.call(input, dim, keepdim, values, indices); });
+  torch::autograd::impl::bump_version(indices);
+}
+
+// argmax and argmin: integer results, no gradient; straight to the kernel.
+template <bool kMax>
+at::Tensor arg_extremum_autograd(const at::Tensor& input, std::optional<int64_t> dim, bool keepdim) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow(kMax ? "gpureduce::argmax" : "gpureduce::argmin", "")
+                             .typed<at::Tensor(const at::Tensor&, std::optional<int64_t>, bool)>();
+  at::AutoDispatchBelowADInplaceOrView guard;
+  return op.call(input, dim, keepdim);
+}
+
+template <bool kMax>
+void arg_extremum_out_autograd(const at::Tensor& input, std::optional<int64_t> dim, bool keepdim,
+                               const at::Tensor& out) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow(kMax ? "gpureduce::argmax" : "gpureduce::argmin", "out")
+                             .typed<void(const at::Tensor&, std::optional<int64_t>, bool, const at::Tensor&)>();
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    op.call(input, dim, keepdim, out);
+  }
+  torch::autograd::impl::bump_version(out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
@@ -707,6 +836,16 @@ TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
   m.impl("amax.out", &extremum_out_autograd<true>);
   m.impl("amin", &extremum_autograd<false>);
   m.impl("amin.out", &extremum_out_autograd<false>);
+  m.impl("max", &extremum_all_autograd<true>);
+  m.impl("min", &extremum_all_autograd<false>);
+  m.impl("max.dim", &extremum_dim_autograd<true>);
+  m.impl("max.dim_max", &extremum_dim_out_autograd<true>);
+  m.impl("min.dim", &extremum_dim_autograd<false>);
+  m.impl("min.dim_min", &extremum_dim_out_autograd<false>);
+  m.impl("argmax", &arg_extremum_autograd<true>);
+  m.impl("argmax.out", &arg_extremum_out_autograd<true>);
+  m.impl("argmin", &arg_extremum_autograd<false>);
+  m.impl("argmin.out", &arg_extremum_out_autograd<false>);
   m.impl("logsumexp", &logsumexp_autograd);
   m.impl("logsumexp.out", &logsumexp_out_autograd);
   m.impl("var.correction", &spread_autograd<false>);

@@ -56,6 +56,8 @@ const OpSpec& nansum_spec() { return cpu_spec<NanSumFamily>("nansum_cpu"); }
 const OpSpec& mean_spec() { return cpu_spec<MeanFamily>("sum_cpu"); }
 const OpSpec& amax_spec() { return cpu_spec<AmaxFamily>("max_values_cpu"); }
 const OpSpec& amin_spec() { return cpu_spec<AminFamily>("min_values_cpu"); }
+constexpr char kMaxAllCpu[] = "max_all";
+constexpr char kMinAllCpu[] = "min_all";
 const OpSpec& logsumexp_spec() { return cpu_spec<LogSumExpFamily>("logsumexp_cpu"); }
 // var's and std's kernels are one family; std's outputs are rooted. torch's
 // errors name "std_cpu" for both.
@@ -95,6 +97,8 @@ TORCH_LIBRARY_IMPL(gpureduce, CPU, m) {
   m.impl("amax.out", &Amax::dims_out);
   m.impl("amin", &Amin::dims);
   m.impl("amin.out", &Amin::dims_out);
+  m.impl("max", &ExtremumAllEntries<&amax_spec, kMaxAllName, kMaxAllCpu>::all);
+  m.impl("min", &ExtremumAllEntries<&amin_spec, kMinAllName, kMinAllCpu>::all);
   using LogSumExp = LogSumExpEntries<&logsumexp_spec, kCpuName>;
   m.impl("logsumexp", &LogSumExp::dims);
   m.impl("logsumexp.out", &LogSumExp::dims_out);

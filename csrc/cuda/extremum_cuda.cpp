@@ -1,4 +1,4 @@
-// gpureduce::amax and gpureduce::amin on the CUDA key: the CUDA engine for
+// gpureduce::amax and gpureduce::amin (and max and min of every element) on the CUDA key: the CUDA engine for
 // their families, whose instances (one per dtype group, both ops) are
 // compiled in instances/extremum_*.cu.
 #include <c10/cuda/CUDAGuard.h>
@@ -20,6 +20,9 @@ const OpSpec& amin_spec() {
   return spec;
 }
 
+constexpr char kMaxAllCuda[] = "max_all_cuda";
+constexpr char kMinAllCuda[] = "min_all_cuda";
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
@@ -29,6 +32,8 @@ TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
   m.impl("amax.out", &Amax::dims_out);
   m.impl("amin", &Amin::dims);
   m.impl("amin.out", &Amin::dims_out);
+  m.impl("max", &ExtremumAllEntries<&amax_spec, kMaxAllName, kMaxAllCuda, c10::cuda::CUDAGuard>::all);
+  m.impl("min", &ExtremumAllEntries<&amin_spec, kMinAllName, kMinAllCuda, c10::cuda::CUDAGuard>::all);
 }
 
 }  // namespace gpureduce

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "../engine/reduce_dtypes.h"
+#include "../engine/indexed_pass.h"
 #include "../engine/reduce_plan.h"
 
 namespace gpureduce {
@@ -27,6 +28,12 @@ struct PassBuffers {
 
 template <class Family, InputGroup G>
 void run_pass_cuda_group(const ReducePass& p, const PassBuffers& b);
+
+// The indexed pass (argmax, argmin, max.dim, min.dim) for inputs of type
+// in_t: defined in engine/indexed.cuh, compiled in instances/indexed_*.cu.
+// `values` may be null (argmax and argmin write indices only).
+template <typename in_t>
+void run_indexed_pass_cuda(const IndexedPass& p, const void* in, void* values, int64_t* indices, Extreme extreme);
 
 }  // namespace cuda
 }  // namespace gpureduce

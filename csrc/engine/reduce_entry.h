@@ -118,6 +118,25 @@ struct ExtremumEntries {
   }
 };
 
+inline constexpr char kMaxAllName[] = "max";
+inline constexpr char kMinAllName[] = "min";
+
+// torch.max(input) and torch.min(input) (aten's max, min): amax's and
+// amin's kernels over every dim, after torch's checks (an empty input
+// raises, as it has no dim to name). `Kernel` names the kernel in dtype
+// errors ("max_all"); torch's CPU kernels refuse the wide unsigned types.
+template <const OpSpec& (*Spec)(), const char* Name, const char* Kernel, class Guard = NoGuard>
+struct ExtremumAllEntries {
+  static at::Tensor all(const at::Tensor& input) {
+    const Guard guard(input.device());
+    const at::ScalarType t = input.scalar_type();
+    TORCH_CHECK_NOT_IMPLEMENTED(!(input.is_cpu() && (t == at::kUInt16 || t == at::kUInt32)), "\"", Kernel,
+                                "\" not implemented for '", c10::toString(t), "'");
+    check_extremum_args(input, {}, nullptr, Name, Kernel);
+    return reduce_dim_with(input, at::IntArrayRef{}, false, t, Spec());
+  }
+};
+
 // logsumexp's overloads (aten's logsumexp, logsumexp.out) after its checks
 // (check_logsumexp_args): integer inputs are cast to the default float
 // dtype by the planner's staging, and an out= narrower than the natural

@@ -5,6 +5,7 @@
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
+#include "../engine/indexed_plan.h"
 #include "../engine/reduce_shape.h"
 
 namespace gpureduce {
@@ -100,6 +101,51 @@ void extremum_out_meta(const at::Tensor& input, at::IntArrayRef dim, bool keepdi
   sum_like_out_meta(input, dim, keepdim, input.scalar_type(), out, kMax ? "amax" : "amin");
 }
 
+// max and min of every element: torch's checks, the input's dtype, no dims.
+template <bool kMax>
+at::Tensor extremum_all_meta(const at::Tensor& input) {
+  check_extremum_args(input, {}, nullptr, kMax ? "max" : "min", kMax ? "max_all" : "min_all");
+  return at::empty({}, input.options());
+}
+
+void check_same_device(const at::Tensor& input, const at::Tensor& out) {
+  TORCH_CHECK(out.device() == input.device(), "Attempting to copy from device ", input.device(), " to device ",
+              out.device(), ", but cross-device copies are not allowed!");
+}
+
+// argmax and argmin: torch's checks (check_arg_extremum_args), int64.
+template <Extreme E>
+at::Tensor arg_extremum_meta(const at::Tensor& input, std::optional<int64_t> dim, bool keepdim) {
+  const std::optional<int64_t> wrapped = check_arg_extremum_args(input, dim, nullptr, E, "meta");
+  return at::empty_symint(indexed_result_shape(input, wrapped, keepdim), input.options().dtype(at::kLong));
+}
+
+template <Extreme E>
+void arg_extremum_out_meta(const at::Tensor& input, std::optional<int64_t> dim, bool keepdim, const at::Tensor& out) {
+  check_same_device(input, out);
+  const std::optional<int64_t> wrapped = check_arg_extremum_args(input, dim, &out, E, "meta");
+  at::native::resize_output_symint(out, indexed_result_shape(input, wrapped, keepdim));
+}
+
+// max.dim and min.dim: (values in the input's dtype, int64 indices).
+template <Extreme E>
+std::tuple<at::Tensor, at::Tensor> extremum_dim_meta(const at::Tensor& input, int64_t dim, bool keepdim) {
+  const int64_t wrapped = check_extremum_dim_args(input, dim, nullptr, nullptr, E, "meta");
+  const std::vector<c10::SymInt> shape = indexed_result_shape(input, wrapped, keepdim);
+  return {at::empty_symint(shape, input.options()), at::empty_symint(shape, input.options().dtype(at::kLong))};
+}
+
+template <Extreme E>
+void extremum_dim_out_meta(const at::Tensor& input, int64_t dim, bool keepdim, const at::Tensor& values,
+                           const at::Tensor& indices) {
+  check_same_device(input, values);
+  check_same_device(input, indices);
+  const int64_t wrapped = check_extremum_dim_args(input, dim, &values, &indices, E, "meta");
+  const std::vector<c10::SymInt> shape = indexed_result_shape(input, wrapped, keepdim);
+  at::native::resize_output_symint(values, shape);
+  at::native::resize_output_symint(indices, shape);
+}
+
 // logsumexp: torch's checks (check_logsumexp_args) and result dtype.
 at::Tensor logsumexp_meta(const at::Tensor& input, at::IntArrayRef dim, bool keepdim) {
   const at::ScalarType dtype = check_logsumexp_args(input, dim, keepdim, nullptr, "meta");
@@ -172,6 +218,16 @@ TORCH_LIBRARY_IMPL(gpureduce, Meta, m) {
   m.impl("amax.out", &extremum_out_meta<true>);
   m.impl("amin", &extremum_meta<false>);
   m.impl("amin.out", &extremum_out_meta<false>);
+  m.impl("max", &extremum_all_meta<true>);
+  m.impl("min", &extremum_all_meta<false>);
+  m.impl("argmax", &arg_extremum_meta<Extreme::kMax>);
+  m.impl("argmax.out", &arg_extremum_out_meta<Extreme::kMax>);
+  m.impl("argmin", &arg_extremum_meta<Extreme::kMin>);
+  m.impl("argmin.out", &arg_extremum_out_meta<Extreme::kMin>);
+  m.impl("max.dim", &extremum_dim_meta<Extreme::kMax>);
+  m.impl("max.dim_max", &extremum_dim_out_meta<Extreme::kMax>);
+  m.impl("min.dim", &extremum_dim_meta<Extreme::kMin>);
+  m.impl("min.dim_min", &extremum_dim_out_meta<Extreme::kMin>);
   m.impl("logsumexp", &logsumexp_meta);
   m.impl("logsumexp.out", &logsumexp_out_meta);
   m.impl("var.correction", &variance_meta);

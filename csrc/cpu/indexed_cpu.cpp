@@ -1,0 +1,148 @@
+// argmax, argmin, max.dim and min.dim on the CPU key: the engine's indexed
+// pass (engine/indexed_plan.h) run by ArgExtremumOp over at::parallel_for.
+#include <ATen/Parallel.h>
+#include <c10/util/irange.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "../engine/indexed_ops.h"
+#include "../engine/indexed_plan.h"
+#include "../engine/reduce_entry.h"
+
+namespace gpureduce {
+namespace {
+
+template <typename in_t, bool kMax>
+struct IndexedCpu {
+  using acc_t = arg_acc_t<in_t>;
+  using Op = ArgExtremumOp<acc_t, kMax>;
+  using State = typename Op::state;
+  static constexpr int64_t kBlock = 64;
+
+  static State walk_strided(const in_t* p, int64_t stride, int64_t b, int64_t e, State s) {
+    for (int64_t i = b; i < e; ++i) s = Op::reduce(s, static_cast<acc_t>(p[i * stride]), i);
+    return s;
+  }
+
+  // A contiguous stretch in blocks of 64: each block's extreme (and whether
+  // it holds a NaN) in a loop the compiler vectorises, then, only where that
+  // beats the state, the block again element by element for its first
+  // index. Once the state holds a NaN nothing can replace it.
+  static State walk_contiguous(const in_t* p, int64_t b, int64_t e, State s) {
+    int64_t i = b;
+    for (; i + kBlock <= e; i += kBlock) {
+      if constexpr (std::is_floating_point_v<acc_t>) {
+        if (s.index >= 0 && s.value != s.value) return s;
+      }
+      acc_t m = static_cast<acc_t>(p[i]);
+      bool nan = false;
+      for (int64_t k = 0; k < kBlock; ++k) {
+        const acc_t x = static_cast<acc_t>(p[i + k]);
+        m = (kMax ? x > m : x < m) ? x : m;
+        if constexpr (std::is_floating_point_v<acc_t>) nan |= x != x;
+      }
+      if (nan || s.index < 0 || Op::beats(m, s.value)) s = walk_strided(p, 1, i, i + kBlock, s);
+    }
+    return walk_strided(p, 1, i, e, s);
+  }
+
+  static State walk(const in_t* p, int64_t stride, int64_t b, int64_t e, State s) {
+    return stride == 1 ? walk_contiguous(p, b, e, s) : walk_strided(p, stride, b, e, s);
+  }
+
+  static void store(const State& s, int64_t out_off, in_t* values, int64_t* indices) {
+    if (values != nullptr) values[out_off] = static_cast<in_t>(s.value);
+    indices[out_off] = s.index;
+  }
+
+  static void run(const IndexedPass& p, const in_t* in, in_t* values, int64_t* indices) {
+    const int64_t R = p.n_reduce;
+    if (p.along_rows()) {
+      const int64_t threads = at::get_num_threads();
+      // Few long rows: each split into chunks of its own task, merged in order.
+      const int64_t chunks = p.n_out >= threads ? 1 : std::min<int64_t>(threads, std::max<int64_t>(1, R / 32768));
+      if (chunks > 1) {
+        const int64_t len = (R + chunks - 1) / chunks;
+        std::vector<State> parts(static_cast<size_t>(p.n_out * chunks), Op::identity());
+        at::parallel_for(0, p.n_out * chunks, 1, [&](int64_t b, int64_t e) {
+          for (int64_t t = b; t < e; ++t) {
+            int64_t in_off = 0, out_off = 0;
+            p.outer.offsets(t / chunks, in_off, out_off);
+            const int64_t c = t % chunks;
+            parts[t] = walk(in + in_off, p.reduce_stride, c * len, std::min(R, (c + 1) * len), Op::identity());
+          }
+        });
+        for (int64_t o = 0; o < p.n_out; ++o) {
+          State s = Op::identity();
+          for (int64_t c = 0; c < chunks; ++c) s = Op::combine(s, parts[o * chunks + c]);
+          int64_t in_off = 0, out_off = 0;
+          p.outer.offsets(o, in_off, out_off);
+          store(s, out_off, values, indices);
+        }
+        return;
+      }
+      const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, R));
+      at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) {
+          int64_t in_off = 0, out_off = 0;
+          p.outer.offsets(o, in_off, out_off);
+          store(walk(in + in_off, p.reduce_stride, 0, R, Op::identity()), out_off, values, indices);
+        }
+      });
+      return;
+    }
+    // Columns: tiles of up to kBlock neighbouring outputs along the innermost
+    // kept dim walk the reduced dim together, a row of the tile at a time.
+    const int64_t n0 = static_cast<int64_t>(p.outer.sizes[0].divisor);
+    const int64_t col_in = p.outer.in_strides[0], col_out = p.outer.out_strides[0];
+    const int64_t tiles0 = (n0 + kBlock - 1) / kBlock;
+    const int64_t tasks = p.n_out / n0 * tiles0;
+    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, R * kBlock));
+    at::parallel_for(0, tasks, grain, [&](int64_t b, int64_t e) {
+      State s[kBlock];
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t first = (t % tiles0) * kBlock;
+        const int64_t count = std::min(kBlock, n0 - first);
+        int64_t in_off = 0, out_off = 0;
+        p.outer.offsets(t / tiles0 * n0 + first, in_off, out_off);
+        for (int64_t c = 0; c < count; ++c) s[c] = Op::identity();
+        const in_t* base = in + in_off;
+        for (int64_t i = 0; i < R; ++i) {
+          const in_t* row = base + i * p.reduce_stride;
+          for (int64_t c = 0; c < count; ++c) s[c] = Op::reduce(s[c], static_cast<acc_t>(row[c * col_in]), i);
+        }
+        for (int64_t c = 0; c < count; ++c) store(s[c], out_off + c * col_out, values, indices);
+      }
+    });
+  }
+};
+
+void run_indexed_cpu(const IndexedPass& p, const at::Tensor& in, const at::Tensor* values, const at::Tensor& indices,
+                     Extreme extreme) {
+  with_indexed_type(in.scalar_type(), [&](auto tag) {
+    using in_t = typename decltype(tag)::type;
+    const in_t* src = static_cast<const in_t*>(in.const_data_ptr());
+    in_t* v = values != nullptr ? static_cast<in_t*>(values->data_ptr()) : nullptr;
+    int64_t* idx = indices.data_ptr<int64_t>();
+    if (extreme == Extreme::kMax) {
+      IndexedCpu<in_t, true>::run(p, src, v, idx);
+    } else {
+      IndexedCpu<in_t, false>::run(p, src, v, idx);
+    }
+  });
+}
+
+const IndexedKernels& indexed_kernels() {
+  static const IndexedKernels k{&run_indexed_cpu, "cpu"};
+  return k;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(gpureduce, CPU, m) {
+  IndexedEntries<&indexed_kernels, NoGuard>::register_on(m);
+}
+
+}  // namespace gpureduce

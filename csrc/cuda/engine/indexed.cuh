@@ -1,0 +1,506 @@
+// The CUDA kernels of the engine's indexed pass (engine/indexed_pass.h):
+// argmax, argmin, max.dim and min.dim, through ArgExtremumOp. Three shapes,
+// as the sum-like kernels have them:
+//   groups   rows of up to a few thousand elements, a group of G lanes (a
+//            power of two up to a warp) per row, G sized to the row, so that
+//            short rows ([tokens, classes]) keep every lane busy;
+//   blocks   long rows too few to fill the GPU a warp each (a full argmax):
+//            a block per chunk of a row, chunks' states merged by a finish
+//            kernel;
+//   columns  a reduced dim outer to a kept one: neighbouring threads take
+//            neighbouring outputs and walk the reduced dim together, split
+//            across blocks where the outputs are few.
+// Each thread keeps kUnroll states, one per load in flight, each fed
+// positions in increasing order (the walk's reduce), and merges them with
+// combine, whose choice does not depend on order: the bits are the same
+// for every launch configuration.
+#pragma once
+
+#include <c10/cuda/CUDAStream.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../../engine/indexed_ops.h"
+#include "../../engine/indexed_pass.h"
+#include "../device_info.h"
+#include "../instance.h"
+#include "../launch.h"
+#include "../workspace.h"
+#include "common.cuh"
+
+namespace gpureduce {
+
+// A state across lanes as its value and the index's two words: the generic
+// struct shuffle (common.cuh) moved a float state's padding word too, a
+// quarter of the group reductions' shuffles. Found by argument-dependent
+// lookup from the engine's group_reduce and block_reduce.
+template <typename T>
+__device__ __forceinline__ ValueIndex<T> shfl_xor(ValueIndex<T> v, int lane_mask) {
+  const unsigned long long index = static_cast<unsigned long long>(v.index);
+  const unsigned lo = __shfl_xor_sync(0xffffffffu, static_cast<unsigned>(index), lane_mask);
+  const unsigned hi = __shfl_xor_sync(0xffffffffu, static_cast<unsigned>(index >> 32), lane_mask);
+  return {cuda::shfl_xor(v.value, lane_mask), static_cast<int64_t>((static_cast<unsigned long long>(hi) << 32) | lo)};
+}
+
+namespace cuda {
+
+struct IndexedPolicy {
+  static constexpr int kGroupThreads = 256;
+  static constexpr int kBlockThreads = 512;
+  static constexpr int kColumnThreads = 256;
+  static constexpr int kUnroll = 4;
+  // Rows fewer than kBlockRowsMaxPerSm a multiprocessor (a warp each would
+  // leave most of its warps idle), of more than kBlockRowsMinLoads loads (two
+  // rounds of a warp's) times the rows a multiprocessor, are read by blocks
+  // rather than groups of lanes. With rows of 1024 float32 (256 loads) read
+  // by blocks, [4096, 1024] ran at 0.26x of torch.argmax (H100): a block's
+  // 512 threads had a load or none each, and the grid eight waves of them;
+  // [1024, 768] int64 at 0.56x (H200).
+  static constexpr int64_t kBlockRowsMinLoads = 256;
+  static constexpr int64_t kBlockRowsMaxPerSm = 32;
+  // Passes of fewer elements are not split across blocks (a finish launch
+  // costs more than the blocks gain).
+  static constexpr int64_t kSplitMinElements = int64_t(1) << 16;
+  // Loads a lane of a group takes at least: each halving of the group
+  // costs a shuffle round of the 16-byte state.
+  static constexpr int64_t kGroupLoadsPerLane = 4;
+  // Rows a columns thread walks at least.
+  static constexpr int64_t kColumnRowsPerThread = 8;
+  // Blocks a multiprocessor that a split pass aims for.
+  static constexpr int64_t kSplitBlocksPerSm = 4;
+};
+
+template <typename in_t>
+struct IndexedArgs {
+  const in_t* in;
+  in_t* values;  // null: indices only
+  int64_t* indices;
+  OuterIndexer outer;
+  int64_t n_out, n_reduce, reduce_stride;
+  // A split pass: `split` chunks of `chunk` positions an output, whose states
+  // go to partials[o * split + chunk index] for the finish kernel.
+  int64_t split, chunk;
+  void* partials;
+};
+
+// Elements of one vector load of the rows kernels: 16 bytes.
+template <typename in_t>
+constexpr int indexed_vector() {
+  return 16 / int(sizeof(in_t));
+}
+
+// Outputs a thread of the vector columns kernel takes: a 16-byte load of
+// them, at most 8 (each holds a 16-byte state).
+template <typename in_t>
+constexpr int indexed_column_vector() {
+  return sizeof(in_t) >= 2 ? 16 / int(sizeof(in_t)) : 8;
+}
+
+// Output o's state: its value and index, or, where a pass is split, the
+// state itself into partial slot `slot`.
+template <class Op, typename in_t>
+__device__ __forceinline__ void store_indexed(const IndexedArgs<in_t>& a, int64_t o, int64_t slot,
+                                              typename Op::state s, bool partial) {
+  if (partial) {
+    reinterpret_cast<typename Op::state*>(a.partials)[slot] = s;
+    return;
+  }
+  int64_t in_off = 0, out_off = 0;
+  a.outer.offsets(o, in_off, out_off);
+  if (a.values != nullptr) a.values[out_off] = static_cast<in_t>(s.value);
+  a.indices[out_off] = s.index;
+}
+
+// The slot (u * W + k) of a batch's first element equal to m, or its first
+// NaN where it holds one (`nan`), among the live loads: a chain of selects
+// from the last slot back, with no dependence between the compares, where
+// folding the batch element by element was a chain of W * U reduces (the
+// first batch of every thread takes this path).
+template <class Op, typename acc_t, int U, int W, typename in_t>
+__device__ __forceinline__ int first_slot(const in_t (&raw)[U][W], const bool (&live)[U], acc_t m, bool nan,
+                                          acc_t& value) {
+  int slot = 0;
+  value = static_cast<acc_t>(raw[0][0]);
+#pragma unroll
+  for (int q = U * W - 1; q >= 0; --q) {
+    const int u = q / W, k = q % W;
+    const acc_t x = static_cast<acc_t>(raw[u][k]);
+    const bool hit = live[u] && (nan ? Op::is_nan(x) : x == m);
+    slot = hit ? q : slot;
+    value = hit ? x : value;
+  }
+  return slot;
+}
+
+// Positions [b, e) of a row of row_len at p, by threads t, t + step, ...,
+// in batches of kUnroll loads issued together (the last one predicated).
+// A batch's extreme is taken first (pick: no index, no NaN test but a
+// flag); only a batch that may replace the state (or holds a NaN) is walked
+// again element by element for its first index, which on data in no order
+// is a few batches a thread. V > 1: the row is dense (stride 1) and read in
+// vectors of V from its first V-aligned element: its head before that,
+// and its tail after the last whole vector, an element a load; chunks (b, e
+// multiples of V but for the row's end) own the vectors that start in them,
+// the first chunk the head and the last the tail. V == 1: an element a load
+// at `stride`.
+template <class Op, typename in_t, int V>
+__device__ __forceinline__ typename Op::state walk_row(const in_t* p, int64_t stride, int64_t b, int64_t e,
+                                                       int64_t row_len, int t, int step) {
+  using acc_t = arg_acc_t<in_t>;
+  using S = typename Op::state;
+  constexpr int U = IndexedPolicy::kUnroll;
+  S s = Op::identity();
+  if constexpr (V > 1) {
+    const int64_t misalign = static_cast<int64_t>((reinterpret_cast<uintptr_t>(p) / sizeof(in_t)) % V);
+    const int64_t head = std::min<int64_t>(row_len, misalign == 0 ? 0 : V - misalign);
+    const int64_t n_vec = (row_len - head) / V;
+    const int64_t jb = std::min(b / V, n_vec);
+    const int64_t je = e == row_len ? n_vec : std::min(e / V, n_vec);
+    const in_t* body = p + head;
+    if (b == 0) {
+      for (int64_t i = t; i < head; i += step) s = Op::reduce(s, static_cast<acc_t>(p[i]), i);
+    }
+    for (int64_t j = jb + t; j < je; j += U * int64_t(step)) {
+      in_t raw[U][V];
+      bool live[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        live[u] = j + u * int64_t(step) < je;
+        if (live[u]) load_vec<V>(body + (j + u * int64_t(step)) * V, raw[u]);
+      }
+      acc_t m = static_cast<acc_t>(raw[0][0]);
+      bool nan = false;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (!live[u]) continue;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+          const acc_t v = static_cast<acc_t>(raw[u][k]);
+          m = Op::pick(m, v);
+          nan |= Op::is_nan(v);
+        }
+      }
+      if (s.index < 0 || (nan ? s.value == s.value : Op::beats(m, s.value))) {
+        acc_t value;
+        const int slot = first_slot<Op>(raw, live, m, nan, value);
+        s = {value, head + (j + (slot / V) * int64_t(step)) * V + slot % V};
+      }
+    }
+    if (e == row_len) {
+      for (int64_t i = head + n_vec * V + t; i < row_len; i += step) s = Op::reduce(s, static_cast<acc_t>(p[i]), i);
+    }
+  } else {
+    for (int64_t i = b + t; i < e; i += U * int64_t(step)) {
+      in_t raw[U][1];
+      bool live[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        live[u] = i + u * int64_t(step) < e;
+        if (live[u]) raw[u][0] = p[(i + u * int64_t(step)) * stride];
+      }
+      acc_t m = static_cast<acc_t>(raw[0][0]);
+      bool nan = false;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (!live[u]) continue;
+        m = Op::pick(m, static_cast<acc_t>(raw[u][0]));
+        nan |= Op::is_nan(static_cast<acc_t>(raw[u][0]));
+      }
+      if (s.index < 0 || (nan ? s.value == s.value : Op::beats(m, s.value))) {
+        acc_t value;
+        const int slot = first_slot<Op>(raw, live, m, nan, value);
+        s = {value, i + slot * int64_t(step)};
+      }
+    }
+  }
+  return s;
+}
+
+// Groups of `group` lanes, a row each; every thread of a block runs the same
+// rounds, so that the groups' shuffles see whole warps.
+template <class Op, typename in_t, int V>
+__global__ void __launch_bounds__(IndexedPolicy::kGroupThreads) indexed_rows_groups(IndexedArgs<in_t> a, int group) {
+  wait_for_prior_grid();
+  const int lane = threadIdx.x & (group - 1);
+  const int64_t rows_per_block = blockDim.x / group;
+  for (int64_t first = blockIdx.x * rows_per_block; first < a.n_out; first += int64_t(gridDim.x) * rows_per_block) {
+    const int64_t o = first + threadIdx.x / group;
+    typename Op::state s = Op::identity();
+    if (o < a.n_out) {
+      int64_t in_off = 0, out_off = 0;
+      a.outer.offsets(o, in_off, out_off);
+      s = walk_row<Op, in_t, V>(a.in + in_off, a.reduce_stride, 0, a.n_reduce, a.n_reduce, lane, group);
+    }
+    s = group_reduce<Op>(s, group);
+    if (o < a.n_out && lane == 0) store_indexed<Op>(a, o, o, s, false);
+  }
+}
+
+// A block per chunk (blockIdx.x) of a row (blockIdx.y).
+template <class Op, typename in_t, int V>
+__global__ void __launch_bounds__(IndexedPolicy::kBlockThreads) indexed_rows_blocks(IndexedArgs<in_t> a) {
+  wait_for_prior_grid();
+  const int64_t o = blockIdx.y;
+  int64_t in_off = 0, out_off = 0;
+  a.outer.offsets(o, in_off, out_off);
+  const int64_t b = int64_t(blockIdx.x) * a.chunk;
+  const int64_t e = std::min(a.n_reduce, b + a.chunk);
+  typename Op::state s = walk_row<Op, in_t, V>(a.in + in_off, a.reduce_stride, b, e, a.n_reduce, threadIdx.x, blockDim.x);
+  s = block_reduce<Op>(s);
+  if (threadIdx.x == 0) store_indexed<Op>(a, o, o * a.split + blockIdx.x, s, a.split > 1);
+}
+
+// Columns: threadIdx.x over neighbouring outputs, threadIdx.y over the rows
+// of the block's chunk (blockIdx.y), merged through shared memory.
+template <class Op, typename in_t>
+__global__ void __launch_bounds__(IndexedPolicy::kColumnThreads) indexed_columns(IndexedArgs<in_t> a) {
+  using S = typename Op::state;
+  __shared__ S merged[IndexedPolicy::kColumnThreads];
+  wait_for_prior_grid();
+  const int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  S s = Op::identity();
+  if (o < a.n_out) {
+    int64_t in_off = 0, out_off = 0;
+    a.outer.offsets(o, in_off, out_off);
+    const int64_t b = int64_t(blockIdx.y) * a.chunk;
+    const int64_t e = std::min(a.n_reduce, b + a.chunk);
+    s = walk_row<Op, in_t, 1>(a.in + in_off, a.reduce_stride, b, e, a.n_reduce, threadIdx.y, blockDim.y);
+  }
+  if (blockDim.y > 1) {
+    merged[threadIdx.y * blockDim.x + threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y != 0) return;
+    for (int y = 1; y < int(blockDim.y); ++y) s = Op::combine(s, merged[y * blockDim.x + threadIdx.x]);
+  }
+  if (o < a.n_out) store_indexed<Op>(a, o, o * a.split + blockIdx.y, s, a.split > 1);
+}
+
+// Columns of a dense inner dim, CV neighbouring outputs a thread: each row
+// of them one load of CV elements (16 bytes, 8 for bytes), where an element a
+// thread had a warp's load take 64 bytes of a 2-byte row. `a` addresses the
+// groups of CV outputs (its dim 0 divided by CV); their outputs are
+// neighbours in the output too (out stride 1).
+template <class Op, typename in_t, int CV>
+__global__ void __launch_bounds__(IndexedPolicy::kColumnThreads) indexed_columns_vec(IndexedArgs<in_t> a) {
+  using acc_t = arg_acc_t<in_t>;
+  using S = typename Op::state;
+  constexpr int U = IndexedPolicy::kUnroll;
+  __shared__ S merged[IndexedPolicy::kColumnThreads];
+  wait_for_prior_grid();
+  const int64_t ov = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  S s[CV];
+#pragma unroll
+  for (int c = 0; c < CV; ++c) s[c] = Op::identity();
+  int64_t in_off = 0, out_off = 0;
+  if (ov < a.n_out) {
+    a.outer.offsets(ov, in_off, out_off);
+    const in_t* p = a.in + in_off;
+    const int64_t e = std::min(a.n_reduce, (int64_t(blockIdx.y) + 1) * a.chunk);
+    const int step = blockDim.y;
+    for (int64_t i = int64_t(blockIdx.y) * a.chunk + threadIdx.y; i < e; i += U * int64_t(step)) {
+      in_t raw[U][CV];
+      bool live[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        live[u] = i + u * int64_t(step) < e;
+        if (live[u]) load_vec<CV>(p + (i + u * int64_t(step)) * a.reduce_stride, raw[u]);
+      }
+#pragma unroll
+      for (int c = 0; c < CV; ++c) {
+        acc_t m = static_cast<acc_t>(raw[0][c]);
+        bool nan = false;
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          if (!live[u]) continue;
+          m = Op::pick(m, static_cast<acc_t>(raw[u][c]));
+          nan |= Op::is_nan(static_cast<acc_t>(raw[u][c]));
+        }
+        if (s[c].index < 0 || (nan ? s[c].value == s[c].value : Op::beats(m, s[c].value))) {
+          in_t column[U][1];
+#pragma unroll
+          for (int u = 0; u < U; ++u) column[u][0] = raw[u][c];
+          acc_t value;
+          const int slot = first_slot<Op>(column, live, m, nan, value);
+          s[c] = {value, i + slot * int64_t(step)};
+        }
+      }
+    }
+  }
+  if (blockDim.y > 1) {
+    const int slot = threadIdx.y * blockDim.x + threadIdx.x;
+#pragma unroll
+    for (int c = 0; c < CV; ++c) {
+      merged[slot] = s[c];
+      __syncthreads();
+      if (threadIdx.y == 0) {
+        for (int y = 1; y < int(blockDim.y); ++y) s[c] = Op::combine(s[c], merged[y * blockDim.x + threadIdx.x]);
+      }
+      __syncthreads();
+    }
+    if (threadIdx.y != 0) return;
+  }
+  if (ov >= a.n_out) return;
+#pragma unroll
+  for (int c = 0; c < CV; ++c) {
+    if (a.split > 1) {
+      reinterpret_cast<S*>(a.partials)[(ov * CV + c) * a.split + blockIdx.y] = s[c];
+    } else {
+      if (a.values != nullptr) a.values[out_off + c] = static_cast<in_t>(s[c].value);
+      a.indices[out_off + c] = s[c].index;
+    }
+  }
+}
+
+// The split passes' second launch: a warp per output merges its `split`
+// states.
+template <class Op, typename in_t>
+__global__ void __launch_bounds__(256) indexed_finish(IndexedArgs<in_t> a) {
+  using S = typename Op::state;
+  wait_for_prior_grid();
+  const int64_t o = int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (o >= a.n_out) return;  // whole warps: blockDim.x is a multiple of 32
+  const S* parts = reinterpret_cast<const S*>(a.partials) + o * a.split;
+  S s = Op::identity();
+  for (int64_t k = lane; k < a.split; k += 32) s = Op::combine(s, parts[k]);
+  s = group_reduce<Op>(s, 32);
+  if (lane == 0) store_indexed<Op>(a, o, o, s, false);
+}
+
+inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The largest power of two at most v (1 for v < 1), capped at cap.
+inline int pow2_at_most(int64_t v, int cap) {
+  int p = 1;
+  while (p * 2 <= v && p * 2 <= cap) p *= 2;
+  return p;
+}
+
+template <class Op, typename in_t>
+void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
+  using S = typename Op::state;
+  using P = IndexedPolicy;
+  constexpr int V = indexed_vector<in_t>();
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const int64_t sms = sm_count();
+  const int64_t R = p.n_reduce;
+  a.split = 1;
+  a.chunk = R;
+  c10::DataPtr workspace;
+  const auto finish = [&] {
+    if (a.split == 1) return;
+    const int64_t per_block = 256 / 32;
+    launch_kernel(&indexed_finish<Op, in_t>, dim3(static_cast<unsigned>(ceil_div64(p.n_out, per_block))), dim3(256),
+                  stream, true, a);
+  };
+  if (p.along_rows()) {
+    // Dense rows in vectors (from each row's first aligned element), rows of
+    // two vectors or more.
+    const bool vec = p.reduce_stride == 1 && R >= 2 * V;
+    const int width = vec ? V : 1;
+    const int64_t loads = ceil_div64(R, width);
+    if (p.n_out < sms * P::kBlockRowsMaxPerSm && loads > P::kBlockRowsMinLoads * ceil_div64(p.n_out, sms)) {
+      // One wave of blocks at most: chunks of whole vectors, at least
+      // kUnroll loads a thread each.
+      const auto kernel = vec ? &indexed_rows_blocks<Op, in_t, V> : &indexed_rows_blocks<Op, in_t, 1>;
+      static ResidentWave resident_vec, resident_elem;  // by kernel
+      const int64_t wave = (vec ? resident_vec : resident_elem).blocks(kernel, P::kBlockThreads);
+      const int64_t want = std::max<int64_t>(1, wave / p.n_out);
+      const int64_t most = std::max<int64_t>(1, loads / (int64_t(P::kBlockThreads) * P::kUnroll));
+      const int64_t split = std::min(want, most);
+      a.chunk = ceil_div64(ceil_div64(R, split), width) * width;
+      a.split = ceil_div64(R, a.chunk);
+      if (a.split > 1) a.partials = partials_workspace<S>(workspace, p.n_out * a.split);
+      const dim3 grid(static_cast<unsigned>(a.split), static_cast<unsigned>(p.n_out));
+      launch_kernel(kernel, grid, dim3(P::kBlockThreads), stream, false, a);
+      finish();
+      return;
+    }
+    // A group of lanes a row, each with kGroupLoadsPerLane loads or more.
+    const int group = pow2_at_most(ceil_div64(R, width) / P::kGroupLoadsPerLane, 32);
+    const int64_t rows_per_block = P::kGroupThreads / group;
+    const int64_t blocks = std::min<int64_t>(ceil_div64(p.n_out, rows_per_block), int64_t(1) << 30);
+    if (vec) {
+      launch_kernel(&indexed_rows_groups<Op, in_t, V>, dim3(static_cast<unsigned>(blocks)), dim3(P::kGroupThreads),
+                    stream, false, a, group);
+    } else {
+      launch_kernel(&indexed_rows_groups<Op, in_t, 1>, dim3(static_cast<unsigned>(blocks)), dim3(P::kGroupThreads),
+                    stream, false, a, group);
+    }
+    return;
+  }
+  // Columns: CV outputs a thread where the inner dim is dense and aligned,
+  // row threads with kColumnRowsPerThread rows each or more (up to 8, or
+  // more where the outputs are fewer than a block's columns), the rows
+  // split across blocks where the outputs leave the GPU idle.
+  constexpr int CV = indexed_column_vector<in_t>();
+  IndexedArgs<in_t> av = a;
+  bool cvec = p.outer.in_strides[0] == 1 && p.outer.out_strides[0] == 1 &&
+              static_cast<int64_t>(p.outer.sizes[0].divisor) % CV == 0 && p.reduce_stride % CV == 0 &&
+              reinterpret_cast<uintptr_t>(a.in) % (CV * sizeof(in_t)) == 0;
+  for (int d = 1; d < p.outer.ndim; ++d) cvec = cvec && p.outer.in_strides[d] % CV == 0;
+  // (with fewer groups than a block's threads, an output a thread keeps
+  // more threads busy: [11, 86, 16] float16 over dim 1 ran at 0.58x of
+  // torch.argmax with 22 groups of 8, H200)
+  cvec = cvec && p.n_out / CV >= P::kColumnThreads;
+  if (cvec) {
+    av.outer.sizes[0] = FastDivmod(static_cast<uint64_t>(p.outer.sizes[0].divisor / CV));
+    av.outer.in_strides[0] = CV;
+    av.outer.out_strides[0] = CV;
+    av.n_out = p.n_out / CV;
+  }
+  const int64_t units = av.n_out;
+  int rows = pow2_at_most(R / P::kColumnRowsPerThread, 8);
+  int cols = P::kColumnThreads / rows;
+  if (units < cols) {
+    cols = 1;
+    while (cols < units) cols *= 2;
+    rows = pow2_at_most(R / P::kColumnRowsPerThread, P::kColumnThreads / cols);
+  }
+  const int64_t blocks_x = ceil_div64(units, cols);
+  int64_t split = 1;
+  if (blocks_x < sms * P::kSplitBlocksPerSm && R * p.n_out >= P::kSplitMinElements)
+    split = std::min(ceil_div64(sms * P::kSplitBlocksPerSm, blocks_x),
+                     std::max<int64_t>(1, R / (rows * P::kColumnRowsPerThread)));
+  split = std::min<int64_t>(split, 65535);
+  av.chunk = ceil_div64(R, split);
+  av.split = ceil_div64(R, av.chunk);
+  if (av.split > 1) av.partials = partials_workspace<S>(workspace, p.n_out * av.split);
+  a.chunk = av.chunk;
+  a.split = av.split;
+  a.partials = av.partials;
+  TORCH_CHECK(blocks_x < (int64_t(1) << 31), "gpureduce: too many outputs for one columns pass");
+  const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(av.split));
+  if (cvec) {
+    launch_kernel(&indexed_columns_vec<Op, in_t, CV>, grid, dim3(cols, rows), stream, false, av);
+  } else {
+    launch_kernel(&indexed_columns<Op, in_t>, grid, dim3(cols, rows), stream, false, av);
+  }
+  finish();
+}
+
+template <typename in_t>
+void run_indexed_pass_cuda(const IndexedPass& p, const void* in, void* values, int64_t* indices, Extreme extreme) {
+  using acc_t = arg_acc_t<in_t>;
+  IndexedArgs<in_t> a{};
+  a.in = static_cast<const in_t*>(in);
+  a.values = static_cast<in_t*>(values);
+  a.indices = indices;
+  a.outer = p.outer;
+  a.n_out = p.n_out;
+  a.n_reduce = p.n_reduce;
+  a.reduce_stride = p.reduce_stride;
+  if (extreme == Extreme::kMax) {
+    launch_indexed<ArgExtremumOp<acc_t, true>>(p, a);
+  } else {
+    launch_indexed<ArgExtremumOp<acc_t, false>>(p, a);
+  }
+}
+
+}  // namespace cuda
+}  // namespace gpureduce
+
+#define GPUREDUCE_CUDA_INDEXED_INSTANCE(T)                                                                  \
+  template void gpureduce::cuda::run_indexed_pass_cuda<T>(const gpureduce::IndexedPass&, const void*, void*, \
+                                                          int64_t*, gpureduce::Extreme)

@@ -1,0 +1,37 @@
+"""A small run of every kernel of the indexed pass (argmax, argmin, max.dim,
+min.dim: groups of 1 to 32 lanes, vector and element loads, split blocks and
+their finish, columns of an element and of a vector a thread, and split
+columns), for compute-sanitizer (memcheck,
+racecheck). Each result is checked against torch's, so the run also fails on
+a wrong answer."""
+import torch
+
+import reduce_op
+
+torch.manual_seed(0)
+cases = [((1 << 18) + 3, None), (5000, None), ((256, 16), 1), ((64, 300), 1), ((8, 20000), 1), ((3, 1000), 1),
+         ((4096, 1), 1), ((100, 5), 1), ((20000, 16), 0), ((512, 130), 0), ((4, 6, 40), 1), ((6, 5, 4, 3), 2),
+         ((3, 30000, 4), 1), ((2, 50001), 0), ((5, 20000, 2), 1), ((64, 48, 32), 1), ((9, 300, 64), 0)]
+for dtype in (torch.float32, torch.float16, torch.float64, torch.int8, torch.int64, torch.bool):
+    for shape, dim in cases:
+        base = torch.randint(-5, 5, tuple(shape) if isinstance(shape, tuple) else (shape,)) if not dtype.is_floating_point \
+            else torch.randn(shape)
+        base = base > 0 if dtype == torch.bool else base.to(dtype)
+        if dtype.is_floating_point:
+            base.view(-1)[:: 997] = float("nan")
+        x = base.cuda()
+        for view in (x, x[..., 1:] if x.shape[-1] > 2 else x, x[..., ::2]):
+            d = dim if dim is None or dim < view.dim() else view.dim() - 1
+            cpu = view.cpu()
+            if d is None:
+                if dtype != torch.bool:
+                    assert reduce_op.argmax(view).item() == torch.argmax(cpu).item(), (dtype, shape)
+                    assert reduce_op.argmin(view).item() == torch.argmin(cpu).item(), (dtype, shape)
+                continue
+            for ours, theirs in ((reduce_op.max, torch.max), (reduce_op.min, torch.min)):
+                got, ref = ours(view, d), theirs(cpu, d)
+                assert torch.equal(got.indices.cpu(), ref.indices), (dtype, shape, view.stride())
+                v, r = got.values.cpu(), ref.values
+                assert torch.equal(v.isnan() if dtype.is_floating_point else v, r.isnan() if dtype.is_floating_point else r)
+torch.cuda.synchronize()
+print("indexed workload: every result matched torch's")
