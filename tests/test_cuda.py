@@ -1062,8 +1062,9 @@ def test_second_gpu():
 
 @pytest.mark.skipif(shutil.which("compute-sanitizer") is None, reason="compute-sanitizer not found")
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck"])
-def test_compute_sanitizer(tool):
-    script = os.path.join(os.path.dirname(__file__), "sanitizer_workload.py")
+@pytest.mark.parametrize("workload", ["sanitizer_workload.py", "sanitizer_indexed_workload.py"])
+def test_compute_sanitizer(tool, workload):
+    script = os.path.join(os.path.dirname(__file__), workload)
     r = subprocess.run(["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", sys.executable, script],
                        capture_output=True, text=True, timeout=900)
     tail = (r.stdout + r.stderr)[-3000:]

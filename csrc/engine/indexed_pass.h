@@ -27,7 +27,7 @@ struct IndexedPass {
   // along itself) rather than outer to a kept dim (columns: neighbouring
   // outputs read side by side, walking the reduced dim together).
   bool along_rows() const {
-    if (outer.ndim == 0) return true;
+    if (outer.ndim == 0 || outer.in_strides[0] == 0) return true;  // (only repeated kept dims)
     const int64_t inner = outer.in_strides[0] < 0 ? -outer.in_strides[0] : outer.in_strides[0];
     return reduce_stride <= inner;
   }

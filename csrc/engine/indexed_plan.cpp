@@ -6,6 +6,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -69,9 +70,14 @@ IndexedPass plan_pass(const at::Tensor& in, int64_t dim) {
     if (in.size(d) != 1) kept.push_back({in.size(d), in.stride(d), out_stride});
     out_stride *= in.size(d);
   }
-  // Innermost in memory first; ties (stride 0) keep the output's order.
-  std::stable_sort(kept.begin(), kept.end(),
-                   [](const KeptDim& a, const KeptDim& b) { return a.in_stride < b.in_stride; });
+  // Innermost in memory first; repeated (stride 0) dims outermost, so that
+  // an expanded kept dim does not make the reduced dim look outer to it
+  // (columns read along their rows, one element a thread: [1650, 16] of
+  // strides (1, 0) over dim 0 ran at 0.44x of torch.argmax, H200).
+  const auto key = [](const KeptDim& d) {
+    return d.in_stride == 0 ? std::numeric_limits<int64_t>::max() : d.in_stride;
+  };
+  std::stable_sort(kept.begin(), kept.end(), [&](const KeptDim& a, const KeptDim& b) { return key(a) < key(b); });
   std::vector<KeptDim> merged;
   for (const KeptDim& k : kept) {
     if (!merged.empty()) {

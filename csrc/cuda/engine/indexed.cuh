@@ -60,11 +60,15 @@ struct IndexedPolicy {
   static constexpr int64_t kBlockRowsMinLoads = 256;
   static constexpr int64_t kBlockRowsMaxPerSm = 32;
   // Passes of fewer elements are not split across blocks (a finish launch
-  // costs more than the blocks gain).
+  // costs more than the blocks gain), unless a row thread would walk more
+  // than 4 rounds of its rows ([1, 3642, 3] over dim 1: one block, 17.3 us
+  // against torch's 4.9, H200).
   static constexpr int64_t kSplitMinElements = int64_t(1) << 16;
   // Loads a lane of a group takes at least: each halving of the group
-  // costs a shuffle round of the 16-byte state.
+  // costs a shuffle round of the 16-byte state. In passes under
+  // kLatencyBoundBytes, one: their time is rounds of loads, not shuffles.
   static constexpr int64_t kGroupLoadsPerLane = 4;
+  static constexpr int64_t kLatencyBoundBytes = int64_t(1) << 20;
   // Rows a columns thread walks at least.
   static constexpr int64_t kColumnRowsPerThread = 8;
   // Blocks a multiprocessor that a split pass aims for.
@@ -418,7 +422,8 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
       return;
     }
     // A group of lanes a row, each with kGroupLoadsPerLane loads or more.
-    const int group = pow2_at_most(ceil_div64(R, width) / P::kGroupLoadsPerLane, 32);
+    const int64_t per_lane = p.n_out * R * int64_t(sizeof(in_t)) < P::kLatencyBoundBytes ? 1 : P::kGroupLoadsPerLane;
+    const int group = pow2_at_most(ceil_div64(R, width) / per_lane, 32);
     const int64_t rows_per_block = P::kGroupThreads / group;
     const int64_t blocks = std::min<int64_t>(ceil_div64(p.n_out, rows_per_block), int64_t(1) << 30);
     if (vec) {
@@ -460,7 +465,8 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
   }
   const int64_t blocks_x = ceil_div64(units, cols);
   int64_t split = 1;
-  if (blocks_x < sms * P::kSplitBlocksPerSm && R * p.n_out >= P::kSplitMinElements)
+  if (blocks_x < sms * P::kSplitBlocksPerSm &&
+      (R * p.n_out >= P::kSplitMinElements || R > int64_t(rows) * P::kColumnRowsPerThread * 4))
     split = std::min(ceil_div64(sms * P::kSplitBlocksPerSm, blocks_x),
                      std::max<int64_t>(1, R / (rows * P::kColumnRowsPerThread)));
   split = std::min<int64_t>(split, 65535);
