@@ -1,8 +1,11 @@
 // argmax, argmin, max.dim and min.dim on the CUDA key: the engine's indexed
 // pass (engine/indexed_plan.h), whose kernels (engine/indexed.cuh) are
 // compiled per dtype group in instances/indexed_*.cu.
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
+
+#include <vector>
 
 #include "../engine/indexed_ops.h"
 #include "../engine/indexed_plan.h"
@@ -11,13 +14,56 @@
 namespace gpureduce {
 namespace {
 
-void run_indexed_cuda(const IndexedPass& p, const at::Tensor& in, const at::Tensor* values, const at::Tensor& indices,
-                      Extreme extreme) {
+void run_kernels(const IndexedPass& p, const at::Tensor& in, const at::Tensor* values, const at::Tensor& indices,
+                 Extreme extreme) {
   with_indexed_type(in.scalar_type(), [&](auto tag) {
     using in_t = typename decltype(tag)::type;
     cuda::run_indexed_pass_cuda<in_t>(p, in.const_data_ptr(), values != nullptr ? values->data_ptr() : nullptr,
                                       indices.data_ptr<int64_t>(), extreme);
   });
+}
+
+// Outputs from which a columns pass with scattered outputs is staged: below,
+// the copy's launch costs more than the stores it saves.
+constexpr int64_t kStageScatteredMinOutputs = int64_t(1) << 16;
+
+// Runs pass p into indices and values (contiguous, p's out_strides), or,
+// where the pass reads columns whose neighbours are not neighbours in the
+// output (a channels_last input over its H: neighbouring threads take
+// neighbouring channels, a row of the output apart), into scratch in the
+// pass's own order, then one copy: the kernels' scattered 8-byte stores
+// had run the pass at 40% of torch's speed ([11326, 128, 7, 7]
+// channels_last float16 over dim 2, H100, NOTES.md). (The sum-like passes'
+// with_staged_output, run_pass.h, for this pass's geometry.)
+void run_indexed_cuda(const IndexedPass& p, const at::Tensor& in, const at::Tensor* values, const at::Tensor& indices,
+                      Extreme extreme) {
+  const bool staged = !p.along_rows() && p.outer.ndim > 1 && p.outer.out_strides[0] != 1 &&
+                      p.n_out >= kStageScatteredMinOutputs;
+  if (!staged) {
+    run_kernels(p, in, values, indices, extreme);
+    return;
+  }
+  IndexedPass q = p;
+  int64_t next = 1;
+  for (int d = 0; d < q.outer.ndim; ++d) {
+    q.outer.out_strides[d] = next;
+    next *= static_cast<int64_t>(q.outer.sizes[d].divisor);
+  }
+  const at::Tensor index_scratch = at::empty({p.n_out}, indices.options());
+  const at::Tensor value_scratch = values != nullptr ? at::empty({p.n_out}, values->options()) : at::Tensor();
+  run_kernels(q, in, values != nullptr ? &value_scratch : nullptr, index_scratch, extreme);
+  std::vector<int64_t> sizes, out_strides, scratch_strides;
+  for (int d = p.outer.ndim - 1; d >= 0; --d) {
+    sizes.push_back(static_cast<int64_t>(p.outer.sizes[d].divisor));
+    out_strides.push_back(p.outer.out_strides[d]);
+    scratch_strides.push_back(q.outer.out_strides[d]);
+  }
+  indices.as_strided(sizes, out_strides, indices.storage_offset())
+      .copy_(index_scratch.as_strided(sizes, scratch_strides));
+  if (values != nullptr) {
+    values->as_strided(sizes, out_strides, values->storage_offset())
+        .copy_(value_scratch.as_strided(sizes, scratch_strides));
+  }
 }
 
 const IndexedKernels& indexed_kernels() {

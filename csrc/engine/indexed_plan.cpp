@@ -50,10 +50,6 @@ void check_out_dtype(const at::Tensor& out, at::ScalarType expected) {
               c10::scalarTypeToTypeMeta(expected).name(), ", but got ", out.dtype().name(), " instead");
 }
 
-// Outputs from which a columns pass with scattered outputs is staged
-// (run_pass): below, the copy's launch costs more than the stores it saves.
-constexpr int64_t kStageScatteredMinOutputs = int64_t(1) << 16;
-
 struct KeptDim {
   int64_t size, in_stride, out_stride;
 };
@@ -101,44 +97,6 @@ IndexedPass plan_pass(const at::Tensor& in, int64_t dim) {
   return p;
 }
 
-// Runs pass p into indices and values (contiguous, p's out_strides), or,
-// where the pass reads columns whose neighbours are not neighbours in the
-// output (a channels_last input over its H: neighbouring threads take
-// neighbouring channels, a row of the output apart), into scratch in the
-// pass's own order, then one copy: the kernels' scattered 8-byte stores
-// had run the pass at 40% of torch's speed ([11326, 128, 7, 7]
-// channels_last float16 over dim 2, H100, NOTES.md).
-void run_pass(const IndexedPass& p, const at::Tensor& in, const at::Tensor* values, const at::Tensor& indices,
-              Extreme extreme, const IndexedKernels& kernels) {
-  const bool staged = !p.along_rows() && p.outer.ndim > 1 && p.outer.out_strides[0] != 1 &&
-                      p.n_out >= kStageScatteredMinOutputs;
-  if (!staged) {
-    kernels.run(p, in, values, indices, extreme);
-    return;
-  }
-  IndexedPass q = p;
-  int64_t next = 1;
-  for (int d = 0; d < q.outer.ndim; ++d) {
-    q.outer.out_strides[d] = next;
-    next *= static_cast<int64_t>(q.outer.sizes[d].divisor);
-  }
-  const at::Tensor index_scratch = at::empty({p.n_out}, indices.options());
-  const at::Tensor value_scratch = values != nullptr ? at::empty({p.n_out}, values->options()) : at::Tensor();
-  kernels.run(q, in, values != nullptr ? &value_scratch : nullptr, index_scratch, extreme);
-  std::vector<int64_t> sizes, out_strides, scratch_strides;
-  for (int d = p.outer.ndim - 1; d >= 0; --d) {
-    sizes.push_back(static_cast<int64_t>(p.outer.sizes[d].divisor));
-    out_strides.push_back(p.outer.out_strides[d]);
-    scratch_strides.push_back(q.outer.out_strides[d]);
-  }
-  indices.as_strided(sizes, out_strides, indices.storage_offset())
-      .copy_(index_scratch.as_strided(sizes, scratch_strides));
-  if (values != nullptr) {
-    values->as_strided(sizes, out_strides, values->storage_offset())
-        .copy_(value_scratch.as_strided(sizes, scratch_strides));
-  }
-}
-
 // Reduces `dim` of `in` (wrapped, non-empty) into the contiguous `indices`
 // and, unless null, `values`, of the kept dims' shape (with or without the
 // reduced dim of size 1: the same memory).
@@ -151,7 +109,7 @@ void run_indexed(const at::Tensor& in, int64_t dim, const at::Tensor* values, co
     if (values != nullptr) values->copy_(in.select(dim, 0).reshape(values->sizes()));
     return;
   }
-  run_pass(plan_pass(in, dim), in, values, indices, extreme, kernels);
+  kernels.run(plan_pass(in, dim), in, values, indices, extreme);
 }
 
 // Whether a result may be written by the kernels directly: contiguous and

@@ -124,16 +124,13 @@ inline constexpr char kMinAllName[] = "min";
 // torch.max(input) and torch.min(input) (aten's max, min): amax's and
 // amin's kernels over every dim, after torch's checks (an empty input
 // raises, as it has no dim to name). `Kernel` names the kernel in dtype
-// errors ("max_all"); torch's CPU kernels refuse the wide unsigned types.
+// errors ("max_all").
 template <const OpSpec& (*Spec)(), const char* Name, const char* Kernel, class Guard = NoGuard>
 struct ExtremumAllEntries {
   static at::Tensor all(const at::Tensor& input) {
     const Guard guard(input.device());
-    const at::ScalarType t = input.scalar_type();
-    TORCH_CHECK_NOT_IMPLEMENTED(!(input.is_cpu() && (t == at::kUInt16 || t == at::kUInt32)), "\"", Kernel,
-                                "\" not implemented for '", c10::toString(t), "'");
     check_extremum_args(input, {}, nullptr, Name, Kernel);
-    return reduce_dim_with(input, at::IntArrayRef{}, false, t, Spec());
+    return reduce_dim_with(input, at::IntArrayRef{}, false, input.scalar_type(), Spec());
   }
 };
 

@@ -178,7 +178,7 @@ void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at:
   const bool wide_unsigned = t == at::kUInt16 || t == at::kUInt32 || t == at::kUInt64;
   const bool supported = (at::isIntegralType(t, /*includeBool=*/true) && !wide_unsigned) || t == at::kFloat ||
                          t == at::kDouble || t == at::kHalf || t == at::kBFloat16 ||
-                         (wide_unsigned && t != at::kUInt64 && !is_cpu_kernel(kernel_name));
+                         (wide_unsigned && t != at::kUInt64 && !input.is_cpu());
   TORCH_CHECK_NOT_IMPLEMENTED(supported, "\"", kernel_name, "\" not implemented for '", c10::toString(t), "'");
 }
 

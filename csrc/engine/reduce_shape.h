@@ -51,7 +51,7 @@ void check_nansum_args(const at::Tensor& input, std::optional<at::ScalarType> dt
 // (`name`: "amax" or "amin"): out='s dtype must be the input's; an empty
 // input must name its reduced dims, none of size 0 (IndexError); complex,
 // uint64 and, on the CPU, uint16 and uint32 inputs raise NotImplementedError
-// naming `kernel_name` ("max_values_cpu"). On CUDA, uint16 and uint32 are
+// naming `kernel_name` ("max_values_cpu", "max_all"). On CUDA, uint16 and uint32 are
 // reduced as int64 (exact) and cast back; uint64 would not be, and is refused.
 void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at::Tensor* out, const char* name,
                          const char* kernel_name);

@@ -10,10 +10,10 @@
 //   columns  a reduced dim outer to a kept one: neighbouring threads take
 //            neighbouring outputs and walk the reduced dim together, split
 //            across blocks where the outputs are few.
-// Each thread keeps kUnroll states, one per load in flight, each fed
-// positions in increasing order (the walk's reduce), and merges them with
-// combine, whose choice does not depend on order: the bits are the same
-// for every launch configuration.
+// Each thread reads batches of kUnroll loads in increasing position and
+// folds each as a whole (fold_batch); threads' states merge with combine,
+// whose choice does not depend on order: the bits are the same for every
+// launch configuration.
 #pragma once
 
 #include <c10/cuda/CUDAStream.h>
@@ -116,16 +116,33 @@ __device__ __forceinline__ void store_indexed(const IndexedArgs<in_t>& a, int64_
   a.indices[out_off] = s.index;
 }
 
-// The slot (u * W + k) of a batch's first element equal to m, or its first
-// NaN where it holds one (`nan`), among the live loads: a chain of selects
-// from the last slot back, with no dependence between the compares, where
-// folding the batch element by element was a chain of W * U reduces (the
-// first batch of every thread takes this path).
-template <class Op, typename acc_t, int U, int W, typename in_t>
-__device__ __forceinline__ int first_slot(const in_t (&raw)[U][W], const bool (&live)[U], acc_t m, bool nan,
-                                          acc_t& value) {
+// Folds a batch of loads (raw[u][k], u < U the loads, live[u] those made)
+// into s, whose positions all come before the batch's: the batch's extreme
+// first (pick: no index, no NaN test but a flag), and only where that may
+// replace s (or the batch holds a NaN), its first element equal to it (or
+// its first NaN), found by a chain of selects from the last slot back with
+// no dependence between the compares; position(slot) names the slot u * W +
+// k's position. Folded element by element, the first batch of every thread
+// (which always replaces the empty state) was a chain of W * U reduces.
+template <class Op, int U, int W, typename in_t, class Position>
+__device__ __forceinline__ void fold_batch(const in_t (&raw)[U][W], const bool (&live)[U], typename Op::state& s,
+                                           Position position) {
+  using acc_t = decltype(Op::identity().value);
+  acc_t m = static_cast<acc_t>(raw[0][0]);
+  bool nan = false;
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    if (!live[u]) continue;
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+      const acc_t v = static_cast<acc_t>(raw[u][k]);
+      m = Op::pick(m, v);
+      nan |= Op::is_nan(v);
+    }
+  }
+  if (!(s.index < 0 || (nan ? s.value == s.value : Op::beats(m, s.value)))) return;
   int slot = 0;
-  value = static_cast<acc_t>(raw[0][0]);
+  acc_t value = static_cast<acc_t>(raw[0][0]);
 #pragma unroll
   for (int q = U * W - 1; q >= 0; --q) {
     const int u = q / W, k = q % W;
@@ -134,15 +151,13 @@ __device__ __forceinline__ int first_slot(const in_t (&raw)[U][W], const bool (&
     slot = hit ? q : slot;
     value = hit ? x : value;
   }
-  return slot;
+  s = {value, position(slot)};
 }
 
 // Positions [b, e) of a row of row_len at p, by threads t, t + step, ...,
-// in batches of kUnroll loads issued together (the last one predicated).
-// A batch's extreme is taken first (pick: no index, no NaN test but a
-// flag); only a batch that may replace the state (or holds a NaN) is walked
-// again element by element for its first index, which on data in no order
-// is a few batches a thread. V > 1: the row is dense (stride 1) and read in
+// in batches of kUnroll loads issued together (the last one predicated),
+// each folded by fold_batch (on data in no order, few batches a thread can
+// win after its first). V > 1: the row is dense (stride 1) and read in
 // vectors of V from its first V-aligned element: its head before that,
 // and its tail after the last whole vector, an element a load; chunks (b, e
 // multiples of V but for the row's end) own the vectors that start in them,
@@ -173,23 +188,7 @@ __device__ __forceinline__ typename Op::state walk_row(const in_t* p, int64_t st
         live[u] = j + u * int64_t(step) < je;
         if (live[u]) load_vec<V>(body + (j + u * int64_t(step)) * V, raw[u]);
       }
-      acc_t m = static_cast<acc_t>(raw[0][0]);
-      bool nan = false;
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        if (!live[u]) continue;
-#pragma unroll
-        for (int k = 0; k < V; ++k) {
-          const acc_t v = static_cast<acc_t>(raw[u][k]);
-          m = Op::pick(m, v);
-          nan |= Op::is_nan(v);
-        }
-      }
-      if (s.index < 0 || (nan ? s.value == s.value : Op::beats(m, s.value))) {
-        acc_t value;
-        const int slot = first_slot<Op>(raw, live, m, nan, value);
-        s = {value, head + (j + (slot / V) * int64_t(step)) * V + slot % V};
-      }
+      fold_batch<Op>(raw, live, s, [&](int slot) { return head + (j + (slot / V) * int64_t(step)) * V + slot % V; });
     }
     if (e == row_len) {
       for (int64_t i = head + n_vec * V + t; i < row_len; i += step) s = Op::reduce(s, static_cast<acc_t>(p[i]), i);
@@ -203,19 +202,7 @@ __device__ __forceinline__ typename Op::state walk_row(const in_t* p, int64_t st
         live[u] = i + u * int64_t(step) < e;
         if (live[u]) raw[u][0] = p[(i + u * int64_t(step)) * stride];
       }
-      acc_t m = static_cast<acc_t>(raw[0][0]);
-      bool nan = false;
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        if (!live[u]) continue;
-        m = Op::pick(m, static_cast<acc_t>(raw[u][0]));
-        nan |= Op::is_nan(static_cast<acc_t>(raw[u][0]));
-      }
-      if (s.index < 0 || (nan ? s.value == s.value : Op::beats(m, s.value))) {
-        acc_t value;
-        const int slot = first_slot<Op>(raw, live, m, nan, value);
-        s = {value, i + slot * int64_t(step)};
-      }
+      fold_batch<Op>(raw, live, s, [&](int slot) { return i + slot * int64_t(step); });
     }
   }
   return s;
@@ -287,7 +274,6 @@ __global__ void __launch_bounds__(IndexedPolicy::kColumnThreads) indexed_columns
 // neighbours in the output too (out stride 1).
 template <class Op, typename in_t, int CV>
 __global__ void __launch_bounds__(IndexedPolicy::kColumnThreads) indexed_columns_vec(IndexedArgs<in_t> a) {
-  using acc_t = arg_acc_t<in_t>;
   using S = typename Op::state;
   constexpr int U = IndexedPolicy::kUnroll;
   __shared__ S merged[IndexedPolicy::kColumnThreads];
@@ -312,22 +298,10 @@ __global__ void __launch_bounds__(IndexedPolicy::kColumnThreads) indexed_columns
       }
 #pragma unroll
       for (int c = 0; c < CV; ++c) {
-        acc_t m = static_cast<acc_t>(raw[0][c]);
-        bool nan = false;
+        in_t column[U][1];
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          if (!live[u]) continue;
-          m = Op::pick(m, static_cast<acc_t>(raw[u][c]));
-          nan |= Op::is_nan(static_cast<acc_t>(raw[u][c]));
-        }
-        if (s[c].index < 0 || (nan ? s[c].value == s[c].value : Op::beats(m, s[c].value))) {
-          in_t column[U][1];
-#pragma unroll
-          for (int u = 0; u < U; ++u) column[u][0] = raw[u][c];
-          acc_t value;
-          const int slot = first_slot<Op>(column, live, m, nan, value);
-          s[c] = {value, i + slot * int64_t(step)};
-        }
+        for (int u = 0; u < U; ++u) column[u][0] = raw[u][c];
+        fold_batch<Op>(column, live, s[c], [&](int slot) { return i + slot * int64_t(step); });
       }
     }
   }
