@@ -34,6 +34,7 @@ struct ValueIndex {
 template <typename acc_t, bool kMax>
 struct ArgExtremumOp {
   using state = ValueIndex<acc_t>;
+  static constexpr bool kLargest = kMax;
 
   C10_HOST_DEVICE static state identity() { return {acc_t{}, -1}; }
 

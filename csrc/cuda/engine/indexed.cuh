@@ -11,15 +11,23 @@
 //            neighbouring outputs and walk the reduced dim together, split
 //            across blocks where the outputs are few.
 // Each thread reads batches of kUnroll loads in increasing position and
-// folds each as a whole (fold_batch); threads' states merge with combine,
+// folds each as a whole: its extreme first, its index looked for only where
+// it can win (fold_batch), or, along dense rows, once after the walk in the
+// thread's best batch (walk_row); threads' states merge with combine,
 // whose choice does not depend on order: the bits are the same for every
 // launch configuration.
 #pragma once
 
 #include <c10/cuda/CUDAStream.h>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "../../engine/indexed_ops.h"
 #include "../../engine/indexed_pass.h"
@@ -154,16 +162,124 @@ __device__ __forceinline__ void fold_batch(const in_t (&raw)[U][W], const bool (
   s = {value, position(slot)};
 }
 
+// Element k of a 16-byte load of in_t, in the type it is compared in.
+template <typename in_t>
+__device__ __forceinline__ arg_acc_t<in_t> vector_element(const uint4& w, int k) {
+  in_t x;
+  memcpy(&x, reinterpret_cast<const char*>(&w) + k * sizeof(in_t), sizeof(in_t));
+  return static_cast<arg_acc_t<in_t>>(x);
+}
+
+// Two 32-bit words of in_t elements, lane by lane, the larger (kMax) or
+// smaller of each pair of lanes, a NaN kept: one instruction for a float
+// (max.NaN), a pair of 16-bit floats (__hmax2_nan), a pair of int16
+// (__vmaxs2) or four bytes (__vmaxs4, bool as unsigned bytes).
+template <bool kMax, typename in_t>
+__device__ __forceinline__ unsigned pick_lanes(unsigned a, unsigned b) {
+  if constexpr (std::is_same_v<in_t, float>) {
+    float r;
+    if constexpr (kMax) {
+      asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(__uint_as_float(a)), "f"(__uint_as_float(b)));
+    } else {
+      asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(__uint_as_float(a)), "f"(__uint_as_float(b)));
+    }
+    return __float_as_uint(r);
+  } else if constexpr (std::is_same_v<in_t, c10::Half> || std::is_same_v<in_t, c10::BFloat16>) {
+    using pair_t = std::conditional_t<std::is_same_v<in_t, c10::Half>, __half2, __nv_bfloat162>;
+    pair_t x, y;
+    memcpy(&x, &a, 4);
+    memcpy(&y, &b, 4);
+    const pair_t r = kMax ? __hmax2_nan(x, y) : __hmin2_nan(x, y);
+    unsigned out;
+    memcpy(&out, &r, 4);
+    return out;
+  } else if constexpr (sizeof(in_t) == 1 && std::is_signed_v<in_t>) {
+    return kMax ? __vmaxs4(a, b) : __vmins4(a, b);
+  } else if constexpr (sizeof(in_t) == 1) {
+    return kMax ? __vmaxu4(a, b) : __vminu4(a, b);
+  } else if constexpr (sizeof(in_t) == 2) {
+    return kMax ? __vmaxs2(a, b) : __vmins2(a, b);
+  } else {
+    static_assert(std::is_same_v<in_t, int32_t>, "32-bit lanes of float, 16-bit floats, int16, bytes or int32");
+    const int x = static_cast<int>(a), y = static_cast<int>(b);
+    return static_cast<unsigned>(kMax ? max(x, y) : min(x, y));
+  }
+}
+
+// The extreme of a batch of U 16-byte loads, NaN where any element is NaN.
+// Types under 8 bytes fold the loads' words lane by lane (pick_lanes), then
+// a word's lanes. An element at a time, each with its NaN test, 16-bit
+// full argmax ran at 2533-2595 GB/s and int8 at 1573 (H200, session 39);
+// lane by lane, 3556-3659 and 3350 (session 40, NOTES.md).
+template <class Op, typename in_t, int U>
+__device__ __forceinline__ arg_acc_t<in_t> batch_extreme(const uint4 (&w)[U]) {
+  using acc_t = arg_acc_t<in_t>;
+  constexpr bool kMax = Op::kLargest;
+  if constexpr (sizeof(in_t) == 8) {
+    acc_t m = vector_element<in_t>(w[0], 0);
+    bool nan = Op::is_nan(m);
+#pragma unroll
+    for (int q = 1; q < 2 * U; ++q) {
+      const acc_t x = vector_element<in_t>(w[q / 2], q % 2);
+      m = Op::pick(m, x);
+      nan |= Op::is_nan(x);
+    }
+    return nan ? std::numeric_limits<acc_t>::quiet_NaN() : m;
+  } else {
+    unsigned x = w[0].x, y = w[0].y, z = w[0].z, v = w[0].w;
+#pragma unroll
+    for (int u = 1; u < U; ++u) {
+      x = pick_lanes<kMax, in_t>(x, w[u].x);
+      y = pick_lanes<kMax, in_t>(y, w[u].y);
+      z = pick_lanes<kMax, in_t>(z, w[u].z);
+      v = pick_lanes<kMax, in_t>(v, w[u].w);
+    }
+    unsigned m = pick_lanes<kMax, in_t>(pick_lanes<kMax, in_t>(x, y), pick_lanes<kMax, in_t>(z, v));
+    // The word's lanes into its lowest.
+    if constexpr (sizeof(in_t) <= 2) m = pick_lanes<kMax, in_t>(m, m >> 16);
+    if constexpr (sizeof(in_t) == 1) m = pick_lanes<kMax, in_t>(m, m >> 8);
+    const uint4 low{m, 0, 0, 0};
+    return vector_element<in_t>(low, 0);
+  }
+}
+
+// The state of the batch of U loads at position(slot) whose extreme is m:
+// its first element equal to m (its first NaN where m is NaN), found by a
+// chain of selects from the last slot back, no compare waiting on another.
+template <class Op, typename in_t, int U, class Position>
+__device__ __forceinline__ typename Op::state find_in_batch(const uint4 (&w)[U], arg_acc_t<in_t> m, Position position) {
+  using acc_t = arg_acc_t<in_t>;
+  constexpr int V = indexed_vector<in_t>();
+  const bool nan = Op::is_nan(m);
+  int slot = 0;
+  acc_t value = vector_element<in_t>(w[0], 0);
+#pragma unroll
+  for (int q = U * V - 1; q >= 0; --q) {
+    const acc_t x = vector_element<in_t>(w[q / V], q % V);
+    const bool hit = nan ? Op::is_nan(x) : x == m;
+    slot = hit ? q : slot;
+    value = hit ? x : value;
+  }
+  return {value, position(slot)};
+}
+
 // Positions [b, e) of a row of row_len at p, by threads t, t + step, ...,
-// in batches of kUnroll loads issued together (the last one predicated),
-// each folded by fold_batch (on data in no order, few batches a thread can
-// win after its first). V > 1: the row is dense (stride 1) and read in
-// vectors of V from its first V-aligned element: its head before that,
-// and its tail after the last whole vector, an element a load; chunks (b, e
-// multiples of V but for the row's end) own the vectors that start in them,
-// the first chunk the head and the last the tail. V == 1: an element a load
-// at `stride`.
-template <class Op, typename in_t, int V>
+// in batches of kUnroll loads issued together, each folded by its extreme
+// first. V > 1: the row is dense (stride 1) and read in 16-byte vectors
+// from its first V-aligned element: its head before that, and its tail
+// after the last whole vector, an element a load; chunks (b, e multiples of
+// V but for the row's end) own the vectors that start in them, the first
+// chunk the head and the last the tail. A thread keeps its best batch's
+// extreme and start, and looks for the index once, in that batch read
+// again (find_in_batch), after its walk: looked for in every batch that
+// could win, the warp took that path in most batches of a long walk (any
+// of its lanes' running best still rising), and the loop, with its
+// addresses, was 155 instructions a batch of 16 floats where it is now 44
+// (full float32 argmax 3835 -> 3994 GB/s, H200). The edges are folded in
+// increasing position by reduce, the body's state joins them by combine
+// (whose choice does not depend on order). V == 1: an element a load at
+// `stride`, folded by fold_batch.
+template <class Op, typename in_t, int V, bool kEarlyEdges = false>
 __device__ __forceinline__ typename Op::state walk_row(const in_t* p, int64_t stride, int64_t b, int64_t e,
                                                        int64_t row_len, int t, int step) {
   using acc_t = arg_acc_t<in_t>;
@@ -176,22 +292,68 @@ __device__ __forceinline__ typename Op::state walk_row(const in_t* p, int64_t st
     const int64_t n_vec = (row_len - head) / V;
     const int64_t jb = std::min(b / V, n_vec);
     const int64_t je = e == row_len ? n_vec : std::min(e / V, n_vec);
-    const in_t* body = p + head;
-    if (b == 0) {
-      for (int64_t i = t; i < head; i += step) s = Op::reduce(s, static_cast<acc_t>(p[i]), i);
-    }
-    for (int64_t j = jb + t; j < je; j += U * int64_t(step)) {
-      in_t raw[U][V];
-      bool live[U];
+    const uint4* body = reinterpret_cast<const uint4*>(p + head);
+    // The chunk's edges (the row's head where it is the first, its tail
+    // where the last), edge k at position edge_pos(k): a round of their
+    // loads issued before the body's, so that a short row's walk waits on
+    // one round of memory, not three (head, body, tail one after another);
+    // kEarlyEdges, the groups kernel's (a block's long chunk does not wait
+    // on its edges, and their registers cost it a block a multiprocessor).
+    const int64_t tail0 = head + n_vec * V;
+    const int64_t n_head = b == 0 ? head : 0;
+    const int64_t n_edge = n_head + (e == row_len ? row_len - tail0 : 0);
+    const auto edge_pos = [&](int64_t k) { return k < n_head ? k : tail0 + (k - n_head); };
+    constexpr int kEdgeLoads = kEarlyEdges ? U : 0;
+    acc_t edge[kEdgeLoads > 0 ? kEdgeLoads : 1];
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        live[u] = j + u * int64_t(step) < je;
-        if (live[u]) load_vec<V>(body + (j + u * int64_t(step)) * V, raw[u]);
-      }
-      fold_batch<Op>(raw, live, s, [&](int slot) { return head + (j + (slot / V) * int64_t(step)) * V + slot % V; });
+    for (int u = 0; u < kEdgeLoads; ++u) {
+      const int64_t k = t + u * int64_t(step);
+      edge[u] = k < n_edge ? static_cast<acc_t>(p[edge_pos(k)]) : acc_t{};
     }
-    if (e == row_len) {
-      for (int64_t i = head + n_vec * V + t; i < row_len; i += step) s = Op::reduce(s, static_cast<acc_t>(p[i]), i);
+    const int64_t pitch = step;
+    acc_t best{};
+    int64_t best_j = -1;
+    int64_t j = jb + t;
+    // Whole batches, every load made.
+    for (; j + (U - 1) * pitch < je; j += U * pitch) {
+      uint4 w[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) w[u] = body[j + u * pitch];
+      const acc_t m = batch_extreme<Op, in_t>(w);
+      const bool win = best_j < 0 || Op::beats(m, best);
+      best = win ? m : best;
+      best_j = win ? j : best_j;
+    }
+    // The last batch, its missing loads standing in as copies of its first
+    // (neither its extreme nor its first occurrence changes).
+    const auto load_batch = [&](int64_t j0, uint4(&w)[U]) {
+      w[0] = body[j0];
+#pragma unroll
+      for (int u = 1; u < U; ++u) w[u] = j0 + u * pitch < je ? body[j0 + u * pitch] : w[0];
+    };
+    if (j < je) {
+      uint4 w[U];
+      load_batch(j, w);
+      const acc_t m = batch_extreme<Op, in_t>(w);
+      if (best_j < 0 || Op::beats(m, best)) {
+        best = m;
+        best_j = j;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kEdgeLoads; ++u) {
+      const int64_t k = t + u * int64_t(step);
+      if (k < n_edge) s = Op::reduce(s, edge[u], edge_pos(k));
+    }
+    for (int64_t k = t + kEdgeLoads * int64_t(step); k < n_edge; k += step) {
+      s = Op::reduce(s, static_cast<acc_t>(p[edge_pos(k)]), edge_pos(k));
+    }
+    if (best_j >= 0) {
+      uint4 w[U];
+      load_batch(best_j, w);
+      s = Op::combine(s, find_in_batch<Op, in_t>(w, best, [&](int slot) {
+                        return head + (best_j + (slot / V) * pitch) * V + slot % V;
+                      }));
     }
   } else {
     for (int64_t i = b + t; i < e; i += U * int64_t(step)) {
@@ -221,7 +383,7 @@ __global__ void __launch_bounds__(IndexedPolicy::kGroupThreads) indexed_rows_gro
     if (o < a.n_out) {
       int64_t in_off = 0, out_off = 0;
       a.outer.offsets(o, in_off, out_off);
-      s = walk_row<Op, in_t, V>(a.in + in_off, a.reduce_stride, 0, a.n_reduce, a.n_reduce, lane, group);
+      s = walk_row<Op, in_t, V, true>(a.in + in_off, a.reduce_stride, 0, a.n_reduce, a.n_reduce, lane, group);
     }
     s = group_reduce<Op>(s, group);
     if (o < a.n_out && lane == 0) store_indexed<Op>(a, o, o, s, false);
@@ -330,20 +492,27 @@ __global__ void __launch_bounds__(IndexedPolicy::kColumnThreads) indexed_columns
   }
 }
 
-// The split passes' second launch: a warp per output merges its `split`
-// states.
+// The split passes' second launch: a group of `group` lanes (a power of two
+// up to the block's 256) per output merges its `split` states, a few a
+// lane. A warp an output, whatever the split, made the finish of [23, 16,
+// 128, 128] float32 over dim 2 (47104 outputs of two partials each) most of
+// its 31 us (torch.argmax 14.9), and that of a full int8 argmax (528
+// partials, 17 a lane, each load waiting on the one before) 11 us of its
+// 90 (H200, session 40).
 template <class Op, typename in_t>
-__global__ void __launch_bounds__(256) indexed_finish(IndexedArgs<in_t> a) {
+__global__ void __launch_bounds__(256) indexed_finish(IndexedArgs<in_t> a, int group) {
   using S = typename Op::state;
   wait_for_prior_grid();
-  const int64_t o = int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  if (o >= a.n_out) return;  // whole warps: blockDim.x is a multiple of 32
-  const S* parts = reinterpret_cast<const S*>(a.partials) + o * a.split;
+  const int64_t o = int64_t(blockIdx.x) * (blockDim.x / group) + threadIdx.x / group;
+  const int lane = threadIdx.x % group;
   S s = Op::identity();
-  for (int64_t k = lane; k < a.split; k += 32) s = Op::combine(s, parts[k]);
-  s = group_reduce<Op>(s, 32);
-  if (lane == 0) store_indexed<Op>(a, o, o, s, false);
+  if (o < a.n_out) {
+    const S* parts = reinterpret_cast<const S*>(a.partials) + o * a.split;
+    for (int64_t k = lane; k < a.split; k += group) s = Op::combine(s, parts[k]);
+  }
+  // Every thread of the block takes part; a group over a warp is the block.
+  s = group > 32 ? block_reduce<Op>(s) : group_reduce<Op>(s, group);
+  if (o < a.n_out && lane == 0) store_indexed<Op>(a, o, o, s, false);
 }
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -368,9 +537,12 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
   c10::DataPtr workspace;
   const auto finish = [&] {
     if (a.split == 1) return;
-    const int64_t per_block = 256 / 32;
-    launch_kernel(&indexed_finish<Op, in_t>, dim3(static_cast<unsigned>(ceil_div64(p.n_out, per_block))), dim3(256),
-                  stream, true, a);
+    // Lanes an output: 2 states a lane or more, a block's 256 at most.
+    const int group = pow2_at_most(a.split / 2, 256);
+    const int threads = group > 32 ? group : 256;
+    const int64_t per_block = threads / group;
+    launch_kernel(&indexed_finish<Op, in_t>, dim3(static_cast<unsigned>(ceil_div64(p.n_out, per_block))),
+                  dim3(threads), stream, true, a, group);
   };
   if (p.along_rows()) {
     // Dense rows in vectors (from each row's first aligned element), rows of
