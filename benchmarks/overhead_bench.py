@@ -1,6 +1,7 @@
 """Per-call cost of gpureduce.sum against torch.sum on small tensors: full and
 dim sums, keepdim, dtype=, requires_grad, and the drop-in mode (patch() and
-replace_torch_sum()), on the CPU and, where there is one, the GPU. Each form
+replace_torch_sum()), on the CPU and, where there is one, the GPU; and of
+the reduction family's ops (a full and a dim form each) against torch's. Each form
 is timed as a loop of calls in one process, ours and torch's loops
 alternating repeat by repeat, so that a slow spell of a shared machine
 falls on both (minimum of repeats, in µs per call; on CUDA the loop is synchronised at its
@@ -74,6 +75,24 @@ def forms(x: torch.Tensor, xg: torch.Tensor):
     ]
 
 
+def family_forms(x: torch.Tensor):
+    """(label, ours, torch's) for the family's ops: every element, and along
+    dim 1."""
+    ops = [("nansum", reduce_op.nansum, torch.nansum), ("mean", reduce_op.mean, torch.mean),
+           ("prod", reduce_op.prod, torch.prod), ("amax", reduce_op.amax, torch.amax),
+           ("max", reduce_op.max, torch.max), ("argmax", reduce_op.argmax, torch.argmax),
+           ("var", reduce_op.var, torch.var), ("vector_norm", reduce_op.vector_norm, torch.linalg.vector_norm)]
+    out = []
+    for name, ours, theirs in ops:
+        out.append((f"{name}(x)", lambda o=ours: o(x), lambda t=theirs: t(x)))
+        if name == "vector_norm":
+            out.append((f"{name}(x, 2, 1)", lambda o=ours: o(x, 2, 1), lambda t=theirs: t(x, 2, 1)))
+        else:
+            out.append((f"{name}(x, 1)", lambda o=ours: o(x, 1), lambda t=theirs: t(x, 1)))
+    out.append(("logsumexp(x, 1)", lambda: reduce_op.logsumexp(x, 1), lambda: torch.logsumexp(x, 1)))
+    return out
+
+
 def dropin_forms(x: torch.Tensor):
     return [("x.sum()", lambda: x.sum()), ("x.sum(0)", lambda: x.sum(0)),
             ("torch.sum(x, 1, keepdim=True)", lambda: torch.sum(x, 1, keepdim=True))]
@@ -105,6 +124,11 @@ def run_device(device: str, numels: List[int], calls: int, repeats: int) -> List
             a, b = paired_us(ours, theirs, device, calls, repeats)
             rows.append({"device": device, "numel": numel, "form": label, "gpureduce_us": a, "torch_us": b,
                          "ratio": a / b})
+        for label, ours, theirs in family_forms(x):
+            ours(), theirs()
+            a, b = paired_us(ours, theirs, device, calls, repeats)
+            rows.append({"device": device, "numel": numel, "form": label, "gpureduce_us": a, "torch_us": b,
+                         "ratio": a / b, "family": True})
         for mode in ("patch", "replace_torch_sum"):
             for label, call in dropin_forms(x):
                 # The same call inside the drop-in (ours) and outside it (torch's own).
@@ -140,15 +164,19 @@ def main(argv=None) -> int:
         meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "torch": torch.__version__,
                 "device": device, "name": name, "threads": args.threads, "calls": args.calls,
                 "repeats": args.repeats, "python": platform.python_version()}
-        direct = [r["ratio"] for r in rows if ":" not in r["form"]]
-        summary = {"geomean_ratio": geomean([r["ratio"] for r in rows]), "max_ratio": max(r["ratio"] for r in rows),
-                   "geomean_ratio_direct_calls": geomean(direct), "max_ratio_direct_calls": max(direct)}
+        sums = [r for r in rows if not r.get("family")]
+        direct = [r["ratio"] for r in sums if ":" not in r["form"]]
+        family = [r["ratio"] for r in rows if r.get("family")]
+        summary = {"geomean_ratio": geomean([r["ratio"] for r in sums]), "max_ratio": max(r["ratio"] for r in sums),
+                   "geomean_ratio_direct_calls": geomean(direct), "max_ratio_direct_calls": max(direct),
+                   "geomean_ratio_family": geomean(family), "max_ratio_family": max(family)}
         path = os.path.join(args.out_dir, f"overhead_{name}.json")
         with open(path, "w") as f:
             json.dump({"meta": meta, "summary": summary, "rows": rows}, f, indent=1)
         print(f"{device} ({name}), torch {torch.__version__}, {args.threads} thread(s): ours/torch per call, "
               f"geomean {summary['geomean_ratio']:.2f}, max {summary['max_ratio']:.2f}; reduce_op.sum calls alone: "
-              f"geomean {summary['geomean_ratio_direct_calls']:.2f}, max {summary['max_ratio_direct_calls']:.2f}")
+              f"geomean {summary['geomean_ratio_direct_calls']:.2f}, max {summary['max_ratio_direct_calls']:.2f}; "
+              f"the family's ops: geomean {summary['geomean_ratio_family']:.2f}, max {summary['max_ratio_family']:.2f}")
         for r in rows:
             print(f"  {r['numel']:>6}  {r['form']:44s} {r['gpureduce_us']:7.2f} vs {r['torch_us']:7.2f} us  {r['ratio']:.2f}x")
         print(f"  -> {path}")

@@ -66,7 +66,11 @@ _check_torch_version()
 torch.ops.load_library(library_path())
 
 from . import _args, _calls, _fast  # noqa: E402
+from ._calls import fast_path_open as _fast_path_open  # noqa: E402
 from ._dropin import patch, replace_torch_reductions, replace_torch_sum, unpatch  # noqa: E402
+
+# max.dim's and min.dim's results through reduce_op._fast, as torch's.
+_fast.set_return_types(torch.return_types.max, torch.return_types.min)
 
 DimArg = Optional[Union[int, Sequence[int]]]
 
@@ -129,6 +133,10 @@ def nansum(
     torch. Runs on CPU, CUDA and meta tensors."""
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
     if out is None:
+        if _fast_path_open(input):
+            r = _fast.nansum(input, dims, keepdim, dtype)
+            if r is not NotImplemented:
+                return r
         return torch.ops.gpureduce.nansum(input, dims, keepdim, dtype=dtype)
     torch.ops.gpureduce.nansum.out(input, dims, keepdim, dtype=dtype, out=out)
     return out
@@ -149,7 +157,12 @@ def mean(
     Runs on CPU, CUDA and meta tensors."""
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
     if out is None:
-        if dims is None and not keepdim:
+        whole = dims is None and not keepdim
+        if _fast_path_open(input):
+            r = _fast.mean_all(input, dtype) if whole else _fast.mean_dims(input, dims, keepdim, dtype)
+            if r is not NotImplemented:
+                return r
+        if whole:
             return torch.ops.gpureduce.mean(input, dtype=dtype)
         return torch.ops.gpureduce.mean.dim(input, dims, keepdim, dtype=dtype)
     torch.ops.gpureduce.mean.out(input, dims, keepdim, dtype=dtype, out=out)
@@ -171,7 +184,15 @@ def prod(
     if dim is None:
         if keepdim:
             raise TypeError("prod(): keepdim=True needs a dim, as torch.prod's overloads do")
+        if _fast_path_open(input):
+            r = _fast.prod_all(input, dtype)
+            if r is not NotImplemented:
+                return r
         return torch.ops.gpureduce.prod(input, dtype=dtype)
+    if _fast_path_open(input):
+        r = _fast.prod_dim(input, dim, keepdim, dtype)
+        if r is not NotImplemented:
+            return r
     return torch.ops.gpureduce.prod.dim_int(input, dim, keepdim, dtype=dtype)
 
 
@@ -186,6 +207,10 @@ def amax(
     default), in the input's dtype; NaN where the slice holds a NaN. Its
     gradient is split evenly among the elements equal to the result, as
     torch's is."""
+    if out is None and _fast_path_open(input):
+        r = _fast.amax(input, dim, keepdim)
+        if r is not NotImplemented:
+            return r
     return _extremum(torch.ops.gpureduce.amax, input, dim, keepdim, out)
 
 
@@ -199,6 +224,10 @@ def amin(
     """Mirrors ``torch.amin``: the smallest element over ``dim`` (all dims by
     default), in the input's dtype; NaN where the slice holds a NaN. Its
     gradient is split evenly among the elements equal to the result."""
+    if out is None and _fast_path_open(input):
+        r = _fast.amin(input, dim, keepdim)
+        if r is not NotImplemented:
+            return r
     return _extremum(torch.ops.gpureduce.amin, input, dim, keepdim, out)
 
 
@@ -239,6 +268,11 @@ def max(  # noqa: A001 - mirrors torch.max on purpose
     gradient goes to the element each index names; of every element, it is
     split evenly among the ties. (torch.max(input, other), the elementwise
     maximum, is not a reduction and is not here.)"""
+    if out is None and _fast_path_open(input):
+        r = _fast.max_dim(input, dim, keepdim) if dim is not None else (
+            _fast.max_all(input) if not keepdim else NotImplemented)
+        if r is not NotImplemented:
+            return r
     return _with_indices("max", input, dim, keepdim, out)
 
 
@@ -251,13 +285,24 @@ def min(  # noqa: A001 - mirrors torch.min on purpose
 ) -> Any:
     """Mirrors torch.min's reductions: as :func:`max`, for the smallest
     element."""
+    if out is None and _fast_path_open(input):
+        r = _fast.min_dim(input, dim, keepdim) if dim is not None else (
+            _fast.min_all(input) if not keepdim else NotImplemented)
+        if r is not NotImplemented:
+            return r
     return _with_indices("min", input, dim, keepdim, out)
 
 
-def _arg(op: Any, input: torch.Tensor, dim: Optional[int], keepdim: bool, out: Optional[torch.Tensor]) -> torch.Tensor:
+def _arg(op: Any, fast_call: Any, input: torch.Tensor, dim: Optional[int], keepdim: bool,
+         out: Optional[torch.Tensor]) -> torch.Tensor:
+    """argmax's or argmin's operator (`op`; `fast_call` its _fast binding)."""
     if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
         dim = operator.index(dim)
     if out is None:
+        if _fast_path_open(input):
+            r = fast_call(input, dim, keepdim)
+            if r is not NotImplemented:
+                return r
         return op(input, dim, keepdim)
     op.out(input, dim, keepdim, out=out)
     return out
@@ -274,7 +319,7 @@ def argmax(
     of each slice's largest element along ``dim`` (of its first NaN where
     it holds one); with ``dim=None``, the index into the flattened input.
     Bool and complex inputs raise, as in torch."""
-    return _arg(torch.ops.gpureduce.argmax, input, dim, keepdim, out)
+    return _arg(torch.ops.gpureduce.argmax, _fast.argmax, input, dim, keepdim, out)
 
 
 def argmin(
@@ -285,7 +330,7 @@ def argmin(
     out: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """Mirrors ``torch.argmin``: as :func:`argmax`, for the smallest element."""
-    return _arg(torch.ops.gpureduce.argmin, input, dim, keepdim, out)
+    return _arg(torch.ops.gpureduce.argmin, _fast.argmin, input, dim, keepdim, out)
 
 
 def logsumexp(
@@ -303,6 +348,10 @@ def logsumexp(
     each slice times the incoming gradient, as torch's is."""
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
     if out is None:
+        if _fast_path_open(input):
+            r = _fast.logsumexp(input, dims, keepdim)
+            if r is not NotImplemented:
+                return r
         return torch.ops.gpureduce.logsumexp(input, dims, keepdim)
     torch.ops.gpureduce.logsumexp.out(input, dims, keepdim, out=out)
     return out
@@ -354,6 +403,10 @@ def _spread(name: str, input: torch.Tensor, dim: Any, unbiased: Optional[bool], 
     dims, c = _correction(name, input, dim, unbiased, correction)
     op = getattr(torch.ops.gpureduce, name)
     if out is None:
+        if _fast_path_open(input):
+            r = getattr(_fast, name)(input, dims, c, keepdim)
+            if r is not NotImplemented:
+                return r
         return op.correction(input, dims, correction=c, keepdim=keepdim)
     op.correction_out(input, dims, correction=c, keepdim=keepdim, out=out)
     return out
@@ -434,12 +487,18 @@ def vector_norm(
     1, 2 and inf read the input once (a complex input's order 2 included);
     the others, and complex inputs' other orders, go through an
     elementwise op of torch's first. Its gradient is torch's formula."""
-    if isinstance(ord, torch.Tensor) and ord.dim() == 0:
+    if type(ord) is int or type(ord) is float:
+        pass  # the common forms, before the slower checks below
+    elif isinstance(ord, torch.Tensor) and ord.dim() == 0:
         ord = ord.item()  # torch takes a 0-d tensor as a Number
     elif not isinstance(ord, numbers.Number):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(ord).__name__}")
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
     if out is None:
+        if _fast_path_open(x):
+            r = _fast.vector_norm(x, ord, dims, keepdim, dtype)
+            if r is not NotImplemented:
+                return r
         return torch.ops.gpureduce.linalg_vector_norm(x, ord, dims, keepdim, dtype=dtype)
     torch.ops.gpureduce.linalg_vector_norm.out(x, ord, dims, keepdim, dtype=dtype, out=out)
     return out

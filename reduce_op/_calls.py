@@ -1,11 +1,12 @@
-"""The sum operator's overloads, called the cheapest way that keeps what
+"""The operators' overloads, called the cheapest way that keeps what
 torch.ops gives: through the typed bindings of reduce_op._fast (about
-torch.sum's own cost per call), or through torch.ops where it has something
+torch's own cost per call), or through torch.ops where it has something
 to add: a __torch_function__ override or mode, or torch.compile tracing.
-reduce_op.sum and the drop-in mode both call here."""
+reduce_op.sum and the drop-in mode call call_sum; the other ops ask
+fast_path_open."""
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Union
+from typing import Any, List, Optional, Sequence, Union
 
 import torch
 
@@ -17,6 +18,16 @@ _SUM_DIMS = torch.ops.gpureduce.sum.dim_IntList
 _SUM_OUT = torch.ops.gpureduce.sum.IntList_out
 _has_torch_function = torch._C._has_torch_function_unary
 _is_compiling = torch.compiler.is_compiling
+
+
+def fast_path_open(x: Any) -> bool:
+    """Whether an op may call its overload through reduce_op._fast's typed
+    handles rather than torch.ops: not while torch.compile traces (it traces
+    torch.ops) and not for an input with a __torch_function__ override or
+    under a mode (which must see the call). reduce_op's other ops ask this
+    before their _fast call, which returns NotImplemented for a form it
+    does not take."""
+    return not _has_torch_function(x) and not _is_compiling()
 
 
 def call_sum(x: torch.Tensor, dims: Optional[Union[List[int], Sequence[int]]], keepdim: bool,

@@ -41,7 +41,7 @@ def test_random_bench_quick(op, tmp_path):
 
 
 def test_overhead_bench_quick(tmp_path):
-    # Every call form, the drop-in modes' included, timed on both sides.
+    # Every call form, the drop-in modes' and the family's included, timed on both sides.
     r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "overhead_bench.py"), "--devices", "cpu",
                         "--numel", "10", "--calls", "50", "--repeats", "2", "--out-dir", str(tmp_path)],
                        capture_output=True, text=True, timeout=600)
@@ -49,7 +49,10 @@ def test_overhead_bench_quick(tmp_path):
     [name] = [f for f in os.listdir(tmp_path) if f.startswith("overhead_") and f.endswith(".json")]
     data = json.load(open(tmp_path / name))
     forms = [row["form"] for row in data["rows"]]
-    assert len(forms) == 13 and len(set(forms)) == 13
+    # sum's 13 forms and the family's 17 (a full and a dim form of eight ops, and logsumexp's)
+    assert len(forms) == 30 and len(set(forms)) == 30
+    assert sum(bool(row.get("family")) for row in data["rows"]) == 17
+    assert {"geomean_ratio_family", "max_ratio_family"} <= set(data["summary"])
     assert sum(f.startswith("patch: ") for f in forms) == 3 and sum(f.startswith("replace_torch_sum: ") for f in forms) == 3
     for row in data["rows"]:
         assert row["gpureduce_us"] > 0 and row["torch_us"] > 0

@@ -170,3 +170,87 @@ assert sum("gpureduce.sum" in t for t in targets) == 3, targets
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+# The family's ops call their overloads through reduce_op._fast too
+# (_calls.fast_path_open): (name, our call, torch's call) on a [3, 4, 5]
+# float64 input, every form the Python functions pass to a typed binding.
+_FAMILY = [
+    ("nansum", lambda m, x: m.nansum(x), lambda x: torch.nansum(x)),
+    ("nansum", lambda m, x: m.nansum(x, (0, 2), True, dtype=torch.float32),
+     lambda x: torch.nansum(x, (0, 2), True, dtype=torch.float32)),
+    ("mean", lambda m, x: m.mean(x), lambda x: torch.mean(x)),
+    ("mean", lambda m, x: m.mean(x, 1, True), lambda x: torch.mean(x, 1, True)),
+    ("prod", lambda m, x: m.prod(x), lambda x: torch.prod(x)),
+    ("prod", lambda m, x: m.prod(x, 2, dtype=torch.float32), lambda x: torch.prod(x, 2, dtype=torch.float32)),
+    ("amax", lambda m, x: m.amax(x), lambda x: torch.amax(x)),
+    ("amin", lambda m, x: m.amin(x, (1, 2)), lambda x: torch.amin(x, (1, 2))),
+    ("max", lambda m, x: m.max(x), lambda x: torch.max(x)),
+    ("min", lambda m, x: m.min(x), lambda x: torch.min(x)),
+    ("max", lambda m, x: m.max(x, 1, True), lambda x: torch.max(x, 1, True)),
+    ("min", lambda m, x: m.min(x, -1), lambda x: torch.min(x, -1)),
+    ("argmax", lambda m, x: m.argmax(x), lambda x: torch.argmax(x)),
+    ("argmin", lambda m, x: m.argmin(x, 0, keepdim=True), lambda x: torch.argmin(x, 0, keepdim=True)),
+    ("logsumexp", lambda m, x: m.logsumexp(x, 1), lambda x: torch.logsumexp(x, 1)),
+    ("var", lambda m, x: m.var(x, 1, correction=0), lambda x: torch.var(x, 1, correction=0)),
+    ("std", lambda m, x: m.std(x), lambda x: torch.std(x)),
+    ("var_mean", lambda m, x: m.var_mean(x, (0, 1), keepdim=True), lambda x: torch.var_mean(x, (0, 1), keepdim=True)),
+    ("std_mean", lambda m, x: m.std_mean(x, 2, correction=2.5), lambda x: torch.std_mean(x, 2, correction=2.5)),
+    ("linalg_vector_norm", lambda m, x: m.vector_norm(x, 3.0, (0, 2)), lambda x: torch.linalg.vector_norm(x, 3.0, (0, 2))),
+    ("linalg_vector_norm", lambda m, x: m.vector_norm(x, 1, dtype=torch.float64),
+     lambda x: torch.linalg.vector_norm(x, 1, dtype=torch.float64)),
+]
+
+
+def _parts(r):
+    return list(r) if isinstance(r, tuple) else [r]
+
+
+@pytest.mark.parametrize("case", range(len(_FAMILY)), ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(_FAMILY)])
+def test_family_bindings_keep_what_torch_ops_gives(case):
+    name, ours, theirs = _FAMILY[case]
+    x = torch.randn(3, 4, 5, dtype=torch.float64)
+    x.view(-1)[7] = x.view(-1)[8]  # a tie for the indexed ops
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        got = ours(reduce_op, x)
+    # the profiler records the operator
+    assert f"gpureduce::{name}" in [e.name for e in prof.events()], name
+    # torch's result, of torch's type (torch.return_types for max.dim)
+    ref = theirs(x)
+    assert type(got) is type(ref), (type(got), type(ref))
+    for g, r in zip(_parts(got), _parts(ref)):
+        assert g.shape == r.shape and g.dtype == r.dtype
+        torch.testing.assert_close(g, r)
+    # under a mode, the call goes through torch.ops and the mode sees it
+    with _Seen() as mode:
+        seen = ours(reduce_op, x)
+    assert any(f"gpureduce.{name}" in str(f) for f in mode.funcs), mode.funcs
+    for g, s in zip(_parts(got), _parts(seen)):
+        assert torch.equal(g, s)
+    # autograd records its node where torch's op has a gradient
+    xg = x.clone().requires_grad_()
+    out = _parts(ours(reduce_op, xg))[0]
+    if out.dtype.is_floating_point:
+        assert out.grad_fn is not None and "Gpureduce" in out.grad_fn.name(), out.grad_fn.name()
+
+
+def test_family_bindings_leave_other_forms_to_torch_ops():
+    from reduce_op import _fast
+
+    x = torch.randn(3, 4)
+    # forms the typed bindings do not take: NotImplemented, no error set
+    assert _fast.amax(x, None, False) is NotImplemented  # amax's dim is not optional
+    assert _fast.argmax(x, 1.5, False) is NotImplemented
+    assert _fast.argmax(x, 1, 1) is NotImplemented  # keepdim not a bool
+    assert _fast.nansum([1.0], None, False, None) is NotImplemented
+    assert _fast.var(x, [0], "1", False) is NotImplemented
+    assert _fast.vector_norm(x, None, None, False, None) is NotImplemented
+    assert _fast.mean_all(x, float) is NotImplemented  # a Python type for a dtype
+    # and the functions give torch's error type for them
+    for ours, theirs in [(lambda: reduce_op.argmax(x, 1.5), lambda: torch.argmax(x, 1.5)),
+                         (lambda: reduce_op.amax(x, 5), lambda: torch.amax(x, 5)),
+                         (lambda: reduce_op.max(x, 2), lambda: torch.max(x, 2))]:
+        with pytest.raises(Exception) as expected:
+            theirs()
+        with pytest.raises(expected.type):
+            ours()

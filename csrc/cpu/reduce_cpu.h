@@ -415,8 +415,11 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes_walked(const in
 // of kChains vectors, then the rest.
 // Inlined: a call per leaf (stack realignment for the vectors, vzeroupper)
 // was a tenth of the time of rows of 34 int64.
-// Contiguous leaves of at least this many inputs go through leaf_blocks.
+// Contiguous leaves of at least this many inputs go through leaf_blocks,
+// and leaves of any stride of at least kMinShortBlockLeaf (a short block
+// of vector exps for logsumexp, where reduce takes an exp an input).
 constexpr int64_t kMinBlockLeaf = 16;
+constexpr int64_t kMinShortBlockLeaf = 4;
 
 // A leaf of an op that folds blocks (Op::kCpuBlock): blocks of
 // inputs widened to the op's value type and folded by reduce_block, the
@@ -440,8 +443,18 @@ __attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p,
     const int64_t r = n - i;
     for (int64_t k = 0; k < r; ++k) x[k] = widen_one(p[(i + k) * stride]);
     if constexpr (Op::kPadsLastBlock) {
-      for (int64_t k = r; k < B; ++k) x[k] = Op::block_pad();
-      acc = Op::combine(acc, Op::reduce_block(x));
+      // A short block padded to kCpuShortBlock, not to B: rows of 10
+      // float32, walked an exp at a time by reduce, took 4.3x
+      // torch.logsumexp's time, 2.1x in this block ([1000, 10], one
+      // thread; NOTES.md, session 40).
+      constexpr int S = Op::kCpuShortBlock;
+      if (r <= S) {
+        for (int64_t k = r; k < S; ++k) x[k] = Op::block_pad();
+        acc = Op::combine(acc, Op::template reduce_block<S>(x));
+      } else {
+        for (int64_t k = r; k < B; ++k) x[k] = Op::block_pad();
+        acc = Op::combine(acc, Op::reduce_block(x));
+      }
     } else {
       acc = Op::combine(acc, Op::reduce_block(x, static_cast<int>(r)));
     }
@@ -458,7 +471,8 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, 
     // and short ones too: its short block is a two-pass state of values in
     // registers, where Welford's update an input left 1.4e-13 of relative
     // error on five float64 inputs near 1e4 (torch's: none).
-    if (!L::op::kPadsLastBlock || (stride == 1 && n >= kMinBlockLeaf)) return leaf_blocks<L>(p, n, stride);
+    if (!L::op::kPadsLastBlock || (stride == 1 && n >= kMinBlockLeaf) || n >= kMinShortBlockLeaf)
+      return leaf_blocks<L>(p, n, stride);
   }
   // Narrower lanes only where a leaf fills their chains at least once:
   // a row of 100 int8 compared in lanes of 32 (three vectors and a masked

@@ -19,6 +19,9 @@
 
 #include <atomic>
 #include <optional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
 namespace {
 
@@ -343,6 +346,289 @@ PyObject* exit_block(PyObject* /*self*/, PyObject* /*unused*/) {
 
 PyObject* in_block(PyObject* /*self*/, PyObject* /*unused*/) { return PyBool_FromLong(t_blocks > 0); }
 
+// ---- The family's overloads (reduce_op/__init__.py) ----
+//
+// reduce_op's other ops are Python functions that put their arguments in
+// the operator's forms and call an overload. Where torch.ops would add
+// nothing (reduce_op._calls.fast_path_open: no torch.compile tracing, no
+// __torch_function__ override or mode), they call it here, through its
+// typed handle; a form these functions do not take returns NotImplemented
+// and the caller goes through torch.ops, which raises torch's error for it.
+// Through torch.ops, amax of 1000 float32 elements cost 2.0x torch.amax's
+// time and argmax 1.35x (CPU, one thread; NOTES.md, session 40).
+
+template <class Sig, const char* kName, const char* kOverload>
+c10::TypedOperatorHandle<Sig>& typed_op() {
+  static auto op = c10::Dispatcher::singleton().findSchemaOrThrow(kName, kOverload).typed<Sig>();
+  return op;
+}
+
+// The operator's call f() with the GIL released on large inputs (as
+// call_sum).
+template <class F>
+auto call_without_gil(const at::Tensor& x, F&& f) {
+  GilReleased no_gil(x.numel() >= kReleaseGilElements);
+  return f();
+}
+
+// Strict readers of the forms the Python functions pass: each says whether
+// o is one, with no Python error left set.
+bool read_tensor(PyObject* o, const at::Tensor** x) {
+  if (!THPVariable_Check(o)) return false;
+  *x = &THPVariable_Unpack(o);
+  return true;
+}
+bool read_bool(PyObject* o, bool* b) {
+  if (o != Py_True && o != Py_False) return false;
+  *b = o == Py_True;
+  return true;
+}
+bool read_int(PyObject* o, int64_t* v) {
+  const Parsed p = plain_int(o, v);
+  if (p == Parsed::kError) PyErr_Clear();
+  return p == Parsed::kTaken;
+}
+bool read_optional_int(PyObject* o, std::optional<int64_t>* v) {
+  if (o == Py_None) return true;
+  int64_t i;
+  if (!read_int(o, &i)) return false;
+  *v = i;
+  return true;
+}
+bool read_dims(PyObject* o, std::optional<DimList>* dims) {
+  const Parsed p = parse_dims(o, dims);
+  if (p == Parsed::kError) PyErr_Clear();
+  return p == Parsed::kTaken;
+}
+bool read_dtype(PyObject* o, std::optional<at::ScalarType>* dtype) { return parse_dtype(o, dtype) == Parsed::kTaken; }
+// A Python int within int64 or a float (not a bool); None where `none_ok`.
+bool read_scalar(PyObject* o, std::optional<at::Scalar>* v, bool none_ok) {
+  if (o == Py_None) return none_ok;
+  if (PyFloat_CheckExact(o)) {
+    *v = at::Scalar(PyFloat_AS_DOUBLE(o));
+    return true;
+  }
+  int64_t i;
+  if (!read_int(o, &i)) return false;
+  *v = at::Scalar(i);
+  return true;
+}
+
+at::OptionalIntArrayRef optional_dims(const std::optional<DimList>& dims) {
+  return dims.has_value() ? at::OptionalIntArrayRef(at::IntArrayRef(*dims)) : at::OptionalIntArrayRef(std::nullopt);
+}
+
+PyObject* not_taken() { Py_RETURN_NOTIMPLEMENTED; }
+
+constexpr char kAmax[] = "gpureduce::amax";
+constexpr char kAmin[] = "gpureduce::amin";
+constexpr char kLogsumexp[] = "gpureduce::logsumexp";
+constexpr char kNansum[] = "gpureduce::nansum";
+constexpr char kMean[] = "gpureduce::mean";
+constexpr char kProd[] = "gpureduce::prod";
+constexpr char kMax[] = "gpureduce::max";
+constexpr char kMin[] = "gpureduce::min";
+constexpr char kArgmax[] = "gpureduce::argmax";
+constexpr char kArgmin[] = "gpureduce::argmin";
+constexpr char kVar[] = "gpureduce::var";
+constexpr char kStd[] = "gpureduce::std";
+constexpr char kVarMean[] = "gpureduce::var_mean";
+constexpr char kStdMean[] = "gpureduce::std_mean";
+constexpr char kVectorNorm[] = "gpureduce::linalg_vector_norm";
+constexpr char kDefault[] = "";
+constexpr char kDim[] = "dim";
+constexpr char kDimInt[] = "dim_int";
+constexpr char kCorrection[] = "correction";
+
+// (input, dims, keepdim) of an `int[1] dim` schema: amax, amin, logsumexp.
+template <const char* kName>
+PyObject* dims_call(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
+  HANDLE_TH_ERRORS
+  using Sig = at::Tensor(const at::Tensor&, at::IntArrayRef, bool);
+  const at::Tensor* x;
+  std::optional<DimList> dims;
+  bool keepdim;
+  if (argc != 3 || !read_tensor(argv[0], &x) || !read_dims(argv[1], &dims) || !dims.has_value() ||
+      !read_bool(argv[2], &keepdim))
+    return not_taken();
+  return THPVariable_Wrap(call_without_gil(*x, [&] {
+    return typed_op<Sig, kName, kDefault>().call(*x, at::IntArrayRef(*dims), keepdim);
+  }));
+  END_HANDLE_TH_ERRORS
+}
+
+// (input, dims or None, keepdim, dtype): nansum, mean.dim (sum's dim form).
+template <const char* kName, const char* kOverload>
+PyObject* dims_dtype_call(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
+  HANDLE_TH_ERRORS
+  const at::Tensor* x;
+  std::optional<DimList> dims;
+  bool keepdim;
+  std::optional<at::ScalarType> dtype;
+  if (argc != 4 || !read_tensor(argv[0], &x) || !read_dims(argv[1], &dims) || !read_bool(argv[2], &keepdim) ||
+      !read_dtype(argv[3], &dtype))
+    return not_taken();
+  return THPVariable_Wrap(call_without_gil(*x, [&] {
+    return typed_op<SumDims, kName, kOverload>().call(*x, optional_dims(dims), keepdim, dtype);
+  }));
+  END_HANDLE_TH_ERRORS
+}
+
+// (input, dtype): mean and prod of every element.
+template <const char* kName>
+PyObject* all_dtype_call(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
+  HANDLE_TH_ERRORS
+  const at::Tensor* x;
+  std::optional<at::ScalarType> dtype;
+  if (argc != 2 || !read_tensor(argv[0], &x) || !read_dtype(argv[1], &dtype)) return not_taken();
+  return THPVariable_Wrap(
+      call_without_gil(*x, [&] { return typed_op<SumAll, kName, kDefault>().call(*x, dtype); }));
+  END_HANDLE_TH_ERRORS
+}
+
+// (input, dim, keepdim, dtype): prod.dim_int.
+PyObject* prod_dim_call(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
+  HANDLE_TH_ERRORS
+  using Sig = at::Tensor(const at::Tensor&, int64_t, bool, std::optional<at::ScalarType>);
+  const at::Tensor* x;
+  int64_t dim;
+  bool keepdim;
+  std::optional<at::ScalarType> dtype;
+  if (argc != 4 || !read_tensor(argv[0], &x) || !read_int(argv[1], &dim) || !read_bool(argv[2], &keepdim) ||
+      !read_dtype(argv[3], &dtype))
+    return not_taken();
+  return THPVariable_Wrap(
+      call_without_gil(*x, [&] { return typed_op<Sig, kProd, kDimInt>().call(*x, dim, keepdim, dtype); }));
+  END_HANDLE_TH_ERRORS
+}
+
+// (input): max and min of every element.
+template <const char* kName>
+PyObject* all_call(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
+  HANDLE_TH_ERRORS
+  using Sig = at::Tensor(const at::Tensor&);
+  const at::Tensor* x;
+  if (argc != 1 || !read_tensor(argv[0], &x)) return not_taken();
+  return THPVariable_Wrap(call_without_gil(*x, [&] { return typed_op<Sig, kName, kDefault>().call(*x); }));
+  END_HANDLE_TH_ERRORS
+}
+
+// (input, dim or None, keepdim): argmax, argmin.
+template <const char* kName>
+PyObject* arg_call(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
+  HANDLE_TH_ERRORS
+  using Sig = at::Tensor(const at::Tensor&, std::optional<int64_t>, bool);
+  const at::Tensor* x;
+  std::optional<int64_t> dim;
+  bool keepdim;
+  if (argc != 3 || !read_tensor(argv[0], &x) || !read_optional_int(argv[1], &dim) || !read_bool(argv[2], &keepdim))
+    return not_taken();
+  return THPVariable_Wrap(
+      call_without_gil(*x, [&] { return typed_op<Sig, kName, kDefault>().call(*x, dim, keepdim); }));
+  END_HANDLE_TH_ERRORS
+}
+
+// torch.return_types.max and .min (set_return_types), whose instances
+// max.dim and min.dim return.
+PyTypeObject* g_max_type = nullptr;
+PyTypeObject* g_min_type = nullptr;
+
+// A (values, indices) pair as an instance of `type`, or a plain tuple.
+PyObject* wrap_pair(std::tuple<at::Tensor, at::Tensor> r, PyTypeObject* type) {
+  PyObject* out = type != nullptr ? PyStructSequence_New(type) : PyTuple_New(2);
+  if (out == nullptr) return nullptr;
+  PyObject* first = THPVariable_Wrap(std::move(std::get<0>(r)));
+  PyObject* second = THPVariable_Wrap(std::move(std::get<1>(r)));
+  if (first == nullptr || second == nullptr) {
+    Py_XDECREF(first);
+    Py_XDECREF(second);
+    Py_DECREF(out);
+    return nullptr;
+  }
+  if (type != nullptr) {
+    PyStructSequence_SetItem(out, 0, first);
+    PyStructSequence_SetItem(out, 1, second);
+  } else {
+    PyTuple_SET_ITEM(out, 0, first);
+    PyTuple_SET_ITEM(out, 1, second);
+  }
+  return out;
+}
+
+// (input, dim, keepdim): max.dim and min.dim, as torch.return_types.
+template <const char* kName>
+PyObject* extreme_dim_call(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
+  HANDLE_TH_ERRORS
+  using Sig = std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, int64_t, bool);
+  PyTypeObject* type = kName == kMax ? g_max_type : g_min_type;
+  const at::Tensor* x;
+  int64_t dim;
+  bool keepdim;
+  if (type == nullptr || argc != 3 || !read_tensor(argv[0], &x) || !read_int(argv[1], &dim) ||
+      !read_bool(argv[2], &keepdim))
+    return not_taken();
+  return wrap_pair(call_without_gil(*x, [&] { return typed_op<Sig, kName, kDim>().call(*x, dim, keepdim); }), type);
+  END_HANDLE_TH_ERRORS
+}
+
+// (input, dims or None, correction or None, keepdim): var, std (one
+// tensor) and var_mean, std_mean (a tuple) by their .correction overloads.
+template <const char* kName, class Result>
+PyObject* spread_call(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
+  HANDLE_TH_ERRORS
+  using Sig = Result(const at::Tensor&, at::OptionalIntArrayRef, const std::optional<at::Scalar>&, bool);
+  const at::Tensor* x;
+  std::optional<DimList> dims;
+  std::optional<at::Scalar> correction;
+  bool keepdim;
+  if (argc != 4 || !read_tensor(argv[0], &x) || !read_dims(argv[1], &dims) ||
+      !read_scalar(argv[2], &correction, true) || !read_bool(argv[3], &keepdim))
+    return not_taken();
+  auto r = call_without_gil(*x, [&] {
+    return typed_op<Sig, kName, kCorrection>().call(*x, optional_dims(dims), correction, keepdim);
+  });
+  if constexpr (std::is_same_v<Result, at::Tensor>) {
+    return THPVariable_Wrap(std::move(r));
+  } else {
+    return wrap_pair(std::move(r), nullptr);
+  }
+  END_HANDLE_TH_ERRORS
+}
+
+// (input, ord, dims or None, keepdim, dtype): linalg_vector_norm.
+PyObject* vector_norm_call(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
+  HANDLE_TH_ERRORS
+  using Sig = at::Tensor(const at::Tensor&, const at::Scalar&, at::OptionalIntArrayRef, bool,
+                         std::optional<at::ScalarType>);
+  const at::Tensor* x;
+  std::optional<at::Scalar> ord;
+  std::optional<DimList> dims;
+  bool keepdim;
+  std::optional<at::ScalarType> dtype;
+  if (argc != 5 || !read_tensor(argv[0], &x) || !read_scalar(argv[1], &ord, false) || !read_dims(argv[2], &dims) ||
+      !read_bool(argv[3], &keepdim) || !read_dtype(argv[4], &dtype))
+    return not_taken();
+  return THPVariable_Wrap(call_without_gil(*x, [&] {
+    return typed_op<Sig, kVectorNorm, kDefault>().call(*x, *ord, optional_dims(dims), keepdim, dtype);
+  }));
+  END_HANDLE_TH_ERRORS
+}
+
+// set_return_types(max, min): torch.return_types.max and .min.
+PyObject* set_return_types(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
+  if (argc != 2 || !PyType_Check(argv[0]) || !PyType_Check(argv[1])) {
+    PyErr_SetString(PyExc_TypeError, "set_return_types(max, min)");
+    return nullptr;
+  }
+  Py_INCREF(argv[0]);
+  Py_INCREF(argv[1]);
+  Py_XDECREF(reinterpret_cast<PyObject*>(g_max_type));
+  Py_XDECREF(reinterpret_cast<PyObject*>(g_min_type));
+  g_max_type = reinterpret_cast<PyTypeObject*>(argv[0]);
+  g_min_type = reinterpret_cast<PyTypeObject*>(argv[1]);
+  Py_RETURN_NONE;
+}
+
 template <auto F>
 PyCFunction fastcall() {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(F));
@@ -384,6 +670,38 @@ PyMethodDef methods[] = {
      "sum_dims(input, dims, keepdim, dtype): gpureduce::sum.dim_IntList"},
     {"dropin_sum", fastcall<&dropin_sum>(), METH_FASTCALL,
      "dropin_sum(args, kwargs): the result of a routed torch.sum call, or None (see fast_calls.cpp)"},
+    {"amax", fastcall<&dims_call<kAmax>>(), METH_FASTCALL, "amax(input, dims, keepdim): gpureduce::amax"},
+    {"amin", fastcall<&dims_call<kAmin>>(), METH_FASTCALL, "amin(input, dims, keepdim): gpureduce::amin"},
+    {"logsumexp", fastcall<&dims_call<kLogsumexp>>(), METH_FASTCALL,
+     "logsumexp(input, dims, keepdim): gpureduce::logsumexp"},
+    {"nansum", fastcall<&dims_dtype_call<kNansum, kDefault>>(), METH_FASTCALL,
+     "nansum(input, dims, keepdim, dtype): gpureduce::nansum"},
+    {"mean_dims", fastcall<&dims_dtype_call<kMean, kDim>>(), METH_FASTCALL,
+     "mean_dims(input, dims, keepdim, dtype): gpureduce::mean.dim"},
+    {"mean_all", fastcall<&all_dtype_call<kMean>>(), METH_FASTCALL, "mean_all(input, dtype): gpureduce::mean"},
+    {"prod_all", fastcall<&all_dtype_call<kProd>>(), METH_FASTCALL, "prod_all(input, dtype): gpureduce::prod"},
+    {"prod_dim", fastcall<&prod_dim_call>(), METH_FASTCALL,
+     "prod_dim(input, dim, keepdim, dtype): gpureduce::prod.dim_int"},
+    {"max_all", fastcall<&all_call<kMax>>(), METH_FASTCALL, "max_all(input): gpureduce::max"},
+    {"min_all", fastcall<&all_call<kMin>>(), METH_FASTCALL, "min_all(input): gpureduce::min"},
+    {"max_dim", fastcall<&extreme_dim_call<kMax>>(), METH_FASTCALL,
+     "max_dim(input, dim, keepdim): gpureduce::max.dim, as torch.return_types.max"},
+    {"min_dim", fastcall<&extreme_dim_call<kMin>>(), METH_FASTCALL,
+     "min_dim(input, dim, keepdim): gpureduce::min.dim, as torch.return_types.min"},
+    {"argmax", fastcall<&arg_call<kArgmax>>(), METH_FASTCALL, "argmax(input, dim, keepdim): gpureduce::argmax"},
+    {"argmin", fastcall<&arg_call<kArgmin>>(), METH_FASTCALL, "argmin(input, dim, keepdim): gpureduce::argmin"},
+    {"var", fastcall<&spread_call<kVar, at::Tensor>>(), METH_FASTCALL,
+     "var(input, dims, correction, keepdim): gpureduce::var.correction"},
+    {"std", fastcall<&spread_call<kStd, at::Tensor>>(), METH_FASTCALL,
+     "std(input, dims, correction, keepdim): gpureduce::std.correction"},
+    {"var_mean", fastcall<&spread_call<kVarMean, std::tuple<at::Tensor, at::Tensor>>>(), METH_FASTCALL,
+     "var_mean(input, dims, correction, keepdim): gpureduce::var_mean.correction"},
+    {"std_mean", fastcall<&spread_call<kStdMean, std::tuple<at::Tensor, at::Tensor>>>(), METH_FASTCALL,
+     "std_mean(input, dims, correction, keepdim): gpureduce::std_mean.correction"},
+    {"vector_norm", fastcall<&vector_norm_call>(), METH_FASTCALL,
+     "vector_norm(input, ord, dims, keepdim, dtype): gpureduce::linalg_vector_norm"},
+    {"set_return_types", fastcall<&set_return_types>(), METH_FASTCALL,
+     "set_return_types(max, min): torch.return_types.max and .min, for max_dim and min_dim"},
     {"set_patched", set_patched, METH_O, "set_patched(on): reduce_op.patch() in force or not"},
     {"enter_block", enter_block, METH_NOARGS, "a replace_torch_sum() block opens on this thread"},
     {"exit_block", exit_block, METH_NOARGS, "a replace_torch_sum() block closes on this thread"},
