@@ -415,17 +415,17 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes_walked(const in
 // of kChains vectors, then the rest.
 // Inlined: a call per leaf (stack realignment for the vectors, vzeroupper)
 // was a tenth of the time of rows of 34 int64.
-// Contiguous leaves of at least this many inputs go through leaf_blocks,
-// and leaves of any stride of at least kMinShortBlockLeaf (a short block
-// of vector exps for logsumexp, where reduce takes an exp an input).
-constexpr int64_t kMinBlockLeaf = 16;
-constexpr int64_t kMinShortBlockLeaf = 4;
+// Leaves of at least this many inputs (any stride) go through leaf_blocks:
+// for logsumexp a block of vector exps, where reduce takes an exp an input
+// (rows of 10 float32: 124 -> 31 us for 1000 of them, session 40).
+constexpr int64_t kMinBlockLeaf = 4;
 
 // A leaf of an op that folds blocks (Op::kCpuBlock): blocks of
 // inputs widened to the op's value type and folded by reduce_block, the
-// last one padded with Op::block_pad() (an input that changes no result:
-// logsumexp's -inf) or, for an op that pads none (kPadsLastBlock false:
-// var), handed over with its count, all into the first lane. A row of
+// rest in short blocks of Op::kCpuShortBlock padded with Op::block_pad()
+// (an input that changes no result: logsumexp's -inf) or, for an op that
+// pads none (kPadsLastBlock false: var), handed over with its count, all
+// into the first lane. A row of
 // 100 float32 with its last 36 folded one at a time took 1.4x torch's time.
 template <class L, typename in_t>
 __attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p, int64_t n, int64_t stride) {
@@ -440,22 +440,37 @@ __attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p,
     acc = Op::combine(acc, Op::reduce_block(x));
   }
   if (i < n) {
-    const int64_t r = n - i;
-    for (int64_t k = 0; k < r; ++k) x[k] = widen_one(p[(i + k) * stride]);
     if constexpr (Op::kPadsLastBlock) {
-      // A short block padded to kCpuShortBlock, not to B: rows of 10
-      // float32, walked an exp at a time by reduce, took 4.3x
-      // torch.logsumexp's time, 2.1x in this block ([1000, 10], one
-      // thread; NOTES.md, session 40).
-      constexpr int S = Op::kCpuShortBlock;
-      if (r <= S) {
-        for (int64_t k = r; k < S; ++k) x[k] = Op::block_pad();
-        acc = Op::combine(acc, Op::template reduce_block<S>(x));
+      // The rest in one block, padded, put together in registers: of
+      // kCpuShortBlock inputs where it fits, else of B. Written to the
+      // block's buffer an input at a time and read back as vectors (store
+      // forwarding fails for a vector load over scalar stores), the rest
+      // padded to B took rows of 10 float32 2.1x torch.logsumexp's time and
+      // rows of 17-20 2x; walked an exp at a time by reduce, rows of 10
+      // 4.3x; in short blocks only, rows of 40 1.2x ([1000, n], one thread;
+      // NOTES.md, session 40).
+      const int64_t q = n - i;
+      const auto in = [&](int64_t k) {
+        return k < q ? static_cast<float>(widen_one(p[(i + k) * stride])) : Op::block_pad();
+      };
+      const auto block = [&](auto vectors) {
+        constexpr int K = decltype(vectors)::value;
+        Float8 v[K];
+#pragma GCC unroll 8
+        for (int j = 0; j < K; ++j) {
+          const int64_t k = 8 * j;
+          v[j] = Float8{in(k), in(k + 1), in(k + 2), in(k + 3), in(k + 4), in(k + 5), in(k + 6), in(k + 7)};
+        }
+        acc = Op::combine(acc, Op::reduce_lanes(v));
+      };
+      if (q <= Op::kCpuShortBlock) {
+        block(std::integral_constant<int, Op::kCpuShortBlock / 8>{});
       } else {
-        for (int64_t k = r; k < B; ++k) x[k] = Op::block_pad();
-        acc = Op::combine(acc, Op::reduce_block(x));
+        block(std::integral_constant<int, B / 8>{});
       }
     } else {
+      const int64_t r = n - i;
+      for (int64_t k = 0; k < r; ++k) x[k] = widen_one(p[(i + k) * stride]);
       acc = Op::combine(acc, Op::reduce_block(x, static_cast<int>(r)));
     }
   }
@@ -471,8 +486,7 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, 
     // and short ones too: its short block is a two-pass state of values in
     // registers, where Welford's update an input left 1.4e-13 of relative
     // error on five float64 inputs near 1e4 (torch's: none).
-    if (!L::op::kPadsLastBlock || (stride == 1 && n >= kMinBlockLeaf) || n >= kMinShortBlockLeaf)
-      return leaf_blocks<L>(p, n, stride);
+    if (!L::op::kPadsLastBlock || n >= kMinBlockLeaf) return leaf_blocks<L>(p, n, stride);
   }
   // Narrower lanes only where a leaf fills their chains at least once:
   // a row of 100 int8 compared in lanes of 32 (three vectors and a masked

@@ -618,27 +618,32 @@ GPUREDUCE_UNROLL
   // -inf whatever the count.
   static acc_t block_pad() { return -std::numeric_limits<acc_t>::infinity(); }
 #if !defined(__CUDACC__)
-  // A short row's block: kCpuShortBlock inputs (reduce_block<kCpuShortBlock>).
+  // A short row's block: kCpuShortBlock inputs, in registers
+  // (reduce_lanes).
   static constexpr int kCpuShortBlock = 16;
-  template <int N = kCpuBlock>
   C10_ALWAYS_INLINE static state reduce_block(const acc_t* x) {
     static_assert(std::is_same_v<acc_t, float>, "float blocks only");
-    static_assert(N % 8 == 0 && N <= kCpuBlock, "blocks of whole Float8s");
-    Float8 lane = load_float8(x);
-    for (int i = 8; i < N; i += 8) {
-      const Float8 v = load_float8(x + i);
-      lane = v > lane ? v : lane;
-    }
+    Float8 v[kCpuBlock / 8];
+    for (int j = 0; j < kCpuBlock / 8; ++j) v[j] = load_float8(x + 8 * j);
+    return reduce_lanes(v);
+  }
+  // The block of K vectors v.
+  template <int K>
+  C10_ALWAYS_INLINE static state reduce_lanes(const Float8 (&v)[K]) {
+    Float8 lane = v[0];
+    for (int j = 1; j < K; ++j) lane = v[j] > lane ? v[j] : lane;
     acc_t m = lane[0];
     for (int k = 1; k < 8; ++k) m = lane[k] > m ? lane[k] : m;
     if (!(m - m == acc_t(0))) {  // infinite (NaN inputs were skipped by the max)
       state acc{m, acc_t(0)};
-      for (int i = 0; i < N; ++i) acc.scaled += scale(x[i], m);
+      for (int j = 0; j < K; ++j) {
+        for (int k = 0; k < 8; ++k) acc.scaled += scale(v[j][k], m);
+      }
       return acc;
     }
     const Float8 mv = Float8{} + m;
-    Float8 sum = exp_nonpositive(load_float8(x) - mv);
-    for (int i = 8; i < N; i += 8) sum += exp_nonpositive(load_float8(x + i) - mv);
+    Float8 sum = exp_nonpositive(v[0] - mv);
+    for (int j = 1; j < K; ++j) sum += exp_nonpositive(v[j] - mv);
     const acc_t s = ((sum[0] + sum[4]) + (sum[2] + sum[6])) + ((sum[1] + sum[5]) + (sum[3] + sum[7]));
     return {m, s};
   }
