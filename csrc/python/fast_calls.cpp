@@ -29,15 +29,16 @@ using SumAll = at::Tensor(const at::Tensor&, std::optional<at::ScalarType>);
 using SumDims = at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool, std::optional<at::ScalarType>);
 using DimList = c10::SmallVector<int64_t, 6>;
 
-c10::TypedOperatorHandle<SumAll>& sum_all_op() {
-  static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("gpureduce::sum", "").typed<SumAll>();
+// Overload kName.kOverload's typed handle, looked up once.
+template <class Sig, const char* kName, const char* kOverload>
+c10::TypedOperatorHandle<Sig>& typed_op() {
+  static auto op = c10::Dispatcher::singleton().findSchemaOrThrow(kName, kOverload).typed<Sig>();
   return op;
 }
 
-c10::TypedOperatorHandle<SumDims>& sum_dims_op() {
-  static auto op = c10::Dispatcher::singleton().findSchemaOrThrow("gpureduce::sum", "dim_IntList").typed<SumDims>();
-  return op;
-}
+constexpr char kSum[] = "gpureduce::sum";
+constexpr char kDefault[] = "";
+constexpr char kDimIntList[] = "dim_IntList";
 
 // The GIL released for the operator's call on inputs of kReleaseGilElements
 // or more, as torch's own bindings release it, so that other Python threads
@@ -63,10 +64,10 @@ class GilReleased {
 at::Tensor call_sum(const at::Tensor& x, const std::optional<DimList>& dims, bool keepdim,
                     std::optional<at::ScalarType> dtype) {
   GilReleased no_gil(x.numel() >= kReleaseGilElements);
-  if (!dims.has_value() && !keepdim) return sum_all_op().call(x, dtype);
+  if (!dims.has_value() && !keepdim) return typed_op<SumAll, kSum, kDefault>().call(x, dtype);
   const at::OptionalIntArrayRef dim_ref =
       dims.has_value() ? at::OptionalIntArrayRef(at::IntArrayRef(*dims)) : at::OptionalIntArrayRef(std::nullopt);
-  return sum_dims_op().call(x, dim_ref, keepdim, dtype);
+  return typed_op<SumDims, kSum, kDimIntList>().call(x, dim_ref, keepdim, dtype);
 }
 
 // How an argument parsed: as a form taken here, as another form (the
@@ -357,12 +358,6 @@ PyObject* in_block(PyObject* /*self*/, PyObject* /*unused*/) { return PyBool_Fro
 // Through torch.ops, amax of 1000 float32 elements cost 2.0x torch.amax's
 // time and argmax 1.35x (CPU, one thread; NOTES.md, session 40).
 
-template <class Sig, const char* kName, const char* kOverload>
-c10::TypedOperatorHandle<Sig>& typed_op() {
-  static auto op = c10::Dispatcher::singleton().findSchemaOrThrow(kName, kOverload).typed<Sig>();
-  return op;
-}
-
 // The operator's call f() with the GIL released on large inputs (as
 // call_sum).
 template <class F>
@@ -435,7 +430,6 @@ constexpr char kStd[] = "gpureduce::std";
 constexpr char kVarMean[] = "gpureduce::var_mean";
 constexpr char kStdMean[] = "gpureduce::std_mean";
 constexpr char kVectorNorm[] = "gpureduce::linalg_vector_norm";
-constexpr char kDefault[] = "";
 constexpr char kDim[] = "dim";
 constexpr char kDimInt[] = "dim_int";
 constexpr char kCorrection[] = "correction";
