@@ -13,7 +13,7 @@ torch.manual_seed(0)
 cases = [((1 << 18) + 3, None), (5000, None), ((256, 16), 1), ((64, 300), 1), ((8, 20000), 1), ((3, 1000), 1),
          ((4096, 1), 1), ((100, 5), 1), ((20000, 16), 0), ((512, 130), 0), ((4, 6, 40), 1), ((6, 5, 4, 3), 2),
          ((3, 30000, 4), 1), ((2, 50001), 0), ((5, 20000, 2), 1), ((64, 48, 32), 1), ((9, 300, 64), 0),
-         ((7, 300, 10), 1), ((40, 128, 64), 1)]
+         ((7, 300, 10), 1), ((40, 128, 64), 1), ((15, 7, 256), 1), ((24, 80, 512), 1), ((5000, 3, 7), 1)]
 for dtype in (torch.float32, torch.float16, torch.float64, torch.int8, torch.int64, torch.bool):
     for shape, dim in cases:
         base = torch.randint(-5, 5, tuple(shape) if isinstance(shape, tuple) else (shape,)) if not dtype.is_floating_point \

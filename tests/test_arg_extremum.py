@@ -105,11 +105,15 @@ def _special(x: torch.Tensor, gen: torch.Generator, nan: bool) -> torch.Tensor:
 # reduction of 2^20 + 7, 3 rows of 100001), columns of many outputs, of few
 # outputs and many rows (split columns, more row threads than 8), columns
 # of a dense inner dim read several outputs a load (and, in the views one
-# element off, one), a middle dim, and sizes around the vector widths.
+# element off, one), a middle dim, and sizes around the vector widths;
+# columns of a few rows a thread, with a partial last batch, in a pass too
+# small for vectors ([15, 7, 256], [6, 23, 640]) and in one large enough
+# ([24, 80, 512]), and of a short walk each ([5000, 3, 7]).
 CASES = [((1 << 20) + 7, None), (4097, None), ((300, 1001), 1), ((4096, 16), 1), ((64, 8192), 1),
          ((1000, 3), 1), ((5000, 1), 1), ((100003, 16), 0), ((3, 100001), 1), ((8192, 257), 0),
          ((16, 64, 40), 1), ((7, 9, 11, 13), 2), ((2, 300016), 0), ((20, 33, 130), 2), ((3, 50000, 4), 1),
-         ((5, 200000, 2), 1), ((64, 48, 32), 1), ((9, 300, 256), 0)]
+         ((5, 200000, 2), 1), ((64, 48, 32), 1), ((9, 300, 256), 0), ((15, 7, 256), 1), ((6, 23, 640), 1),
+         ((24, 80, 512), 1), ((5000, 3, 7), 1)]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -141,6 +145,23 @@ def test_indexed_kernel_shapes(dtype, case, device, gen):
                 first = reduce_op.max(xs, d)
                 again = reduce_op.max(xs, d)  # the same bits on every run
                 assert torch.equal(first.indices, again.indices)
+
+
+# channels_last feature maps over H: the outputs of neighbouring channels lie
+# W apart in the result. The CUDA key writes them there directly where W is
+# small (2, 3) and through a scratch tensor and a copy where it is not (4,
+# 7), from 2^16 outputs; fewer outputs are written directly at any W.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(1100, 32, 3, 2), (700, 32, 2, 3), (600, 32, 3, 4), (300, 32, 2, 7), (9, 32, 3, 7)],
+                         ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64], ids=str)
+def test_indexed_channels_last_outputs(shape, dtype, device, gen):
+    x = torch.randn(shape, generator=gen) if dtype.is_floating_point else torch.randint(-9, 9, shape, generator=gen)
+    x = _special(x.to(dtype), gen, nan=True).to(device).contiguous(memory_format=torch.channels_last)
+    for d in (1, 2, 3):
+        for keepdim in (False, True):
+            with labelled(f"{tuple(x.shape)} channels_last dim={d} keepdim={keepdim}"):
+                _check_all_forms(x, d, keepdim)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -10,10 +10,10 @@
 //   columns  a reduced dim outer to a kept one: neighbouring threads take
 //            neighbouring outputs and walk the reduced dim together, split
 //            across blocks where the outputs are few.
-// Each thread reads batches of kUnroll loads in increasing position and
-// folds each as a whole: its extreme first, its index looked for only where
-// it can win (fold_batch), or, along dense rows, once after the walk in the
-// thread's best batch (walk_row); threads' states merge with combine,
+// Each thread reads batches of kUnroll loads in increasing position, keeps
+// the batch whose extreme is its best (NaN kept), and looks for the index
+// once, after its walk, in that batch read again (walk_row, and the vector
+// columns kernel a column at a time); threads' states merge with combine,
 // whose choice does not depend on order: the bits are the same for every
 // launch configuration.
 #pragma once
@@ -74,7 +74,8 @@ struct IndexedPolicy {
   static constexpr int64_t kSplitMinElements = int64_t(1) << 16;
   // Loads a lane of a group takes at least: each halving of the group
   // costs a shuffle round of the 16-byte state. In passes under
-  // kLatencyBoundBytes, one: their time is rounds of loads, not shuffles.
+  // kLatencyBoundBytes, one: their time is rounds of loads, not shuffles
+  // (and columns there take vectors only where those fill the GPU).
   static constexpr int64_t kGroupLoadsPerLane = 4;
   static constexpr int64_t kLatencyBoundBytes = int64_t(1) << 20;
   // Rows a columns thread walks at least.
@@ -109,57 +110,19 @@ constexpr int indexed_column_vector() {
   return sizeof(in_t) >= 2 ? 16 / int(sizeof(in_t)) : 8;
 }
 
-// Output o's state: its value and index, or, where a pass is split, the
-// state itself into partial slot `slot`.
+// An output's state: its value and index at out_off (the output's offset,
+// from the one offsets() its kernel made: a second cost the columns passes
+// of a few rows an output as much as their walk), or, where a pass is
+// split, the state itself into partial slot `slot`.
 template <class Op, typename in_t>
-__device__ __forceinline__ void store_indexed(const IndexedArgs<in_t>& a, int64_t o, int64_t slot,
+__device__ __forceinline__ void store_indexed(const IndexedArgs<in_t>& a, int64_t out_off, int64_t slot,
                                               typename Op::state s, bool partial) {
   if (partial) {
     reinterpret_cast<typename Op::state*>(a.partials)[slot] = s;
     return;
   }
-  int64_t in_off = 0, out_off = 0;
-  a.outer.offsets(o, in_off, out_off);
   if (a.values != nullptr) a.values[out_off] = static_cast<in_t>(s.value);
   a.indices[out_off] = s.index;
-}
-
-// Folds a batch of loads (raw[u][k], u < U the loads, live[u] those made)
-// into s, whose positions all come before the batch's: the batch's extreme
-// first (pick: no index, no NaN test but a flag), and only where that may
-// replace s (or the batch holds a NaN), its first element equal to it (or
-// its first NaN), found by a chain of selects from the last slot back with
-// no dependence between the compares; position(slot) names the slot u * W +
-// k's position. Folded element by element, the first batch of every thread
-// (which always replaces the empty state) was a chain of W * U reduces.
-template <class Op, int U, int W, typename in_t, class Position>
-__device__ __forceinline__ void fold_batch(const in_t (&raw)[U][W], const bool (&live)[U], typename Op::state& s,
-                                           Position position) {
-  using acc_t = decltype(Op::identity().value);
-  acc_t m = static_cast<acc_t>(raw[0][0]);
-  bool nan = false;
-#pragma unroll
-  for (int u = 0; u < U; ++u) {
-    if (!live[u]) continue;
-#pragma unroll
-    for (int k = 0; k < W; ++k) {
-      const acc_t v = static_cast<acc_t>(raw[u][k]);
-      m = Op::pick(m, v);
-      nan |= Op::is_nan(v);
-    }
-  }
-  if (!(s.index < 0 || (nan ? s.value == s.value : Op::beats(m, s.value)))) return;
-  int slot = 0;
-  acc_t value = static_cast<acc_t>(raw[0][0]);
-#pragma unroll
-  for (int q = U * W - 1; q >= 0; --q) {
-    const int u = q / W, k = q % W;
-    const acc_t x = static_cast<acc_t>(raw[u][k]);
-    const bool hit = live[u] && (nan ? Op::is_nan(x) : x == m);
-    slot = hit ? q : slot;
-    value = hit ? x : value;
-  }
-  s = {value, position(slot)};
 }
 
 // Element k of a 16-byte load of in_t, in the type it is compared in.
@@ -243,6 +206,137 @@ __device__ __forceinline__ arg_acc_t<in_t> batch_extreme(const uint4 (&w)[U]) {
   }
 }
 
+// The larger (kLargest) or smaller of a and b, a NaN kept: max.NaN for a
+// float (and a 16-bit float widened to one), a test of each for a double.
+template <class Op, typename acc_t>
+__device__ __forceinline__ acc_t pick_keep_nan(acc_t a, acc_t b) {
+  if constexpr (std::is_same_v<acc_t, float>) {
+    return __uint_as_float(pick_lanes<Op::kLargest, float>(__float_as_uint(a), __float_as_uint(b)));
+  } else if constexpr (std::is_floating_point_v<acc_t>) {
+    return a != a ? a : (b != b ? b : Op::pick(a, b));
+  } else {
+    return Op::pick(a, b);
+  }
+}
+
+// The extreme of x[b, e), NaN where any is NaN: a tree (a chain let
+// ptxas hold each load back until the one before it had been used).
+template <class Op, int b, int e, int U, typename acc_t>
+__device__ __forceinline__ acc_t values_extreme(const acc_t (&x)[U]) {
+  if constexpr (e - b == 1) {
+    return x[b];
+  } else {
+    constexpr int mid = b + (e - b) / 2;
+    return pick_keep_nan<Op>(values_extreme<Op, b, mid>(x), values_extreme<Op, mid, e>(x));
+  }
+}
+template <class Op, int U, typename acc_t>
+__device__ __forceinline__ acc_t values_extreme(const acc_t (&x)[U]) {
+  return values_extreme<Op, 0, U>(x);
+}
+
+// The state of U values at position(u) whose extreme is m: the first equal
+// to m (the first NaN where m is NaN), by a chain of selects from the last
+// back, no compare waiting on another.
+template <class Op, int U, typename acc_t, class Position>
+__device__ __forceinline__ typename Op::state find_in_values(const acc_t (&x)[U], acc_t m, Position position) {
+  const bool nan = Op::is_nan(m);
+  int slot = 0;
+  acc_t value = x[0];
+#pragma unroll
+  for (int u = U - 1; u >= 0; --u) {
+    const bool hit = nan ? Op::is_nan(x[u]) : x[u] == m;
+    slot = hit ? u : slot;
+    value = hit ? x[u] : value;
+  }
+  return {value, position(slot)};
+}
+
+// Column c's element of a load of CV neighbouring columns held as 32-bit
+// words, in the type it is compared in.
+template <typename in_t, int NW>
+__device__ __forceinline__ arg_acc_t<in_t> column_element(const unsigned (&w)[NW], int c) {
+  in_t x;
+  memcpy(&x, reinterpret_cast<const char*>(&w) + c * sizeof(in_t), sizeof(in_t));
+  return static_cast<arg_acc_t<in_t>>(x);
+}
+
+// Each column's extreme over U loads of CV neighbouring columns (NW 32-bit
+// words each), a NaN kept, by trees over the loads: under 8 bytes on the
+// words lane by lane (pick_lanes: a pair of 16-bit columns an instruction,
+// four byte columns), else a column at a time.
+template <class Op, typename in_t, int CV, int U, int NW>
+__device__ __forceinline__ void column_extremes(const unsigned (&w)[U][NW], arg_acc_t<in_t> (&m)[CV]) {
+  using acc_t = arg_acc_t<in_t>;
+  static_assert((U & (U - 1)) == 0, "a power-of-two batch");
+  if constexpr (sizeof(in_t) < 8) {
+    unsigned t[U][NW];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+#pragma unroll
+      for (int k = 0; k < NW; ++k) t[u][k] = w[u][k];
+    }
+#pragma unroll
+    for (int half = U / 2; half >= 1; half /= 2) {
+#pragma unroll
+      for (int u = 0; u < half; ++u) {
+#pragma unroll
+        for (int k = 0; k < NW; ++k) t[u][k] = pick_lanes<Op::kLargest, in_t>(t[u][k], t[u + half][k]);
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < CV; ++c) m[c] = column_element<in_t>(t[0], c);
+  } else {
+#pragma unroll
+    for (int c = 0; c < CV; ++c) {
+      acc_t x[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) x[u] = column_element<in_t>(w[u], c);
+      m[c] = values_extreme<Op>(x);
+    }
+  }
+}
+
+// kept[u] = w[u] in the columns (CV of in_t in NW words) where take[c],
+// kept[u] elsewhere: a select a word, its mask built from the columns'
+// flags.
+template <typename in_t, int CV, int U, int NW>
+__device__ __forceinline__ void keep_columns(unsigned (&kept)[U][NW], const unsigned (&w)[U][NW],
+                                             const bool (&take)[CV]) {
+  unsigned mask[NW];
+#pragma unroll
+  for (int k = 0; k < NW; ++k) mask[k] = 0;
+#pragma unroll
+  for (int c = 0; c < CV; ++c) {
+    if constexpr (sizeof(in_t) >= 4) {
+#pragma unroll
+      for (int h = 0; h < int(sizeof(in_t)) / 4; ++h) mask[c * (sizeof(in_t) / 4) + h] = take[c] ? ~0u : 0u;
+    } else {
+      constexpr int kPerWord = 4 / sizeof(in_t);
+      constexpr unsigned kLane = sizeof(in_t) == 2 ? 0xffffu : 0xffu;
+      mask[c / kPerWord] |= take[c] ? kLane << (8 * sizeof(in_t) * (c % kPerWord)) : 0u;
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+#pragma unroll
+    for (int k = 0; k < NW; ++k) kept[u][k] = (w[u][k] & mask[k]) | (kept[u][k] & ~mask[k]);
+  }
+}
+
+// A load of NW 32-bit words (16 or 8 bytes) at p.
+template <int NW>
+__device__ __forceinline__ void load_words(const void* p, unsigned (&w)[NW]) {
+  if constexpr (NW == 4) {
+    const uint4 v = *reinterpret_cast<const uint4*>(p);
+    w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+  } else {
+    static_assert(NW == 2, "16- or 8-byte loads");
+    const uint2 v = *reinterpret_cast<const uint2*>(p);
+    w[0] = v.x, w[1] = v.y;
+  }
+}
+
 // The state of the batch of U loads at position(slot) whose extreme is m:
 // its first element equal to m (its first NaN where m is NaN), found by a
 // chain of selects from the last slot back, no compare waiting on another.
@@ -278,8 +372,14 @@ __device__ __forceinline__ typename Op::state find_in_batch(const uint4 (&w)[U],
 // (full float32 argmax 3835 -> 3994 GB/s, H200). The edges are folded in
 // increasing position by reduce, the body's state joins them by combine
 // (whose choice does not depend on order). V == 1: an element a load at
-// `stride`, folded by fold_batch.
-template <class Op, typename in_t, int V, bool kEarlyEdges = false>
+// `stride`, walked the same way: whole batches of loads made without a
+// test each, a batch's extreme (NaN kept) against the thread's best, the
+// index found once after the walk. Folded batch by batch with the index
+// looked for wherever it could win, the columns kernel's loop was 70-120
+// instructions a batch of four 16-bit elements (64-bit addresses rebuilt
+// under each load's predicate), its columns passes issue-bound at 10-15%
+// of DRAM bandwidth ([12591, 360, 10] float16 over dim 1, H200).
+template <class Op, typename in_t, int V, bool kEarlyEdges = false, bool kShort = false>
 __device__ __forceinline__ typename Op::state walk_row(const in_t* p, int64_t stride, int64_t b, int64_t e,
                                                        int64_t row_len, int t, int step) {
   using acc_t = arg_acc_t<in_t>;
@@ -356,16 +456,70 @@ __device__ __forceinline__ typename Op::state walk_row(const in_t* p, int64_t st
                       }));
     }
   } else {
-    for (int64_t i = b + t; i < e; i += U * int64_t(step)) {
-      in_t raw[U][1];
-      bool live[U];
+    const int64_t first = b + t;
+    if (first >= e) return s;
+    // Loads a batch: a warp's loads of neighbouring 2-byte columns are 64
+    // bytes each, and four of them in flight a warp too few for the
+    // memory's latency.
+    constexpr int UE = sizeof(in_t) <= 2 ? 2 * U : U;
+    const int64_t pitch = int64_t(step) * stride;
+    // The thread's best batch is kept in registers (a select an element):
+    // read again after the walk, as dense rows do, it cost a round of
+    // memory latency in short walks and traffic in long ones.
+    acc_t best{}, kept[UE];
+    int64_t best_i = -1;
+    const auto fold = [&](int64_t i, const acc_t(&x)[UE]) {
+      const acc_t m = values_extreme<Op>(x);
+      const bool win = best_i < 0 || Op::beats(m, best);
+      best = win ? m : best;
+      best_i = win ? i : best_i;
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        live[u] = i + u * int64_t(step) < e;
-        if (live[u]) raw[u][0] = p[(i + u * int64_t(step)) * stride];
-      }
-      fold_batch<Op>(raw, live, s, [&](int slot) { return i + slot * int64_t(step); });
+      for (int u = 0; u < UE; ++u) kept[u] = win ? x[u] : kept[u];
+    };
+    int64_t i = first;
+    const in_t* at = p + first * stride;
+    // (kShort: walks of a batch of U or so, all of it below)
+    for (; !kShort && i + (UE - 1) * int64_t(step) < e; i += UE * int64_t(step), at += UE * pitch) {
+      in_t raw[UE];  // (every load issued before the first is used)
+#pragma unroll
+      for (int u = 0; u < UE; ++u) raw[u] = at[u * pitch];
+      acc_t x[UE];
+#pragma unroll
+      for (int u = 0; u < UE; ++u) x[u] = static_cast<acc_t>(raw[u]);
+      fold(i, x);
     }
+    // The rest, fewer than UE, in batches of U (a short walk's whole walk:
+    // columns of a few rows a thread), a missing load standing in as a
+    // copy of its batch's first, each batch's index found at once.
+    for (; i < e; i += U * int64_t(step), at += U * pitch) {
+      acc_t x[U];
+      x[0] = static_cast<acc_t>(at[0]);
+#pragma unroll
+      for (int u = 1; u < U; ++u) x[u] = i + u * int64_t(step) < e ? static_cast<acc_t>(at[u * pitch]) : x[0];
+      s = Op::combine(s, find_in_values<Op>(x, values_extreme<Op>(x), [&](int u) { return i + u * int64_t(step); }));
+    }
+    if (!kShort && best_i >= 0) {
+      s = Op::combine(s, find_in_values<Op>(kept, best, [&](int u) { return best_i + u * int64_t(step); }));
+    }
+  }
+  return s;
+}
+
+// The states of a columns block's row threads (threadIdx.y, a power of two
+// of them) merged into those of threadIdx.y == 0, by halves through shared
+// memory (`merged`, a state a thread); every thread of the block calls it.
+// One thread an output merging the others' states in turn took 63 rounds
+// of a shared load and a combine for a block of 4 x 64 ([1, 3642, 3]
+// bfloat16 over dim 1: 11.9 us under Nsight Compute, H200), where halves
+// take 6. combine's choice does not depend on order: the bits are the same.
+template <class Op>
+__device__ __forceinline__ typename Op::state merge_rows(typename Op::state s, typename Op::state* merged) {
+  const int x = threadIdx.x, y = threadIdx.y, nx = blockDim.x;
+  for (int half = blockDim.y / 2; half >= 1; half /= 2) {
+    if (y >= half && y < 2 * half) merged[(y - half) * nx + x] = s;
+    __syncthreads();
+    if (y < half) s = Op::combine(s, merged[y * nx + x]);
+    __syncthreads();
   }
   return s;
 }
@@ -380,13 +534,13 @@ __global__ void __launch_bounds__(IndexedPolicy::kGroupThreads) indexed_rows_gro
   for (int64_t first = blockIdx.x * rows_per_block; first < a.n_out; first += int64_t(gridDim.x) * rows_per_block) {
     const int64_t o = first + threadIdx.x / group;
     typename Op::state s = Op::identity();
+    int64_t in_off = 0, out_off = 0;
     if (o < a.n_out) {
-      int64_t in_off = 0, out_off = 0;
       a.outer.offsets(o, in_off, out_off);
       s = walk_row<Op, in_t, V, true>(a.in + in_off, a.reduce_stride, 0, a.n_reduce, a.n_reduce, lane, group);
     }
     s = group_reduce<Op>(s, group);
-    if (o < a.n_out && lane == 0) store_indexed<Op>(a, o, o, s, false);
+    if (o < a.n_out && lane == 0) store_indexed<Op>(a, out_off, o, s, false);
   }
 }
 
@@ -401,32 +555,43 @@ __global__ void __launch_bounds__(IndexedPolicy::kBlockThreads) indexed_rows_blo
   const int64_t e = std::min(a.n_reduce, b + a.chunk);
   typename Op::state s = walk_row<Op, in_t, V>(a.in + in_off, a.reduce_stride, b, e, a.n_reduce, threadIdx.x, blockDim.x);
   s = block_reduce<Op>(s);
-  if (threadIdx.x == 0) store_indexed<Op>(a, o, o * a.split + blockIdx.x, s, a.split > 1);
+  if (threadIdx.x == 0) store_indexed<Op>(a, out_off, o * a.split + blockIdx.x, s, a.split > 1);
 }
 
 // Columns: threadIdx.x over neighbouring outputs, threadIdx.y over the rows
-// of the block's chunk (blockIdx.y), merged through shared memory.
-template <class Op, typename in_t>
-__global__ void __launch_bounds__(IndexedPolicy::kColumnThreads) indexed_columns(IndexedArgs<in_t> a) {
+// of the block's chunk (blockIdx.y), merged through shared memory. Passes
+// of a few rows an output are bound by the latency of their threads'
+// loads, and the blocks resident a multiprocessor bound how many are in
+// flight: 6 blocks (40 registers) where ptxas left the kernel 48 without
+// a bound; 2-byte types (batches of 8) 5 and 8-byte types 4, which
+// spilled at 40. kShort: a thread's walk is a batch of U or so (a
+// column of a few rows an output), without the long walk's registers: 8
+// blocks, every warp slot (6 for 8-byte types, which spilled at 8 blocks'
+// 32 registers).
+template <typename in_t, bool kShort>
+constexpr int indexed_columns_min_blocks() {
+  if constexpr (sizeof(in_t) == 8) return kShort ? 6 : 4;
+  return kShort ? 8 : (sizeof(in_t) == 2 ? 5 : 6);
+}
+template <class Op, typename in_t, bool kShort>
+__global__ void __launch_bounds__(IndexedPolicy::kColumnThreads, indexed_columns_min_blocks<in_t, kShort>())
+    indexed_columns(IndexedArgs<in_t> a) {
   using S = typename Op::state;
   __shared__ S merged[IndexedPolicy::kColumnThreads];
   wait_for_prior_grid();
   const int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   S s = Op::identity();
+  int64_t in_off = 0, out_off = 0;
   if (o < a.n_out) {
-    int64_t in_off = 0, out_off = 0;
     a.outer.offsets(o, in_off, out_off);
     const int64_t b = int64_t(blockIdx.y) * a.chunk;
     const int64_t e = std::min(a.n_reduce, b + a.chunk);
-    s = walk_row<Op, in_t, 1>(a.in + in_off, a.reduce_stride, b, e, a.n_reduce, threadIdx.y, blockDim.y);
+    s = walk_row<Op, in_t, 1, false, kShort>(a.in + in_off, a.reduce_stride, b, e, a.n_reduce, threadIdx.y,
+                                             blockDim.y);
   }
-  if (blockDim.y > 1) {
-    merged[threadIdx.y * blockDim.x + threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y != 0) return;
-    for (int y = 1; y < int(blockDim.y); ++y) s = Op::combine(s, merged[y * blockDim.x + threadIdx.x]);
-  }
-  if (o < a.n_out) store_indexed<Op>(a, o, o * a.split + blockIdx.y, s, a.split > 1);
+  s = merge_rows<Op>(s, merged);
+  if (threadIdx.y != 0) return;
+  if (o < a.n_out) store_indexed<Op>(a, out_off, o * a.split + blockIdx.y, s, a.split > 1);
 }
 
 // Columns of a dense inner dim, CV neighbouring outputs a thread: each row
@@ -434,8 +599,16 @@ __global__ void __launch_bounds__(IndexedPolicy::kColumnThreads) indexed_columns
 // thread had a warp's load take 64 bytes of a 2-byte row. `a` addresses the
 // groups of CV outputs (its dim 0 divided by CV); their outputs are
 // neighbours in the output too (out stride 1).
+//
+// Blocks resident a multiprocessor: 4 (64 registers), 3 for 2-byte types,
+// whose best batches and flags spilled at 64.
+template <typename in_t>
+constexpr int indexed_columns_vec_min_blocks() {
+  return sizeof(in_t) == 2 ? 3 : 4;
+}
 template <class Op, typename in_t, int CV>
-__global__ void __launch_bounds__(IndexedPolicy::kColumnThreads) indexed_columns_vec(IndexedArgs<in_t> a) {
+__global__ void __launch_bounds__(IndexedPolicy::kColumnThreads, indexed_columns_vec_min_blocks<in_t>())
+    indexed_columns_vec(IndexedArgs<in_t> a) {
   using S = typename Op::state;
   constexpr int U = IndexedPolicy::kUnroll;
   __shared__ S merged[IndexedPolicy::kColumnThreads];
@@ -446,41 +619,74 @@ __global__ void __launch_bounds__(IndexedPolicy::kColumnThreads) indexed_columns
   for (int c = 0; c < CV; ++c) s[c] = Op::identity();
   int64_t in_off = 0, out_off = 0;
   if (ov < a.n_out) {
+    using acc_t = arg_acc_t<in_t>;
     a.outer.offsets(ov, in_off, out_off);
     const in_t* p = a.in + in_off;
     const int64_t e = std::min(a.n_reduce, (int64_t(blockIdx.y) + 1) * a.chunk);
-    const int step = blockDim.y;
-    for (int64_t i = int64_t(blockIdx.y) * a.chunk + threadIdx.y; i < e; i += U * int64_t(step)) {
-      in_t raw[U][CV];
-      bool live[U];
+    const int64_t step = blockDim.y;
+    const int64_t pitch = step * a.reduce_stride;
+    // As walk_row's strided walk, a column at a time: whole batches of
+    // loads, each column's batch extreme against its best, and its best
+    // batch kept in registers (keep_columns), where its index is found
+    // after the walk. Read again from memory instead, the best batches of
+    // float32 and 8-byte columns added up to half the walk's traffic
+    // ([407, 512, 1024] float32 over dim 1 230 -> 395 us, H200).
+    constexpr int NW = CV * int(sizeof(in_t)) / 4;
+    const auto load_batch = [&](int64_t i, const in_t* at, unsigned(&w)[U][NW]) {
+      load_words(at, w[0]);
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        live[u] = i + u * int64_t(step) < e;
-        if (live[u]) load_vec<CV>(p + (i + u * int64_t(step)) * a.reduce_stride, raw[u]);
+      for (int u = 1; u < U; ++u) {
+        if (i + u * step < e) {
+          load_words(at + u * pitch, w[u]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < NW; ++k) w[u][k] = w[0][k];
+        }
       }
+    };
+    acc_t best[CV];
+    int64_t best_i[CV];
+    unsigned kept[U][NW];
+#pragma unroll
+    for (int c = 0; c < CV; ++c) best_i[c] = -1;
+    const auto fold = [&](int64_t i, const unsigned(&w)[U][NW]) {
+      acc_t m[CV];
+      column_extremes<Op, in_t, CV>(w, m);
+      bool win[CV];
 #pragma unroll
       for (int c = 0; c < CV; ++c) {
-        in_t column[U][1];
-#pragma unroll
-        for (int u = 0; u < U; ++u) column[u][0] = raw[u][c];
-        fold_batch<Op>(column, live, s[c], [&](int slot) { return i + slot * int64_t(step); });
+        win[c] = best_i[c] < 0 || Op::beats(m[c], best[c]);
+        best[c] = win[c] ? m[c] : best[c];
+        best_i[c] = win[c] ? i : best_i[c];
       }
+      keep_columns<in_t>(kept, w, win);
+    };
+    int64_t i = int64_t(blockIdx.y) * a.chunk + threadIdx.y;
+    const in_t* at = p + i * a.reduce_stride;
+    for (; i + (U - 1) * step < e; i += U * step, at += U * pitch) {
+      unsigned w[U][NW];
+#pragma unroll
+      for (int u = 0; u < U; ++u) load_words(at + u * pitch, w[u]);
+      fold(i, w);
     }
-  }
-  if (blockDim.y > 1) {
-    const int slot = threadIdx.y * blockDim.x + threadIdx.x;
+    if (i < e) {
+      unsigned w[U][NW];
+      load_batch(i, at, w);
+      fold(i, w);
+    }
 #pragma unroll
     for (int c = 0; c < CV; ++c) {
-      merged[slot] = s[c];
-      __syncthreads();
-      if (threadIdx.y == 0) {
-        for (int y = 1; y < int(blockDim.y); ++y) s[c] = Op::combine(s[c], merged[y * blockDim.x + threadIdx.x]);
-      }
-      __syncthreads();
+      if (best_i[c] < 0) continue;
+      const int64_t j = best_i[c];
+      acc_t x[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) x[u] = column_element<in_t>(kept[u], c);
+      s[c] = find_in_values<Op>(x, best[c], [&](int u) { return j + u * step; });
     }
-    if (threadIdx.y != 0) return;
   }
-  if (ov >= a.n_out) return;
+#pragma unroll
+  for (int c = 0; c < CV; ++c) s[c] = merge_rows<Op>(s[c], merged);
+  if (threadIdx.y != 0 || ov >= a.n_out) return;
 #pragma unroll
   for (int c = 0; c < CV; ++c) {
     if (a.split > 1) {
@@ -512,7 +718,11 @@ __global__ void __launch_bounds__(256) indexed_finish(IndexedArgs<in_t> a, int g
   }
   // Every thread of the block takes part; a group over a warp is the block.
   s = group > 32 ? block_reduce<Op>(s) : group_reduce<Op>(s, group);
-  if (o < a.n_out && lane == 0) store_indexed<Op>(a, o, o, s, false);
+  if (o < a.n_out && lane == 0) {
+    int64_t in_off = 0, out_off = 0;
+    a.outer.offsets(o, in_off, out_off);
+    store_indexed<Op>(a, out_off, o, s, false);
+  }
 }
 
 inline int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -595,6 +805,11 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
   // more threads busy: [11, 86, 16] float16 over dim 1 ran at 0.58x of
   // torch.argmax with 22 groups of 8, H200)
   cvec = cvec && p.n_out / CV >= P::kColumnThreads;
+  // In a pass too small to be bound by bandwidth, vectors that would leave
+  // multiprocessors without a block of them give way to an output a thread:
+  // more threads, each with fewer loads in turn.
+  cvec = cvec && (p.n_out * R * int64_t(sizeof(in_t)) >= P::kLatencyBoundBytes ||
+                  ceil_div64(p.n_out / CV, P::kColumnThreads) >= sms);
   if (cvec) {
     av.outer.sizes[0] = FastDivmod(static_cast<uint64_t>(p.outer.sizes[0].divisor / CV));
     av.outer.in_strides[0] = CV;
@@ -627,7 +842,10 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
   if (cvec) {
     launch_kernel(&indexed_columns_vec<Op, in_t, CV>, grid, dim3(cols, rows), stream, false, av);
   } else {
-    launch_kernel(&indexed_columns<Op, in_t>, grid, dim3(cols, rows), stream, false, av);
+    // (a thread's rows: ceil(chunk / rows))
+    const bool short_walk = av.chunk <= int64_t(rows) * P::kUnroll;
+    launch_kernel(short_walk ? &indexed_columns<Op, in_t, true> : &indexed_columns<Op, in_t, false>, grid,
+                  dim3(cols, rows), stream, false, av);
   }
   finish();
 }
