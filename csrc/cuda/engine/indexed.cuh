@@ -65,6 +65,11 @@ struct IndexedPolicy {
   // by blocks, [4096, 1024] ran at 0.26x of torch.argmax (H100): a block's
   // 512 threads had a load or none each, and the grid eight waves of them;
   // [1024, 768] int64 at 0.56x (H200).
+  // So are rows no more than the multiprocessors, of more loads than a
+  // warp's one round (32 lanes x kUnroll): a block a row reads each in one
+  // round, where a warp took two or more one after another ([1, 1000]
+  // float32: two rounds of L2 latency, 3.0 us a call against torch's 2.7,
+  // H200).
   static constexpr int64_t kBlockRowsMinLoads = 256;
   static constexpr int64_t kBlockRowsMaxPerSm = 32;
   // Passes of fewer elements are not split across blocks (a finish launch
@@ -760,7 +765,10 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
     const bool vec = p.reduce_stride == 1 && R >= 2 * V;
     const int width = vec ? V : 1;
     const int64_t loads = ceil_div64(R, width);
-    if (p.n_out < sms * P::kBlockRowsMaxPerSm && loads > P::kBlockRowsMinLoads * ceil_div64(p.n_out, sms)) {
+    const bool few_long_rows =
+        p.n_out < sms * P::kBlockRowsMaxPerSm && loads > P::kBlockRowsMinLoads * ceil_div64(p.n_out, sms);
+    const bool few_rows_of_rounds = p.n_out <= sms && loads > 32 * P::kUnroll;
+    if (few_long_rows || few_rows_of_rounds) {
       // One wave of blocks at most: chunks of whole vectors, at least
       // kUnroll loads a thread each.
       const auto kernel = vec ? &indexed_rows_blocks<Op, in_t, V> : &indexed_rows_blocks<Op, in_t, 1>;
