@@ -84,6 +84,36 @@ def test_logsumexp_special_values(dtype, device, gen):
             _check(LSE(x.view(1, n).expand(3, n), [1]), x.view(1, n).expand(3, n), [1])
 
 
+# The same values down columns: each pattern in a column of its own of an
+# [n, 13] input (a tile of columns with a part vector: the CPU's columns
+# fold eight states side by side, a vector exp a row), reduced over dim 0;
+# in every other column of a wider one (strided columns); and the
+# transpose's copy over dim 1 (the same columns as rows).
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+def test_logsumexp_special_values_in_columns(dtype, device, gen):
+    inf, nan = math.inf, math.nan
+    big = torch.finfo(dtype).max / 4
+    pairs = [[inf, 1.0], [-inf, -inf], [nan, 1.0], [inf, -inf], [inf, inf], [-inf, 1.0], [inf, nan],
+             [-inf, nan], [88.0, 88.0], [big, big], [-big, -big], [1.0, 1.0], None]
+    for n in (1, 3, 16, 17, 100, 1000):
+        x = torch.randn(n, 2 * len(pairs), generator=gen).to(dtype)
+        for j, pair in enumerate(pairs):
+            if pair is None:
+                continue
+            if pair[1] == -inf:
+                x[:, 2 * j] = -inf
+            pos = torch.randint(0, n, (2,), generator=gen).tolist()
+            x[pos[0], 2 * j] = pair[0]
+            if pair[1] != 1.0:
+                x[pos[1], 2 * j] = pair[1]
+        x = x.to(device)
+        dense = x[:, ::2].contiguous()
+        for view, dims in ((dense, [0]), (x[:, ::2], [0]), (dense.t().contiguous(), [1])):
+            with labelled(f"n={n} {tuple(view.shape)} {view.stride()} dims={dims}"):
+                _check(LSE(view, dims), view, dims)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 def test_logsumexp_passes_expanded_and_size_one(dtype, device, gen):
