@@ -61,52 +61,52 @@ def test_logsumexp_matches_torch(dtype, shape, layout, device, gen):
 
 # +inf anywhere gives +inf; only -inf (or nothing) gives -inf; NaN wins;
 # inputs near float32's exp overflow (88.7) and far beyond it stay finite;
-# -inf next to finite values counts as exp(-inf) = 0. Each row sits at a
-# different place in a longer row, so that vector loads, lanes, the CPU's
-# blocks and the block tree all meet the special value.
+# -inf next to finite values counts as exp(-inf) = 0. Each pair of values
+# goes into a random stretch (all -inf where the second is -inf) at two
+# random places; a second value of 1.0 stands for none.
+def _special_pairs(dtype: torch.dtype) -> list:
+    inf, nan = math.inf, math.nan
+    big = torch.finfo(dtype).max / 4
+    return [[inf, 1.0], [-inf, -inf], [nan, 1.0], [inf, -inf], [inf, inf], [-inf, 1.0], [inf, nan],
+            [-inf, nan], [88.0, 88.0], [big, big], [-big, -big], [1.0, 1.0]]
+
+
+def _with_pair(x: torch.Tensor, pair: list, gen: torch.Generator) -> torch.Tensor:
+    """x (1-D, of the test's dtype, random) with the pair placed in it."""
+    if pair[1] == -math.inf:
+        x.fill_(-math.inf)
+    pos = torch.randint(0, x.numel(), (2,), generator=gen).tolist()
+    x[pos[0]] = pair[0]
+    if pair[1] != 1.0:
+        x[pos[1]] = pair[1]
+    return x
+
+
+# Each pair sits at a different place in a longer row, so that vector
+# loads, lanes, the CPU's blocks and the block tree all meet the value.
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 def test_logsumexp_special_values(dtype, device, gen):
-    inf, nan = math.inf, math.nan
-    big = torch.finfo(dtype).max / 4
-    rows = [[inf, 1.0], [-inf, -inf], [nan, 1.0], [inf, -inf], [inf, inf], [-inf, 1.0], [inf, nan],
-            [-inf, nan], [88.0, 88.0], [big, big], [-big, -big], [1.0, 1.0]]
     for n in (2, 5, 33, 64, 65, 129, 1000, 70001):  # around the CPU's blocks of 64 too
-        for row in rows:
-            x = torch.full((n,), -inf if row[1] == -inf else 0.0, dtype=dtype)
-            x = torch.randn(n, generator=gen).to(dtype) if row[1] != -inf else x
-            pos = torch.randint(0, n, (2,), generator=gen).tolist()
-            x[pos[0]] = row[0]
-            if row[1] != 1.0:
-                x[pos[1]] = row[1]
-            x = x.to(device)
+        for pair in _special_pairs(dtype):
+            x = _with_pair(torch.randn(n, generator=gen).to(dtype), pair, gen).to(device)
             _check(LSE(x, [0]), x, [0])
             _check(LSE(x.view(1, n).expand(3, n), [1]), x.view(1, n).expand(3, n), [1])
 
 
-# The same values down columns: each pattern in a column of its own of an
-# [n, 13] input (a tile of columns with a part vector: the CPU's columns
-# fold eight states side by side, a vector exp a row), reduced over dim 0;
-# in every other column of a wider one (strided columns); and the
-# transpose's copy over dim 1 (the same columns as rows).
+# The same pairs down columns: each in a column of its own of an [n, 13]
+# input (the last a plain random column; a tile of columns with a part
+# vector: the CPU's columns fold states side by side, a vector exp a row),
+# reduced over dim 0; in every other column of a wider one (strided
+# columns); and the transpose's copy over dim 1 (the same columns as rows).
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 def test_logsumexp_special_values_in_columns(dtype, device, gen):
-    inf, nan = math.inf, math.nan
-    big = torch.finfo(dtype).max / 4
-    pairs = [[inf, 1.0], [-inf, -inf], [nan, 1.0], [inf, -inf], [inf, inf], [-inf, 1.0], [inf, nan],
-             [-inf, nan], [88.0, 88.0], [big, big], [-big, -big], [1.0, 1.0], None]
+    pairs = _special_pairs(dtype)
     for n in (1, 3, 16, 17, 100, 1000):
-        x = torch.randn(n, 2 * len(pairs), generator=gen).to(dtype)
+        x = torch.randn(n, 2 * (len(pairs) + 1), generator=gen).to(dtype)
         for j, pair in enumerate(pairs):
-            if pair is None:
-                continue
-            if pair[1] == -inf:
-                x[:, 2 * j] = -inf
-            pos = torch.randint(0, n, (2,), generator=gen).tolist()
-            x[pos[0], 2 * j] = pair[0]
-            if pair[1] != 1.0:
-                x[pos[1], 2 * j] = pair[1]
+            x[:, 2 * j] = _with_pair(x[:, 2 * j].clone(), pair, gen)
         x = x.to(device)
         dense = x[:, ::2].contiguous()
         for view, dims in ((dense, [0]), (x[:, ::2], [0]), (dense.t().contiguous(), [1])):

@@ -91,10 +91,11 @@ struct OpBase {
   // Whether a CPU leaf pads its short last block with block_pad() (an input
   // that changes no result); otherwise it hands reduce_block the count.
   static constexpr bool kPadsLastBlock = true;
-  // Whether the CPU engine folds eight of the op's states side by side in
-  // vectors of its own (a tile of columns' lanes): the op then gives
-  // StateLanes, lanes_identity, lanes_fold (a vector of eight inputs, each
-  // into its lane), lanes_combine and lanes_state (lane k's state).
+  // Whether the CPU engine folds the op's states side by side in vectors of
+  // its own (a tile of columns' lanes): the op then gives LaneValues (a
+  // vector of 32 bytes: the lanes' inputs), StateLanes, lanes_identity,
+  // lanes_fold (a vector of inputs, each into its lane), lanes_combine,
+  // lanes_state (lane k's state) and lanes_with_first.
   static constexpr bool kCpuStateLanes = false;
 
   template <typename in_t>
