@@ -1,12 +1,14 @@
 #include "reduce_plan.h"
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/result_type.h>
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 #include "reduce_dtypes.h"
 #include "reduce_shape.h"
@@ -114,13 +116,91 @@ std::vector<bool> mask_of(uint64_t bits, int64_t ndim) {
   return m;
 }
 
+void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const at::Tensor& target,
+                    const OpSpec& op, bool reads_partials, bool writes_partials,
+                    const Projection& projection = Projection{});
+
+// An empty tensor of `shape` (in's rank) whose dims lie in memory in the
+// order in's do, so that the dims a first step keeps merge in its partials
+// as they do in the input.
+at::Tensor empty_in_memory_order(const at::Tensor& in, const std::vector<int64_t>& shape, at::ScalarType dtype) {
+  std::vector<int64_t> order(static_cast<size_t>(in.dim()));
+  std::iota(order.begin(), order.end(), int64_t(0));
+  // Outermost first: larger strides first, ties in dim order.
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return in.stride(a) > in.stride(b); });
+  std::vector<int64_t> strides(shape.size());
+  int64_t step = 1;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    strides[static_cast<size_t>(*it)] = step;
+    step *= std::max<int64_t>(shape[static_cast<size_t>(*it)], 1);
+  }
+  return at::empty_strided(shape, strides, in.options().dtype(dtype));
+}
+
+// A short inner reduced row under a second reduced dim, with kept dims
+// between them that lie dense against the row ([N, C, r] over (0, 2), r
+// elements of under a 32-byte sector): the rows pass gives each output's
+// lanes a few bytes of N rows far apart, a sector's fraction per load.
+// Reading the N rows first as columns (C * r dense columns, a vector of
+// neighbouring outputs' rows per thread) into partials, then rows of r
+// over those, read 1.1-3.3x faster from 8 MB up over 90 random passes of
+// r = 2 to 32 (H200, NOTES.md session 42: [1588, 7666, 5] float32 131 ->
+// 62 us, torch.sum 111; [15184, 11064, 3] float16 824 -> 248, torch.sum
+// 1568), 21 of the 22 with rows under 32 bytes faster; smaller inputs lost
+// the second launch ([4, 9285, 4] float16 2.6 -> 5.1 us), as did rows of 32
+// bytes and more over few outputs ([9688, 174, 16] float16 21.8 -> 26.1).
+// The partials are 1/N of the input: at least kColumnsFirstMinRows rows.
+// On the GPU only; var's accumulators hand on no partials.
+constexpr int64_t kColumnsFirstMaxRowBytes = 31;
+constexpr int64_t kColumnsFirstMinBytes = int64_t(8) << 20;
+constexpr int64_t kColumnsFirstMinRows = 16;
+
+bool columns_first_pays(const at::Tensor& in, const std::vector<Dim>& dims, const std::vector<size_t>& reduced,
+                        const OpSpec& op) {
+  if (!in.is_cuda() || !op.hands_partials_on || reduced.size() != 2 || reduced[0] != 0 || reduced[1] < 2) return false;
+  const Dim& row = dims[0];
+  const Dim& kept = dims[1];  // kept: the second reduced dim is further out
+  const int64_t elem = static_cast<int64_t>(in.element_size());
+  return row.in_stride == 1 && row.size * elem <= kColumnsFirstMaxRowBytes && kept.in_stride == row.size &&
+         dims[reduced[1]].size >= kColumnsFirstMinRows && in.numel() * elem >= kColumnsFirstMinBytes;
+}
+
+// Reduces `in` over the dims of `first_bits` into partials of the
+// accumulator dtype, then those over the rest of `mask` into `target`: two
+// plans of their own, the first writing partials, the second reading them.
+void reduce_in_two_steps(const at::Tensor& in, const std::vector<bool>& mask, uint64_t first_bits,
+                         const at::Tensor& target, const OpSpec& op, bool reads_partials, bool writes_partials,
+                         const Projection& projection) {
+  std::vector<bool> first = mask_of(first_bits, in.dim());
+  std::vector<bool> rest(mask);
+  std::vector<int64_t> tmp_shape(in.sizes().begin(), in.sizes().end());
+  for (int64_t d = 0; d < in.dim(); ++d) {
+    if (first[d]) {
+      tmp_shape[d] = 1;
+      rest[d] = false;
+    }
+  }
+  // The accumulator of the result's dtype: float32 summed with
+  // dtype=float64 over three dims that do not merge kept its partials in
+  // float32 (a 1.7e-6 error where torch's is 1e-13).
+  const at::ScalarType acc = op.keeps_result_dtype ? target.scalar_type() : acc_dtype(target.scalar_type());
+  at::Tensor partial = empty_in_memory_order(in, tmp_shape, acc);
+  reduce_strided(in, first, partial, op, reads_partials, /*writes_partials=*/true);
+  if (writes_partials || target.scalar_type() == acc) {
+    reduce_strided(partial, rest, target, op, /*reads_partials=*/true, writes_partials, projection);
+  } else {
+    at::Tensor staged = at::empty(target.sizes(), target.options().dtype(acc));
+    reduce_strided(partial, rest, staged, op, /*reads_partials=*/true, /*writes_partials=*/false, projection);
+    target.copy_(staged);
+  }
+}
+
 // `target` has the input's rank with size 1 at reduced dims, and a dtype the
 // kernels write for this input dtype. `reads_partials`: `in` holds another
 // pass's accumulators; `writes_partials`: so must `target`. `projection`:
 // what the last pass does to its outputs (ReducePass::projection).
 void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const at::Tensor& target,
-                    const OpSpec& op, bool reads_partials, bool writes_partials,
-                    const Projection& projection = Projection{}) {
+                    const OpSpec& op, bool reads_partials, bool writes_partials, const Projection& projection) {
   if (target.numel() == 0) return;
   if (in.numel() == 0) {
     op.fill_empty(target);
@@ -174,28 +254,12 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
   if (reduced.size() > per_pass) {
     uint64_t first_bits = 0;
     for (size_t k = 0; k < per_pass; ++k) first_bits |= dims[reduced[k]].orig_dims;
-    std::vector<bool> first = mask_of(first_bits, in.dim());
-    std::vector<bool> rest(mask);
-    std::vector<int64_t> tmp_shape(in.sizes().begin(), in.sizes().end());
-    for (int64_t d = 0; d < in.dim(); ++d) {
-      if (first[d]) {
-        tmp_shape[d] = 1;
-        rest[d] = false;
-      }
-    }
-    // The accumulator of the result's dtype: float32 summed with
-    // dtype=float64 over three dims that do not merge kept its partials in
-    // float32 (a 1.7e-6 error where torch's is 1e-13).
-    const at::ScalarType acc = op.keeps_result_dtype ? target.scalar_type() : acc_dtype(target.scalar_type());
-    at::Tensor partial = at::empty(tmp_shape, in.options().dtype(acc));
-    reduce_strided(in, first, partial, op, reads_partials, /*writes_partials=*/true);
-    if (writes_partials || target.scalar_type() == acc) {
-      reduce_strided(partial, rest, target, op, /*reads_partials=*/true, writes_partials, projection);
-    } else {
-      at::Tensor staged = at::empty(target.sizes(), target.options().dtype(acc));
-      reduce_strided(partial, rest, staged, op, /*reads_partials=*/true, /*writes_partials=*/false, projection);
-      target.copy_(staged);
-    }
+    reduce_in_two_steps(in, mask, first_bits, target, op, reads_partials, writes_partials, projection);
+    return;
+  }
+  if (columns_first_pays(in, dims, reduced, op)) {
+    reduce_in_two_steps(in, mask, dims[reduced[1]].orig_dims, target, op, reads_partials, writes_partials,
+                        projection);
     return;
   }
 
