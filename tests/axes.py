@@ -104,6 +104,16 @@ def bound_scale(dtype: torch.dtype) -> float:
     return 0.0
 
 
+def cuda_kernels_run(fn) -> set:
+    """Names of the CUDA kernels that fn launches (torch.profiler)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return {e.name for e in prof.events()}
+
+
 def assert_matches_torch(ours: torch.Tensor, x: torch.Tensor, dim, keepdim: bool,
                          dtype: Optional[torch.dtype] = None) -> None:
     """ours must equal torch.sum(x, dim, keepdim, dtype=dtype) in dtype, shape,

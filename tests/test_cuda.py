@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import reduce_op
-from axes import assert_matches_torch, random_tensor
+from axes import assert_matches_torch, cuda_kernels_run, random_tensor
 
 pytestmark = pytest.mark.cuda
 
@@ -132,14 +132,6 @@ def test_stride2_rows(case, dtype):
     assert (2 in steps) == vector, steps
 
 
-def _kernels_run(fn):
-    """Names of the CUDA kernels that fn launches."""
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return {e.name for e in prof.events()}
 
 
 # Rows of one dense row per output at a constant pitch (a contiguous 2-D
@@ -181,7 +173,7 @@ def test_short_rows(case, dtype):
         x = x[:, :, :8]       # rows of 8 with a row stride of 16
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     if dtype == torch.float32 and torch.cuda.get_device_properties(0).multi_processor_count == 132:
-        names = _kernels_run(lambda: reduce_op.sum(x, dim))
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
         ran = [k for k in ("pitch", "short", "inner", "dense", "stream") if any(f"gpureduce_{k}_" in n for n in names)]
         assert ran == [kernel_f32], names
 
@@ -216,9 +208,9 @@ def test_pitch_vector_rows(case, dtype):
     # copy pass, and rows of two from 4 MB take the dense tiles.
     if torch.cuda.get_device_properties(0).multi_processor_count == 132 and dtype != torch.complex128:
         for t in (x, wide):
-            names = _kernels_run(lambda: reduce_op.sum(t, 1))
+            names = cuda_kernels_run(lambda: reduce_op.sum(t, 1))
             assert any("gpureduce_pitch_vector_rows<" in k for k in names), names
-        names = _kernels_run(lambda: reduce_op.sum(head, 1))
+        names = cuda_kernels_run(lambda: reduce_op.sum(head, 1))
         assert any("gpureduce_pitch_rows<" in k for k in names) and not any("vector_rows" in k for k in names), names
 
 
@@ -238,7 +230,7 @@ def test_pitch_or_split_rows(shape, kernel):
     x = random_tensor(shape, torch.float32, "cpu", _gen()).cuda()
     assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
     if torch.cuda.get_device_properties(0).multi_processor_count == 132:
-        names = _kernels_run(lambda: reduce_op.sum(x, 1))
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
         ran = [k for k in ("pitch", "split") if any(f"gpureduce_{k}_rows" in n for n in names)]
         assert ran == [kernel], names
 
@@ -258,7 +250,7 @@ def test_block_per_output_rows(rows, width, dtype, offset):
     x = base[offset:].view(rows, width)
     assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
     if dtype == torch.float32 and torch.cuda.get_device_properties(0).multi_processor_count == 132:
-        names = _kernels_run(lambda: reduce_op.sum(x, 1))
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
         assert any("gpureduce_split_rows" in n for n in names), names
 
 
@@ -324,7 +316,7 @@ def test_dense_tiles(case, dtype):
     assert_matches_torch(reduce_op.sum(y, dim), y, dim, False)
     expected = {torch.float32: dense_f32, torch.bfloat16: dense_bf16}
     if dtype in expected:
-        names = _kernels_run(lambda: reduce_op.sum(x, dim))
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
         assert any("gpureduce_dense_tiles" in n for n in names) == expected[dtype], names
 
 
@@ -399,7 +391,7 @@ def test_stream_rows(case, offset, dtype):
         torch.testing.assert_close(p, torch.prod(f, 1), rtol=1e-4, atol=0)
     expected = {torch.float32: stream_f32, torch.bfloat16: stream_bf16}
     if dtype in expected and offset == 0:
-        names = _kernels_run(lambda: reduce_op.sum(x, 1))
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
         assert any("gpureduce_stream_rows" in n for n in names) == expected[dtype], names
 
 
@@ -440,7 +432,7 @@ def test_stream_slabs(case, offset, dtype):
         assert_matches_torch(reduce_op.sum(x, dims, dtype=torch.float64), x, dims, False, dtype=torch.float64)
     expected = {torch.float32: slab_f32, torch.bfloat16: slab_bf16}
     if dtype in expected and offset == 0:
-        names = _kernels_run(lambda: reduce_op.sum(x, dims))
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dims))
         assert any("gpureduce_stream_rows" in n for n in names) == expected[dtype], names
 
 
@@ -493,7 +485,7 @@ def test_stream_columns(case, offset, dtype):
         assert_matches_torch(reduce_op.sum(x, 1, True, dtype=torch.float32), x, 1, True, dtype=torch.float32)
     expected = {torch.float32: stream_f32, torch.bfloat16: stream_bf16}
     if dtype in expected and offset == 0:
-        names = _kernels_run(lambda: reduce_op.sum(x, 1))
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
         assert any("gpureduce_stream_columns" in n for n in names) == expected[dtype], names
 
 
@@ -517,7 +509,7 @@ def test_ragged_rows(case, offset, dtype):
     x = _offset_cuda(shape, dtype, offset)
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     if dtype == torch.float32 and shape[-1] >= 67:
-        names = _kernels_run(lambda: reduce_op.sum(x, dim))
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
         assert any(re.search(r"gpureduce_split_rows<.*, float, float, 4, 1>", k) or
                    re.search(r"gpureduce_pitch_rows<.*, float, float, 4, (?:true|\(bool\)1), (?:\(int\))?\d+>", k)
                    for k in names), names
@@ -536,7 +528,7 @@ def test_ragged_rows_many_waves(shape, dtype, offset):
     ours = reduce_op.sum(x, 1)
     assert_matches_torch(ours, x, 1, False)
     assert torch.equal(ours, reduce_op.sum(x, 1))
-    names = _kernels_run(lambda: reduce_op.sum(x, 1))
+    names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
     assert any(re.search(r"gpureduce_pitch_rows<.*, (?:true|\(bool\)1), (?:\(int\))?3>", k) for k in names), names
 
 
@@ -559,7 +551,7 @@ def test_ragged_rows_several_per_output(shape, dims, offset, dtype):
     assert_matches_torch(reduce_op.sum(x, dims), x, dims, False)
     assert torch.equal(reduce_op.sum(x, dims), reduce_op.sum(x, dims))
     if dtype == torch.float32 and shape[1] in (40, 5):
-        names = [k for k in _kernels_run(lambda: reduce_op.sum(x, dims)) if "gpureduce_split_rows<" in k]
+        names = [k for k in cuda_kernels_run(lambda: reduce_op.sum(x, dims)) if "gpureduce_split_rows<" in k]
         vec = 4 if shape[1] == 40 else 1
         assert names and all(re.search(rf", float, float, {vec}, 1>\(", k) for k in names), names
 
@@ -589,7 +581,7 @@ def test_rows_of_element_loads_several_per_output(case, offset, dtype):
     assert_matches_torch(reduce_op.sum(x, dims), x, dims, False)
     assert torch.equal(reduce_op.sum(x, dims), reduce_op.sum(x, dims))
     if dtype == torch.float32 and offset == 1 and element_rows:
-        names = _kernels_run(lambda: reduce_op.sum(x, dims))
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dims))
         # The profiler shortens long names in the middle; their ends keep the
         # element type, V = 1 and kStep = 1 of a rows kernel.
         element_rows_kernel = r", float, float, 1, 1(, \d)?>\(gpureduce::cuda::RowsArgs<"
@@ -626,7 +618,7 @@ def test_split_columns_and_small_rows(case, dtype):
     assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
     if dtype == torch.float32 and case in (0, 2, 3, 12) and torch.cuda.get_device_capability()[0] >= 9:
         # split passes finished in a cluster, or small ones not split: no ticket to zero
-        names = _kernels_run(lambda: reduce_op.sum(x, dim))
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
         assert any("gpureduce_columns" in n for n in names) and not any("Memset" in n for n in names), names
 
 
@@ -820,7 +812,7 @@ def test_rows_blocks_per_sm(dtype):
     for width in (1000, 1001):
         x = random_tensor((5000, width), dtype, "cpu", _gen()).cuda()
         assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
-        names = [k for k in _kernels_run(lambda: reduce_op.sum(x, 1)) if "gpureduce_pitch_rows<" in k]
+        names = [k for k in cuda_kernels_run(lambda: reduce_op.sum(x, 1)) if "gpureduce_pitch_rows<" in k]
         ragged = width % (4 if dtype == torch.float32 else 8) != 0
         want = 4 if dtype == torch.float32 and not ragged else 3
         flag = r"(?:true|\(bool\)1)" if ragged else r"(?:false|\(bool\)0)"
@@ -828,13 +820,13 @@ def test_rows_blocks_per_sm(dtype):
     for width, short in ((1000, True), (4096, False)):
         x = random_tensor((2500, 3, width), dtype, "cpu", _gen()).cuda()[:, :2, :]
         assert_matches_torch(reduce_op.sum(x, 2), x, 2, False)
-        names = [k for k in _kernels_run(lambda: reduce_op.sum(x, 2)) if "gpureduce_inner_rows<" in k]
+        names = [k for k in cuda_kernels_run(lambda: reduce_op.sum(x, 2)) if "gpureduce_inner_rows<" in k]
         want = 3 if short and dtype != torch.float32 else 2
         assert names and all(f", {want}>(" in k for k in names), names
     for elem_dtype, want in ((dtype, 3), (torch.float64, 2)):
         x = random_tensor((3000, 349), elem_dtype, "cpu", _gen()).cuda()[:, ::2]
         assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
-        names = [k for k in _kernels_run(lambda: reduce_op.sum(x, 1)) if "gpureduce_inner_rows<" in k]
+        names = [k for k in cuda_kernels_run(lambda: reduce_op.sum(x, 1)) if "gpureduce_inner_rows<" in k]
         assert names and all(re.search(rf",\s*1,\s*1,\s*(?:\(int\))?{want}>\(", k) for k in names), names
 
 
@@ -868,7 +860,7 @@ def test_columns_narrow_vectors(case, offset, dtype):
     expected = {(0, torch.float32): 2, (0, torch.float16): 2, (1, torch.float32): 0, (1, torch.float16): 0,
                 (2, torch.uint8): 4, (8, torch.float16): 4, (10, torch.float32): 2, (10, torch.float16): 2}
     if offset == 0 and (case, dtype) in expected:
-        names = _kernels_run(lambda: reduce_op.sum(x, dim))
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
         t = {torch.float32: "float", torch.float16: "c10::Half", torch.uint8: "unsigned char"}[dtype]
         narrow = [k for k in names if re.search(rf"gpureduce_columns<.*, {re.escape(t)}, [\w:]+, [248]>", k)]
         want = expected[(case, dtype)]
@@ -889,71 +881,6 @@ def test_columns_two_reduced_dims(shape, dtype):
     for xs in (x, x[..., :-1] if shape[-1] > 1 else x):
         assert_matches_torch(reduce_op.sum(xs, (0, 2)), xs, (0, 2), False)
         assert torch.equal(reduce_op.sum(xs, (0, 2)), reduce_op.sum(xs, (0, 2)))
-
-
-# Short inner reduced rows under a second reduced dim, the kept dims dense
-# against them ([N, C, r] over (0, 2), r elements of under 32 bytes, 8 MB
-# and more, N >= 16): a columns pass over the N rows into partials of the
-# accumulator dtype, then rows of r (reduce_plan.cpp, columns_first_pays).
-# Cases on both sides of each limit (row bytes, rows, bytes); a layout
-# whose logical order is not its memory order ([r, N, C] over (0, 1), dense
-# as [N, C, r]); every op that hands partials on, against torch.
-COLUMNS_FIRST_CASES = [
-    ((4096, 1024, 2), (0, 2), torch.float32, True), ((260, 6, 2341, 2), (0, 3), torch.float32, True),
-    ((2048, 683, 3), (0, 2), torch.bfloat16, True), ((512, 1041, 7), (0, 2), torch.float32, True),
-    ((512, 1041, 8), (0, 2), torch.float32, False),  # a 32-byte row: the rows pass
-    ((1024, 1024, 3), (0, 2), torch.float64, True), ((15, 100000, 2), (0, 2), torch.float32, False),
-    ((16, 100000, 2), (0, 2), torch.float32, True), ((4095, 256, 2), (0, 2), torch.float32, False),  # 8 MB - 8 KB
-    ((2070, 640, 2, 2), (0, 2, 3), torch.float32, True), ((2070, 640, 4, 4), (0, 2, 3), torch.float32, False),
-]
-
-
-def _columns_first_input(shape, dtype, permuted):
-    x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
-    return x.permute(2, 0, 1) if permuted else x
-
-
-def _sum_like_ops():
-    g = torch.ops.gpureduce
-    return {
-        "sum": (lambda x, d: g.sum.dim_IntList(x, d), lambda x, d: torch.sum(x, d), torch.sum),
-        "mean": (lambda x, d: g.mean.dim(x, d), lambda x, d: torch.mean(x, d), torch.mean),
-        "nansum": (lambda x, d: g.nansum(x, d), lambda x, d: torch.nansum(x, d), torch.sum),
-        "amax": (lambda x, d: g.amax(x, d), lambda x, d: torch.amax(x, d), None),
-        "logsumexp": (lambda x, d: g.logsumexp(x, d), lambda x, d: torch.logsumexp(x, d), None),
-        "norm": (lambda x, d: g.linalg_vector_norm(x, 2, d), lambda x, d: torch.linalg.vector_norm(x, 2, d),
-                 None),
-    }
-
-
-@pytest.mark.parametrize("case", range(len(COLUMNS_FIRST_CASES)))
-@pytest.mark.parametrize("op_name", sorted(_sum_like_ops()))
-def test_columns_first_plan(case, op_name):
-    from axes import OP_RTOL
-
-    shape, dims, dtype, two_steps = COLUMNS_FIRST_CASES[case]
-    ours, theirs, scale_fn = _sum_like_ops()[op_name]
-    for permuted in (False, True) if len(shape) == 3 else (False,):
-        x = _columns_first_input(shape, dtype, permuted)
-        d = [(k + 1) % 3 for k in dims] if permuted else list(dims)  # the same dims of the permuted view
-        got, ref = ours(x, d), theirs(x, d)
-        assert got.dtype == ref.dtype and got.shape == ref.shape
-        a = x.double().abs()
-        if scale_fn is not None:
-            scale = scale_fn(a, d)
-        elif op_name == "amax":
-            scale = torch.zeros_like(ref, dtype=torch.float64)
-        else:  # logsumexp and the 2-norm: the result's own size, and 1 for logsumexp's log of a sum
-            scale = ref.double().abs() + (1 if op_name == "logsumexp" else 0)
-        err = (got.double() - ref.double()).abs()
-        assert (err <= OP_RTOL[dtype] * scale + 1e-30).all(), (op_name, err.max().item())
-        assert torch.equal(got, ours(x, d))
-        if dtype == torch.float32 and op_name == "sum":
-            names = _kernels_run(lambda: ours(x, d))
-            # The rows pass runs rows kernels only; the first step reads columns.
-            columns = any(k in n for n in names for k in ("gpureduce_columns", "gpureduce_stream_columns",
-                                                             "gpureduce_dense_tiles"))
-            assert columns == two_steps, names
 
 
 # Ragged columns: columns passes of one or two rows whose column count or
@@ -987,7 +914,7 @@ def test_ragged_columns(case, offset, dtype):
             x.numel() * x.element_size() >= 1 << 20:
         t = {torch.float32: "float", torch.float16: "c10::Half"}[dtype]
         v = 16 // x.element_size()
-        names = _kernels_run(lambda: reduce_op.sum(x, dim))
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
         assert any(re.search(rf"gpureduce_columns<.*, {re.escape(t)}, [\w:]+, {v}>", k) for k in names), names
 
 
@@ -1008,7 +935,7 @@ def test_ragged_columns_one_element_rows(n, offset, dtype):
     same = ~x.isnan()
     assert torch.equal(ours[same], x[same].to(ours.dtype))
     if dtype == torch.float16 and offset != 0 and n * 2 >= 1 << 20:
-        names = _kernels_run(lambda: reduce_op.nansum(x, 1))
+        names = cuda_kernels_run(lambda: reduce_op.nansum(x, 1))
         assert any(re.search(r"gpureduce_columns<.*, c10::Half, [\w:]+, 8>", k) for k in names), names
 
 
@@ -1027,7 +954,7 @@ def test_small_expanded_inputs_engine_kernels_only(dtype):
                           (base[:, None].expand(-1, reps), None), (base[None, :, None].expand(2, -1, reps), (1, 2))]:
             assert_matches_torch(reduce_op.sum(view, dim), view, dim, False)
             if dtype == torch.float32:
-                kernels = [k for k in _kernels_run(lambda: reduce_op.sum(view, dim)) if k.startswith("void ")]
+                kernels = [k for k in cuda_kernels_run(lambda: reduce_op.sum(view, dim)) if k.startswith("void ")]
                 ours_only = all("gpureduce" in k for k in kernels)
                 assert ours_only == (view.numel() * 4 <= (256 << 10)), (n, reps, dim, kernels)
 

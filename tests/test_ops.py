@@ -1,11 +1,13 @@
 """Every op of the op table (axes.OPS) against its torch function: every
 dtype, shape and layout of the shared axes, reduced over all dims and over
 each single dim with and without keepdim, on CPU and CUDA. Where torch
-raises (amax of an empty dim), ours must raise an error of the same type."""
+raises (amax of an empty dim), ours must raise an error of the same type.
+And the sum-like ops over the passes their plans read in two steps."""
 import pytest
+import torch
 
 import reduce_op  # noqa: F401  (loads the operator library)
-from axes import DEVICES, LAYOUTS, OPS, SHAPES, assert_op_matches
+from axes import DEVICES, LAYOUTS, OP_RTOL, OPS, SHAPES, assert_op_matches, cuda_kernels_run, random_tensor
 
 
 def _check(op, ours, ref, scale):
@@ -32,3 +34,69 @@ def test_op_matches_torch(op_name, shape, layout, device, gen):
             for keepdim in (False, True):
                 _check(op, lambda: op.ours_dim(x, d, keepdim), lambda: op.ref_dim(x, d, keepdim),
                        lambda: op.scale(x, d, keepdim))
+
+
+# Short inner reduced rows under a second reduced dim, the kept dims dense
+# against them ([N, C, r] over (0, 2), N >= 16; on the GPU rows of under
+# 32 bytes and 8 MB or more, on the CPU up to 256 bytes and 64 KB): a
+# columns pass over the N rows into partials of the accumulator dtype, then
+# rows of r (reduce_plan.cpp, columns_first_pays). Cases on both sides of
+# the GPU's limits (row bytes, rows, bytes; the fourth item says whether the
+# GPU takes two steps); a layout whose logical order is not its memory
+# order ([r, N, C] over (0, 1), dense as [N, C, r]); every op that hands
+# partials on, against torch, on each device.
+COLUMNS_FIRST_CASES = [
+    ((4096, 1024, 2), (0, 2), torch.float32, True), ((260, 6, 2341, 2), (0, 3), torch.float32, True),
+    ((2048, 683, 3), (0, 2), torch.bfloat16, True), ((512, 1041, 7), (0, 2), torch.float32, True),
+    ((512, 1041, 8), (0, 2), torch.float32, False),  # a 32-byte row: the rows pass
+    ((1024, 1024, 3), (0, 2), torch.float64, True), ((15, 100000, 2), (0, 2), torch.float32, False),
+    ((16, 100000, 2), (0, 2), torch.float32, True), ((4095, 256, 2), (0, 2), torch.float32, False),  # 8 MB - 8 KB
+    ((2070, 640, 2, 2), (0, 2, 3), torch.float32, True), ((2070, 640, 4, 4), (0, 2, 3), torch.float32, False),
+]
+
+
+def _columns_first_input(shape, dtype, permuted, device):
+    x = random_tensor(shape, dtype, "cpu", torch.Generator().manual_seed(7)).to(device)
+    return x.permute(2, 0, 1) if permuted else x
+
+
+def _sum_like_ops():
+    g = torch.ops.gpureduce
+    return {
+        "sum": (lambda x, d: g.sum.dim_IntList(x, d), lambda x, d: torch.sum(x, d), torch.sum),
+        "mean": (lambda x, d: g.mean.dim(x, d), lambda x, d: torch.mean(x, d), torch.mean),
+        "nansum": (lambda x, d: g.nansum(x, d), lambda x, d: torch.nansum(x, d), torch.sum),
+        "amax": (lambda x, d: g.amax(x, d), lambda x, d: torch.amax(x, d), None),
+        "logsumexp": (lambda x, d: g.logsumexp(x, d), lambda x, d: torch.logsumexp(x, d), None),
+        "norm": (lambda x, d: g.linalg_vector_norm(x, 2, d), lambda x, d: torch.linalg.vector_norm(x, 2, d),
+                 None),
+    }
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", range(len(COLUMNS_FIRST_CASES)))
+@pytest.mark.parametrize("op_name", sorted(_sum_like_ops()))
+def test_columns_first_plan(case, op_name, device):
+    shape, dims, dtype, two_steps = COLUMNS_FIRST_CASES[case]
+    ours, theirs, scale_fn = _sum_like_ops()[op_name]
+    for permuted in (False, True) if len(shape) == 3 else (False,):
+        x = _columns_first_input(shape, dtype, permuted, device)
+        d = [(k + 1) % 3 for k in dims] if permuted else list(dims)  # the same dims of the permuted view
+        got, ref = ours(x, d), theirs(x, d)
+        assert got.dtype == ref.dtype and got.shape == ref.shape
+        a = x.double().abs()
+        if scale_fn is not None:
+            scale = scale_fn(a, d)
+        elif op_name == "amax":
+            scale = torch.zeros_like(ref, dtype=torch.float64)
+        else:  # logsumexp and the 2-norm: the result's own size, and 1 for logsumexp's log of a sum
+            scale = ref.double().abs() + (1 if op_name == "logsumexp" else 0)
+        err = (got.double() - ref.double()).abs()
+        assert (err <= OP_RTOL[dtype] * scale + 1e-30).all(), (op_name, err.max().item())
+        assert torch.equal(got, ours(x, d))
+        if device == "cuda" and dtype == torch.float32 and op_name == "sum":
+            names = cuda_kernels_run(lambda: ours(x, d))
+            # The rows pass runs rows kernels only; the first step reads columns.
+            columns = any(k in n for n in names for k in ("gpureduce_columns", "gpureduce_stream_columns",
+                                                             "gpureduce_dense_tiles"))
+            assert columns == two_steps, names

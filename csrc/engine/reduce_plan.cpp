@@ -138,31 +138,40 @@ at::Tensor empty_in_memory_order(const at::Tensor& in, const std::vector<int64_t
 }
 
 // A short inner reduced row under a second reduced dim, with kept dims
-// between them that lie dense against the row ([N, C, r] over (0, 2), r
-// elements of under a 32-byte sector): the rows pass gives each output's
-// lanes a few bytes of N rows far apart, a sector's fraction per load.
-// Reading the N rows first as columns (C * r dense columns, a vector of
-// neighbouring outputs' rows per thread) into partials, then rows of r
-// over those, read 1.1-3.3x faster from 8 MB up over 90 random passes of
-// r = 2 to 32 (H200, NOTES.md session 42: [1588, 7666, 5] float32 131 ->
-// 62 us, torch.sum 111; [15184, 11064, 3] float16 824 -> 248, torch.sum
-// 1568), 21 of the 22 with rows under 32 bytes faster; smaller inputs lost
-// the second launch ([4, 9285, 4] float16 2.6 -> 5.1 us), as did rows of 32
-// bytes and more over few outputs ([9688, 174, 16] float16 21.8 -> 26.1).
+// between them that lie dense against the row ([N, C, r] over (0, 2)): the
+// rows pass gives each output a few bytes of N rows far apart (on the GPU a
+// sector's fraction per load; on the CPU a strided walk per output).
+// Reading the N rows first as columns (C * r dense columns, neighbouring
+// outputs' rows side by side) into partials of the accumulator dtype, then
+// rows of r over those, wins from these sizes up (NOTES.md, session 42):
+// - H200, 90 random passes of r = 2 to 32: 21 of the 22 with rows under 32
+//   bytes and 8 MB or more 1.1-3.3x faster ([1588, 7666, 5] float32 131 ->
+//   62 us, torch.sum 111; [15184, 11064, 3] float16 824 -> 248, torch.sum
+//   1568); smaller inputs lost the second launch ([4, 9285, 4] float16 2.6
+//   -> 5.1 us), as did rows of 32 bytes and more over few outputs ([9688,
+//   174, 16] float16 21.8 -> 26.1).
+// - CPU (2 threads), 60 random passes of r = 2 to 64: every one of 64 KB
+//   or more, rows of up to 256 bytes, 1.2-10x faster ([2153, 5453, 2]
+//   bfloat16 18.2 -> 1.75 ms; [1479, 28, 64] float32 125 -> 67 us); under
+//   that the second call's cost lost ([117, 11, 4] float32 3.6 -> 5.9 us).
 // The partials are 1/N of the input: at least kColumnsFirstMinRows rows.
-// On the GPU only; var's accumulators hand on no partials.
-constexpr int64_t kColumnsFirstMaxRowBytes = 31;
-constexpr int64_t kColumnsFirstMinBytes = int64_t(8) << 20;
+// var's accumulators hand on no partials.
+struct ColumnsFirstLimits {
+  int64_t max_row_bytes, min_bytes;
+};
+constexpr ColumnsFirstLimits kColumnsFirstGpu{31, int64_t(8) << 20};
+constexpr ColumnsFirstLimits kColumnsFirstCpu{256, int64_t(64) << 10};
 constexpr int64_t kColumnsFirstMinRows = 16;
 
 bool columns_first_pays(const at::Tensor& in, const std::vector<Dim>& dims, const std::vector<size_t>& reduced,
                         const OpSpec& op) {
-  if (!in.is_cuda() || !op.hands_partials_on || reduced.size() != 2 || reduced[0] != 0 || reduced[1] < 2) return false;
+  if (!op.hands_partials_on || reduced.size() != 2 || reduced[0] != 0 || reduced[1] < 2) return false;
+  const ColumnsFirstLimits lim = in.is_cpu() ? kColumnsFirstCpu : kColumnsFirstGpu;
   const Dim& row = dims[0];
   const Dim& kept = dims[1];  // kept: the second reduced dim is further out
   const int64_t elem = static_cast<int64_t>(in.element_size());
-  return row.in_stride == 1 && row.size * elem <= kColumnsFirstMaxRowBytes && kept.in_stride == row.size &&
-         dims[reduced[1]].size >= kColumnsFirstMinRows && in.numel() * elem >= kColumnsFirstMinBytes;
+  return row.in_stride == 1 && row.size * elem <= lim.max_row_bytes && kept.in_stride == row.size &&
+         dims[reduced[1]].size >= kColumnsFirstMinRows && in.numel() * elem >= lim.min_bytes;
 }
 
 // Reduces `in` over the dims of `first_bits` into partials of the
