@@ -150,17 +150,23 @@ at::Tensor empty_in_memory_order(const at::Tensor& in, const std::vector<int64_t
 //   1568); smaller inputs lost the second launch ([4, 9285, 4] float16 2.6
 //   -> 5.1 us), as did rows of 32 bytes and more over few outputs ([9688,
 //   174, 16] float16 21.8 -> 26.1).
-// - CPU (2 threads), 60 random passes of r = 2 to 64: every one of 64 KB
-//   or more, rows of up to 256 bytes, 1.2-10x faster ([2153, 5453, 2]
-//   bfloat16 18.2 -> 1.75 ms; [1479, 28, 64] float32 125 -> 67 us); under
-//   that the second call's cost lost ([117, 11, 4] float32 3.6 -> 5.9 us).
+// - CPU (2 threads), 60 random passes of r = 2 to 64
+//   (benchmarks/results/cpu_2026-11-27/cpu_columns_first_s42.txt): rows of
+//   up to 64 bytes 1.0-12x faster from 64 KB up (42 passes; [2153, 5453,
+//   2] bfloat16 18.2 -> 1.75 ms); rows of 96 to 256 bytes 1.04-2.5x
+//   faster from 2 MB up ([1479, 28, 64] float32 125 -> 67 us) but slower
+//   under 1 MB ([20, 168, 64] bfloat16 12.0 -> 18.9 us), as were smaller
+//   inputs of any row ([117, 11, 4] float32 3.6 -> 5.9 us: the second
+//   call's cost).
 // The partials are 1/N of the input: at least kColumnsFirstMinRows rows.
 // var's accumulators hand on no partials.
 struct ColumnsFirstLimits {
-  int64_t max_row_bytes, min_bytes;
+  // Rows of up to short_row_bytes from short_min_bytes of input, of up to
+  // max_row_bytes from min_bytes.
+  int64_t short_row_bytes, short_min_bytes, max_row_bytes, min_bytes;
 };
-constexpr ColumnsFirstLimits kColumnsFirstGpu{31, int64_t(8) << 20};
-constexpr ColumnsFirstLimits kColumnsFirstCpu{256, int64_t(64) << 10};
+constexpr ColumnsFirstLimits kColumnsFirstGpu{31, int64_t(8) << 20, 31, int64_t(8) << 20};
+constexpr ColumnsFirstLimits kColumnsFirstCpu{64, int64_t(64) << 10, 256, int64_t(2) << 20};
 constexpr int64_t kColumnsFirstMinRows = 16;
 
 bool columns_first_pays(const at::Tensor& in, const std::vector<Dim>& dims, const std::vector<size_t>& reduced,
@@ -170,8 +176,11 @@ bool columns_first_pays(const at::Tensor& in, const std::vector<Dim>& dims, cons
   const Dim& row = dims[0];
   const Dim& kept = dims[1];  // kept: the second reduced dim is further out
   const int64_t elem = static_cast<int64_t>(in.element_size());
-  return row.in_stride == 1 && row.size * elem <= lim.max_row_bytes && kept.in_stride == row.size &&
-         dims[reduced[1]].size >= kColumnsFirstMinRows && in.numel() * elem >= lim.min_bytes;
+  const int64_t row_bytes = row.size * elem, bytes = in.numel() * elem;
+  const bool big_enough = row_bytes <= lim.short_row_bytes ? bytes >= lim.short_min_bytes
+                                                            : row_bytes <= lim.max_row_bytes && bytes >= lim.min_bytes;
+  return row.in_stride == 1 && kept.in_stride == row.size && dims[reduced[1]].size >= kColumnsFirstMinRows &&
+         big_enough;
 }
 
 // Reduces `in` over the dims of `first_bits` into partials of the
