@@ -100,3 +100,56 @@ def test_columns_first_plan(case, op_name, device):
             columns = any(k in n for n in names for k in ("gpureduce_columns", "gpureduce_stream_columns",
                                                              "gpureduce_dense_tiles"))
             assert columns == two_steps, names
+
+
+# Strided columns of floats a few elements apart on the CPU ([R, s W][:, ::s]
+# over dim 0, s <= 4, a span of 256 elements or more, 1 MB up): summed over
+# the dense span into partials, every s-th then picked (reduce_plan.cpp,
+# superset_columns_dim). Steps on both sides of the limit, a span just
+# under it, an input under 1 MB, a second reduced dim, a sliced start and
+# keepdim; every op that hands partials on, against torch, on each device.
+SUPERSET_CASES = [
+    ((2970, 441), 3, (0,), torch.float16), ((2970, 441), 3, (0,), torch.bfloat16),
+    ((1000, 1024), 2, (0,), torch.float32), ((300, 2000), 4, (0,), torch.float64),
+    ((3000, 640), 5, (0,), torch.float32),      # a step of 5: one pass
+    ((9000, 255), 3, (0,), torch.float32),      # a span of 253 elements: one pass
+    ((200, 1024), 2, (0,), torch.float32),      # 800 KB: one pass
+    ((8, 200, 1200), 3, (0, 1), torch.bfloat16), ((3000, 701), 2, (0,), torch.float32),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", range(len(SUPERSET_CASES)))
+@pytest.mark.parametrize("op_name", sorted(_sum_like_ops()))
+def test_superset_columns_plan(case, op_name, device):
+    shape, step, dims, dtype = SUPERSET_CASES[case]
+    ours, theirs, scale_fn = _sum_like_ops()[op_name]
+    base = random_tensor(shape, dtype, "cpu", torch.Generator().manual_seed(11)).to(device)
+    for x in (base[..., ::step], base[..., 1::step]):
+        d = list(dims)
+        got, ref = ours(x, d), theirs(x, d)
+        assert got.dtype == ref.dtype and got.shape == ref.shape
+        a = x.double().abs()
+        if scale_fn is not None:
+            scale = scale_fn(a, d)
+        elif op_name == "amax":
+            scale = torch.zeros_like(ref, dtype=torch.float64)
+        else:
+            scale = ref.double().abs() + (1 if op_name == "logsumexp" else 0)
+        err = (got.double() - ref.double()).abs()
+        assert (err <= OP_RTOL[dtype] * scale + 1e-30).all(), (op_name, err.max().item())
+        assert torch.equal(got, ours(x, d))
+    if op_name == "sum":
+        kd = torch.ops.gpureduce.sum.dim_IntList(base[..., ::step], list(dims), True)
+        assert torch.equal(kd.squeeze(list(dims)), ours(base[..., ::step], list(dims)))
+    if op_name == "sum" and device == "cpu":
+        # The plan views the span and the picked partials with as_strided
+        # (dispatched ops, which the profiler sees); one pass makes no view.
+        from torch.profiler import ProfilerActivity, profile
+
+        x = base[..., ::step]
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            ours(x, list(dims))
+        viewed = any(e.name == "aten::as_strided" for e in prof.events())
+        nbytes = x.numel() * step * x.element_size()
+        assert viewed == (step <= 4 and (x.shape[-1] - 1) * step + 1 >= 256 and nbytes >= 1 << 20), viewed

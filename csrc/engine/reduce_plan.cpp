@@ -183,6 +183,28 @@ bool columns_first_pays(const at::Tensor& in, const std::vector<Dim>& dims, cons
          big_enough;
 }
 
+// The dtype of partials handed from one pass to the next: the result's own
+// for ops that keep it (amax), else the accumulator of the result's dtype
+// (float32 summed with dtype=float64 over three dims that do not merge kept
+// its partials in float32: a 1.7e-6 error where torch's is 1e-13).
+at::ScalarType partial_dtype(const at::Tensor& target, const OpSpec& op) {
+  return op.keeps_result_dtype ? target.scalar_type() : acc_dtype(target.scalar_type());
+}
+
+// `partial` reduced over `mask` into `target`, read as partials: through a
+// buffer of the partials' dtype where target's is another (no kernel reads
+// float partials into a 16-bit result).
+void reduce_partials_into(const at::Tensor& partial, const std::vector<bool>& mask, const at::Tensor& target,
+                          const OpSpec& op, bool writes_partials, const Projection& projection) {
+  if (writes_partials || target.scalar_type() == partial.scalar_type()) {
+    reduce_strided(partial, mask, target, op, /*reads_partials=*/true, writes_partials, projection);
+  } else {
+    at::Tensor staged = at::empty(target.sizes(), target.options().dtype(partial.scalar_type()));
+    reduce_strided(partial, mask, staged, op, /*reads_partials=*/true, /*writes_partials=*/false, projection);
+    target.copy_(staged);
+  }
+}
+
 // Reduces `in` over the dims of `first_bits` into partials of the
 // accumulator dtype, then those over the rest of `mask` into `target`: two
 // plans of their own, the first writing partials, the second reading them.
@@ -198,19 +220,59 @@ void reduce_in_two_steps(const at::Tensor& in, const std::vector<bool>& mask, ui
       rest[d] = false;
     }
   }
-  // The accumulator of the result's dtype: float32 summed with
-  // dtype=float64 over three dims that do not merge kept its partials in
-  // float32 (a 1.7e-6 error where torch's is 1e-13).
-  const at::ScalarType acc = op.keeps_result_dtype ? target.scalar_type() : acc_dtype(target.scalar_type());
-  at::Tensor partial = empty_in_memory_order(in, tmp_shape, acc);
+  at::Tensor partial = empty_in_memory_order(in, tmp_shape, partial_dtype(target, op));
   reduce_strided(in, first, partial, op, reads_partials, /*writes_partials=*/true);
-  if (writes_partials || target.scalar_type() == acc) {
-    reduce_strided(partial, rest, target, op, /*reads_partials=*/true, writes_partials, projection);
-  } else {
-    at::Tensor staged = at::empty(target.sizes(), target.options().dtype(acc));
-    reduce_strided(partial, rest, staged, op, /*reads_partials=*/true, /*writes_partials=*/false, projection);
-    target.copy_(staged);
-  }
+  reduce_partials_into(partial, rest, target, op, writes_partials, projection);
+}
+
+// Strided columns of floats a few elements apart ([R, 3 W][:, ::3] over
+// dim 0) on the CPU: the columns leaves gather each row's columns an
+// element at a time (each 16-bit one converted alone), where the dense
+// span they lie in loads and converts a vector at a time. Summed over the
+// whole span into partials of the accumulator dtype, the columns then
+// picked from them by a pass over dims of size 1, these read faster from
+// 1 MB up (2 threads, this project's machine;
+// `cpu_2026-11-27/cpu_superset_columns_s42.txt`): [2970, 441][:, ::3]
+// float16 0.67x -> 1.68x of torch.sum, bfloat16 0.91x -> 1.69x; [4327,
+// 536][:, ::4] float32 0.71x -> 1.36x; the 9 of 16 random float32 and
+// float64 passes that take it 0.71-1.36x -> 1.16-2.08x but one (1.26x ->
+// 1.19x); float16 and bfloat16 1.43-5.1x after. Emulated
+// first: steps of 6 and 8 lost (0.62-0.85x), as did spans under 256
+// elements ([7185, 72][:, ::4] float16, 0.85x) and inputs under 1 MB.
+constexpr int64_t kSupersetMaxStep = 4;
+constexpr int64_t kSupersetMinSpan = 256;
+constexpr int64_t kSupersetMinBytes = int64_t(1) << 20;
+
+// The input dim the columns pass walks where the plan pays, else -1.
+int64_t superset_columns_dim(const at::Tensor& in, const std::vector<Dim>& dims, const OpSpec& op) {
+  const at::ScalarType t = in.scalar_type();
+  const bool floating = t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble;
+  if (!in.is_cpu() || !op.hands_partials_on || !floating) return -1;
+  const Dim& cols = dims[0];
+  const int64_t step = cols.in_stride;
+  if (cols.reduced || step < 2 || step > kSupersetMaxStep || (cols.orig_dims & (cols.orig_dims - 1)) != 0) return -1;
+  const int64_t span = (cols.size - 1) * step + 1;
+  if (span < kSupersetMinSpan || in.numel() * step * in.element_size() < kSupersetMinBytes) return -1;
+  return __builtin_ctzll(cols.orig_dims);
+}
+
+void reduce_superset_columns(const at::Tensor& in, const std::vector<bool>& mask, int64_t d, const at::Tensor& target,
+                             const OpSpec& op, bool writes_partials, const Projection& projection) {
+  const int64_t step = in.stride(d), n = in.size(d);
+  std::vector<int64_t> sizes(in.sizes().begin(), in.sizes().end()), strides(in.strides().begin(), in.strides().end());
+  sizes[d] = (n - 1) * step + 1;
+  strides[d] = 1;
+  const at::Tensor span = in.as_strided(sizes, strides, in.storage_offset());
+  std::vector<int64_t> partial_sizes(target.sizes().begin(), target.sizes().end());
+  partial_sizes[d] = sizes[d];
+  at::Tensor partial = empty_in_memory_order(span, partial_sizes, partial_dtype(target, op));
+  reduce_strided(span, mask, partial, op, /*reads_partials=*/false, /*writes_partials=*/true);
+  std::vector<int64_t> picked_sizes(partial.sizes().begin(), partial.sizes().end());
+  std::vector<int64_t> picked_strides(partial.strides().begin(), partial.strides().end());
+  picked_sizes[d] = n;
+  picked_strides[d] *= step;
+  reduce_partials_into(partial.as_strided(picked_sizes, picked_strides, partial.storage_offset()), mask, target, op,
+                       writes_partials, projection);
 }
 
 // `target` has the input's rank with size 1 at reduced dims, and a dtype the
@@ -279,6 +341,13 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
     reduce_in_two_steps(in, mask, dims[reduced[1]].orig_dims, target, op, reads_partials, writes_partials,
                         projection);
     return;
+  }
+  if (!reads_partials) {
+    const int64_t d = superset_columns_dim(in, dims, op);
+    if (d >= 0) {
+      reduce_superset_columns(in, mask, d, target, op, writes_partials, projection);
+      return;
+    }
   }
 
   if (rows) {
