@@ -344,9 +344,20 @@ struct ExtremumOp : OpBase<ExtremumOp<acc_t, kMax>, acc_t> {
     }
   }
 
+  // The larger (smaller) of a and b, a NaN kept (a's where both are). On
+  // the CPU as two selects with no branch: "a != a || keep" compiled to two
+  // conditional jumps a fold (gcc 13, x86-64), taken at random on random
+  // data, and the CPU amax of [366403, 10] float32 over dim 1 took 2.1x
+  // torch's time, 6.6x our sum's. The GPU kernels keep the form their
+  // SASS was checked with (both give the same bits).
   C10_HOST_DEVICE static acc_t combine(acc_t a, acc_t b) {
     const bool keep = kMax ? a > b : a < b;
+#if defined(__CUDA_ARCH__)
     return (a != a || keep) ? a : b;
+#else
+    const acc_t m = keep ? a : b;
+    return a != a ? a : m;
+#endif
   }
 
   template <typename in_t>
