@@ -73,27 +73,33 @@ def _sum_like_ops():
     }
 
 
+def _check_sum_like(op_name, x, d):
+    """Ours against torch's op over dims d: dtype and shape, floats within
+    OP_RTOL of the op's scale (amax exactly), and the same bits twice."""
+    ours, theirs, scale_fn = _sum_like_ops()[op_name]
+    got, ref = ours(x, d), theirs(x, d)
+    assert got.dtype == ref.dtype and got.shape == ref.shape
+    if scale_fn is not None:
+        scale = scale_fn(x.double().abs(), d)
+    elif op_name == "amax":
+        scale = torch.zeros_like(ref, dtype=torch.float64)
+    else:  # logsumexp and the 2-norm: the result's own size, and 1 for logsumexp's log of a sum
+        scale = ref.double().abs() + (1 if op_name == "logsumexp" else 0)
+    err = (got.double() - ref.double()).abs()
+    assert (err <= OP_RTOL[x.dtype] * scale + 1e-30).all(), (op_name, err.max().item())
+    assert torch.equal(got, ours(x, d))
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("case", range(len(COLUMNS_FIRST_CASES)))
 @pytest.mark.parametrize("op_name", sorted(_sum_like_ops()))
 def test_columns_first_plan(case, op_name, device):
     shape, dims, dtype, two_steps = COLUMNS_FIRST_CASES[case]
-    ours, theirs, scale_fn = _sum_like_ops()[op_name]
+    ours = _sum_like_ops()[op_name][0]
     for permuted in (False, True) if len(shape) == 3 else (False,):
         x = _columns_first_input(shape, dtype, permuted, device)
         d = [(k + 1) % 3 for k in dims] if permuted else list(dims)  # the same dims of the permuted view
-        got, ref = ours(x, d), theirs(x, d)
-        assert got.dtype == ref.dtype and got.shape == ref.shape
-        a = x.double().abs()
-        if scale_fn is not None:
-            scale = scale_fn(a, d)
-        elif op_name == "amax":
-            scale = torch.zeros_like(ref, dtype=torch.float64)
-        else:  # logsumexp and the 2-norm: the result's own size, and 1 for logsumexp's log of a sum
-            scale = ref.double().abs() + (1 if op_name == "logsumexp" else 0)
-        err = (got.double() - ref.double()).abs()
-        assert (err <= OP_RTOL[dtype] * scale + 1e-30).all(), (op_name, err.max().item())
-        assert torch.equal(got, ours(x, d))
+        _check_sum_like(op_name, x, d)
         if device == "cuda" and dtype == torch.float32 and op_name == "sum":
             names = cuda_kernels_run(lambda: ours(x, d))
             # The rows pass runs rows kernels only; the first step reads columns.
@@ -123,22 +129,10 @@ SUPERSET_CASES = [
 @pytest.mark.parametrize("op_name", sorted(_sum_like_ops()))
 def test_superset_columns_plan(case, op_name, device):
     shape, step, dims, dtype = SUPERSET_CASES[case]
-    ours, theirs, scale_fn = _sum_like_ops()[op_name]
+    ours = _sum_like_ops()[op_name][0]
     base = random_tensor(shape, dtype, "cpu", torch.Generator().manual_seed(11)).to(device)
     for x in (base[..., ::step], base[..., 1::step]):
-        d = list(dims)
-        got, ref = ours(x, d), theirs(x, d)
-        assert got.dtype == ref.dtype and got.shape == ref.shape
-        a = x.double().abs()
-        if scale_fn is not None:
-            scale = scale_fn(a, d)
-        elif op_name == "amax":
-            scale = torch.zeros_like(ref, dtype=torch.float64)
-        else:
-            scale = ref.double().abs() + (1 if op_name == "logsumexp" else 0)
-        err = (got.double() - ref.double()).abs()
-        assert (err <= OP_RTOL[dtype] * scale + 1e-30).all(), (op_name, err.max().item())
-        assert torch.equal(got, ours(x, d))
+        _check_sum_like(op_name, x, list(dims))
     if op_name == "sum":
         kd = torch.ops.gpureduce.sum.dim_IntList(base[..., ::step], list(dims), True)
         assert torch.equal(kd.squeeze(list(dims)), ours(base[..., ::step], list(dims)))
