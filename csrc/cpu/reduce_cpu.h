@@ -507,13 +507,6 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes_walked(const in
 // (rows of 10 float32: 124 -> 31 us for 1000 of them, session 40).
 constexpr int64_t kMinBlockLeaf = 4;
 
-// A leaf of an op that folds blocks (Op::kCpuBlock): blocks of
-// inputs widened to the op's value type and folded by reduce_block, the
-// rest in short blocks of Op::kCpuShortBlock padded with Op::block_pad()
-// (an input that changes no result: logsumexp's -inf) or, for an op that
-// pads none (kPadsLastBlock false: var), handed over with its count, all
-// into the first lane. A row of
-// 100 float32 with its last 36 folded one at a time took 1.4x torch's time.
 // B inputs at `stride` widened into x. Dense float16 eight at a time with
 // F16C: converted one by one (_cvtsh_ss), each a scalar store that the
 // block's vector loads could not forward from, float16 logsumexp rows took
@@ -537,6 +530,13 @@ __attribute__((always_inline)) inline void widen_block(const in_t* p, int64_t st
   for (int k = 0; k < B; ++k) x[k] = widen_one(p[k * stride]);
 }
 
+// A leaf of an op that folds blocks (Op::kCpuBlock): blocks of
+// inputs widened to the op's value type and folded by reduce_block, the
+// rest in short blocks of Op::kCpuShortBlock padded with Op::block_pad()
+// (an input that changes no result: logsumexp's -inf) or, for an op that
+// pads none (kPadsLastBlock false: var), handed over with its count, all
+// into the first lane. A row of
+// 100 float32 with its last 36 folded one at a time took 1.4x torch's time.
 template <class L, typename in_t>
 __attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p, int64_t n, int64_t stride) {
   using Op = typename L::op;
