@@ -1,10 +1,9 @@
 """A small run of every kernel of the indexed pass (argmax, argmin, max.dim,
-min.dim: groups of 1 to 32 lanes, vector and element loads, split blocks and
-their finish, columns of an element and of a vector a thread, and split
-columns; finishes of a lane, a group and a block an output), for
-compute-sanitizer (memcheck,
-racecheck). Each result is checked against torch's, so the run also fails on
-a wrong answer."""
+min.dim: groups of 1 to 32 lanes with short and long walks, vector and
+element loads, split blocks and their finish, columns of an element and of
+a vector a thread, and split columns; finishes of a lane, a group and a
+block an output), for compute-sanitizer (memcheck, racecheck). Each result
+is checked against torch's, so the run also fails on a wrong answer."""
 import torch
 
 import reduce_op
@@ -13,7 +12,8 @@ torch.manual_seed(0)
 cases = [((1 << 18) + 3, None), (5000, None), ((256, 16), 1), ((64, 300), 1), ((8, 20000), 1), ((3, 1000), 1),
          ((4096, 1), 1), ((100, 5), 1), ((20000, 16), 0), ((512, 130), 0), ((4, 6, 40), 1), ((6, 5, 4, 3), 2),
          ((3, 30000, 4), 1), ((2, 50001), 0), ((5, 20000, 2), 1), ((64, 48, 32), 1), ((9, 300, 64), 0),
-         ((7, 300, 10), 1), ((40, 128, 64), 1), ((15, 7, 256), 1), ((24, 80, 512), 1), ((5000, 3, 7), 1)]
+         ((7, 300, 10), 1), ((40, 128, 64), 1), ((15, 7, 256), 1), ((24, 80, 512), 1), ((5000, 3, 7), 1),
+         ((300, 1024), 1), ((300, 1030), 1)]
 for dtype in (torch.float32, torch.float16, torch.float64, torch.int8, torch.int64, torch.bool):
     for shape, dim in cases:
         base = torch.randint(-5, 5, tuple(shape) if isinstance(shape, tuple) else (shape,)) if not dtype.is_floating_point \

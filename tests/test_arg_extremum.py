@@ -14,7 +14,8 @@ import torch
 from torch.library import opcheck
 
 import reduce_op
-from axes import DEVICES, DTYPES, HAS_CUDA, LAYOUTS, SHAPES, check_torch_samples, labelled, make_layout, random_cases
+from axes import (DEVICES, DTYPES, HAS_CUDA, LAYOUTS, SHAPES, check_torch_samples, cuda_kernels_run, labelled,
+                  make_layout, random_cases)
 
 REAL = [d for d in DTYPES if not d.is_complex]
 ARG = {"argmax": (reduce_op.argmax, torch.argmax), "argmin": (reduce_op.argmin, torch.argmin)}
@@ -145,6 +146,49 @@ def test_indexed_kernel_shapes(dtype, case, device, gen):
                 first = reduce_op.max(xs, d)
                 again = reduce_op.max(xs, d)  # the same bits on every run
                 assert torch.equal(first.indices, again.indices)
+
+
+# Rows whose groups' lanes walk at most two batches of four loads (the
+# short walk: the row's extreme, then its first position) and rows just
+# past that (the long walk), for each width of element: in passes of 1 MB
+# and more (4 loads a lane or more) and under (a load a lane), dense and one
+# element off; rows of three vectors one element off, whose head and tail
+# are more elements than their group's two lanes; on CUDA, which of the two
+# kernels ran.
+SHORT_ROWS = {1: (4096, 4112), 2: (2048, 2056), 4: (1024, 1028), 8: (512, 514)}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8,
+                                   torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool], ids=str)
+def test_indexed_short_rows(dtype, device, gen):
+    size = dtype.itemsize
+    short, long_ = SHORT_ROWS[size]
+    cases = [(short, True), (long_, False)]
+    for n, short_walk in cases:
+        for rows in ((1 << 20) // (n * size) + 3, 5):
+            if device == "cpu" and rows > 5:
+                rows = 40
+            if dtype == torch.bool:
+                x = torch.rand(rows, n, generator=gen) > 0.95
+            elif dtype.is_floating_point:
+                x = torch.randn(rows, n, generator=gen).to(dtype)
+            else:
+                x = torch.randint(-50 if dtype != torch.uint8 else 0, 50, (rows, n), generator=gen).to(dtype)
+            x = _special(x, gen, nan=(rows > 5) == short_walk).to(device)
+            for xs in (x, x[:, 1:], x[:, 3:-2], x[:, : n // 8 + 1]):
+                with labelled(f"{tuple(xs.shape)} {xs.stride()}"):
+                    _check_all_forms(xs, 1, False)
+            if device == "cuda" and rows > 5:
+                names = cuda_kernels_run(lambda: reduce_op.max(x, 1))  # (argmax refuses bool)
+                groups = [k for k in names if "indexed_rows_groups" in k]
+                assert len(groups) == 1, names
+                kshort = groups[0].split("(")[0].rstrip(">").rsplit(",", 1)[1].strip()
+                assert kshort == ("true" if short_walk else "false"), groups
+    vec = 16 // size
+    x = torch.randint(0, 2, (300, 3 * vec + 1), generator=gen).to(dtype)
+    x = _special(x, gen, nan=True).to(device)[:, 1:]
+    _check_all_forms(x, 1, False)
 
 
 # channels_last feature maps over H: the outputs of neighbouring channels lie

@@ -83,6 +83,9 @@ struct IndexedPolicy {
   // (and columns there take vectors only where those fill the GPU).
   static constexpr int64_t kGroupLoadsPerLane = 4;
   static constexpr int64_t kLatencyBoundBytes = int64_t(1) << 20;
+  // Batches of kUnroll loads a lane of a group walks at most to take the
+  // short walk (walk_short_row): rows of up to 1024 float32 by a warp.
+  static constexpr int64_t kShortWalkBatches = 2;
   // Rows a columns thread walks at least.
   static constexpr int64_t kColumnRowsPerThread = 8;
   // Blocks a multiprocessor that a split pass aims for.
@@ -529,10 +532,64 @@ __device__ __forceinline__ typename Op::state merge_rows(typename Op::state s, t
   return s;
 }
 
-// Groups of `group` lanes, a row each; every thread of a block runs the same
-// rounds, so that the groups' shuffles see whole warps.
+// A dense row (V > 1) whose lanes' share is a batch or two of loads (rows
+// of logits, [tokens, classes]): each batch's index found at once, in the
+// registers it was loaded into, with no best batch kept and none read
+// again, and positions in 32 bits (a short row's). walk_row's bookkeeping
+// for long walks took the groups kernel to 64 registers, 4 blocks of 256 a
+// multiprocessor: [8192, 512] float32 ran in 1.94 waves at 25% of DRAM
+// bandwidth (Nsight Compute, H200, session 42). The row's head and tail
+// (before its first aligned vector, after its last) are a lane's element
+// each, loaded before the body's batches are folded.
 template <class Op, typename in_t, int V>
-__global__ void __launch_bounds__(IndexedPolicy::kGroupThreads) indexed_rows_groups(IndexedArgs<in_t> a, int group) {
+__device__ __forceinline__ typename Op::state walk_short_row(const in_t* p, int row_len, int t, int step) {
+  using acc_t = arg_acc_t<in_t>;
+  using S = typename Op::state;
+  constexpr int U = IndexedPolicy::kUnroll;
+  const int misalign = static_cast<int>((reinterpret_cast<uintptr_t>(p) / sizeof(in_t)) % V);
+  const int head = min(row_len, misalign == 0 ? 0 : V - misalign);
+  const int n_vec = (row_len - head) / V;
+  const int tail0 = head + n_vec * V;
+  const int n_edge = head + (row_len - tail0);
+  const auto edge_pos = [&](int k) { return k < head ? k : tail0 + (k - head); };
+  const uint4* body = reinterpret_cast<const uint4*>(p + head);
+  const acc_t edge = t < n_edge ? static_cast<acc_t>(p[edge_pos(t)]) : acc_t{};
+  S s = Op::identity();
+  for (int j = t; j < n_vec; j += U * step) {
+    // (a missing load stands in as a copy of the batch's first: neither
+    // the extreme nor its first occurrence changes)
+    uint4 w[U];
+    w[0] = body[j];
+#pragma unroll
+    for (int u = 1; u < U; ++u) w[u] = j + u * step < n_vec ? body[j + u * step] : w[0];
+    s = Op::combine(s, find_in_batch<Op, in_t>(w, batch_extreme<Op, in_t>(w), [&](int slot) {
+                      return int64_t(head + (j + (slot / V) * step) * V + slot % V);
+                    }));
+  }
+  if (t < n_edge) s = Op::combine(s, S{edge, edge_pos(t)});
+  for (int k = t + step; k < n_edge; k += step) s = Op::combine(s, S{static_cast<acc_t>(p[edge_pos(k)]), edge_pos(k)});
+  return s;
+}
+
+// group_reduce of states whose index fits 32 bits (a short row's): a
+// shuffle less a round.
+template <class Op>
+__device__ __forceinline__ typename Op::state group_reduce_short_index(typename Op::state s, int group) {
+  for (int off = group / 2; off > 0; off /= 2) {
+    typename Op::state other;
+    other.value = shfl_xor(s.value, off);
+    other.index = __shfl_xor_sync(0xffffffffu, static_cast<int>(s.index), off);
+    s = Op::combine(s, other);
+  }
+  return s;
+}
+
+// Groups of `group` lanes, a row each; every thread of a block runs the same
+// rounds, so that the groups' shuffles see whole warps. kShort: a lane's
+// share of its row is a batch or two of loads (walk_short_row; for strided
+// rows, walk_row's batches whose index is found at once).
+template <class Op, typename in_t, int V, bool kShort>
+__global__ void __launch_bounds__(IndexedPolicy::kGroupThreads, kShort ? 6 : 0) indexed_rows_groups(IndexedArgs<in_t> a, int group) {
   wait_for_prior_grid();
   const int lane = threadIdx.x & (group - 1);
   const int64_t rows_per_block = blockDim.x / group;
@@ -542,9 +599,18 @@ __global__ void __launch_bounds__(IndexedPolicy::kGroupThreads) indexed_rows_gro
     int64_t in_off = 0, out_off = 0;
     if (o < a.n_out) {
       a.outer.offsets(o, in_off, out_off);
-      s = walk_row<Op, in_t, V, true>(a.in + in_off, a.reduce_stride, 0, a.n_reduce, a.n_reduce, lane, group);
+      if constexpr (kShort && V > 1) {
+        s = walk_short_row<Op, in_t, V>(a.in + in_off, static_cast<int>(a.n_reduce), lane, group);
+      } else {
+        s = walk_row<Op, in_t, V, !kShort, kShort>(a.in + in_off, a.reduce_stride, 0, a.n_reduce, a.n_reduce, lane,
+                                                   group);
+      }
     }
-    s = group_reduce<Op>(s, group);
+    if constexpr (kShort) {
+      s = group_reduce_short_index<Op>(s, group);
+    } else {
+      s = group_reduce<Op>(s, group);
+    }
     if (o < a.n_out && lane == 0) store_indexed<Op>(a, out_off, o, s, false);
   }
 }
@@ -790,13 +856,12 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
     const int group = pow2_at_most(ceil_div64(R, width) / per_lane, 32);
     const int64_t rows_per_block = P::kGroupThreads / group;
     const int64_t blocks = std::min<int64_t>(ceil_div64(p.n_out, rows_per_block), int64_t(1) << 30);
-    if (vec) {
-      launch_kernel(&indexed_rows_groups<Op, in_t, V>, dim3(static_cast<unsigned>(blocks)), dim3(P::kGroupThreads),
-                    stream, false, a, group);
-    } else {
-      launch_kernel(&indexed_rows_groups<Op, in_t, 1>, dim3(static_cast<unsigned>(blocks)), dim3(P::kGroupThreads),
-                    stream, false, a, group);
-    }
+    const bool short_walk = ceil_div64(loads, group) <= P::kShortWalkBatches * P::kUnroll;
+    const auto kernel = vec ? (short_walk ? &indexed_rows_groups<Op, in_t, V, true>
+                                          : &indexed_rows_groups<Op, in_t, V, false>)
+                            : (short_walk ? &indexed_rows_groups<Op, in_t, 1, true>
+                                          : &indexed_rows_groups<Op, in_t, 1, false>);
+    launch_kernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(P::kGroupThreads), stream, false, a, group);
     return;
   }
   // Columns: CV outputs a thread where the inner dim is dense and aligned,
