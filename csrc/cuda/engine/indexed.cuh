@@ -84,7 +84,7 @@ struct IndexedPolicy {
   static constexpr int64_t kGroupLoadsPerLane = 4;
   static constexpr int64_t kLatencyBoundBytes = int64_t(1) << 20;
   // Batches of kUnroll loads a lane of a group walks at most to take the
-  // short walk (walk_short_row): rows of up to 1024 float32 by a warp.
+  // short walk (short_row): rows of up to 1024 float32 by a warp.
   static constexpr int64_t kShortWalkBatches = 2;
   // Rows a columns thread walks at least.
   static constexpr int64_t kColumnRowsPerThread = 8;
@@ -532,86 +532,171 @@ __device__ __forceinline__ typename Op::state merge_rows(typename Op::state s, t
   return s;
 }
 
-// A dense row (V > 1) whose lanes' share is a batch or two of loads (rows
-// of logits, [tokens, classes]): each batch's index found at once, in the
-// registers it was loaded into, with no best batch kept and none read
-// again, and positions in 32 bits (a short row's). walk_row's bookkeeping
-// for long walks took the groups kernel to 64 registers, 4 blocks of 256 a
-// multiprocessor: [8192, 512] float32 ran in 1.94 waves at 25% of DRAM
-// bandwidth (Nsight Compute, H200, session 42). The row's head and tail
-// (before its first aligned vector, after its last) are a lane's element
-// each, loaded before the body's batches are folded.
-template <class Op, typename in_t, int V>
-__device__ __forceinline__ typename Op::state walk_short_row(const in_t* p, int row_len, int t, int step) {
+// The extreme of one 16-byte load's elements, NaN where any is NaN.
+template <class Op, typename in_t>
+__device__ __forceinline__ arg_acc_t<in_t> load_extreme(const uint4& w) {
+  const uint4 one[1] = {w};
+  return batch_extreme<Op, in_t, 1>(one);
+}
+
+// The first slot (u * V + k, V elements a load) of a batch of U loads whose
+// element hits (equals the extreme, or is NaN: a NaN anywhere makes the
+// extreme NaN, so a NaN hits only then), with its element in `value`; -1
+// where none does. Under 8 bytes the load is found first, by its extreme,
+// then the element in it: a select chain over every element of a batch was
+// 64 compares for bytes.
+template <class Op, typename in_t, int U, class Hits>
+__device__ __forceinline__ int first_hit_in_batch(const uint4 (&w)[U], Hits hits, arg_acc_t<in_t>& value) {
   using acc_t = arg_acc_t<in_t>;
-  using S = typename Op::state;
+  constexpr int V = indexed_vector<in_t>();
+  int slot = -1;
+  if constexpr (sizeof(in_t) == 8) {
+#pragma unroll
+    for (int q = U * V - 1; q >= 0; --q) {
+      const acc_t x = vector_element<in_t>(w[q / V], q % V);
+      const bool hit = hits(x);
+      slot = hit ? q : slot;
+      value = hit ? x : value;
+    }
+  } else {
+    int lu = -1;
+#pragma unroll
+    for (int u = U - 1; u >= 0; --u) lu = hits(load_extreme<Op, in_t>(w[u])) ? u : lu;
+    uint4 hit_load = w[0];
+#pragma unroll
+    for (int u = 1; u < U; ++u) hit_load = lu == u ? w[u] : hit_load;
+#pragma unroll
+    for (int k = V - 1; k >= 0; --k) {
+      const acc_t x = vector_element<in_t>(hit_load, k);
+      const bool hit = hits(x);
+      slot = hit ? k : slot;
+      value = hit ? x : value;
+    }
+    slot = lu < 0 ? -1 : lu * V + slot;
+  }
+  return slot;
+}
+
+// The value a lane without elements holds: never beats one, never hits.
+template <class Op, typename acc_t>
+__device__ __forceinline__ acc_t worst_value() {
+  if constexpr (std::is_floating_point_v<acc_t>) {
+    return Op::kLargest ? -std::numeric_limits<acc_t>::infinity() : std::numeric_limits<acc_t>::infinity();
+  } else {
+    return Op::kLargest ? std::numeric_limits<acc_t>::lowest() : std::numeric_limits<acc_t>::max();
+  }
+}
+
+// Row o (when live) of dense rows whose lanes' share is a batch or two of
+// loads (rows of logits, [tokens, classes]), by the group's `group` lanes,
+// lane t: the row's extreme first (each lane's batches folded by their
+// extreme, then a butterfly of values), then the first position holding it
+// (each lane's first hit, looked for only in a batch whose extreme hits,
+// then a butterfly of minimum positions); the lane holding that position
+// writes it. Positions are 32-bit (a short row's). A lane's first batch
+// is read again only where it holds the extreme and a second batch has
+// taken its registers. walk_row with a 16-byte state an element took the
+// groups kernel to 64 registers (4 blocks of 256 a multiprocessor) and
+// five rounds of a state's shuffles and combines: [8192, 512] float32 ran
+// at 25% of DRAM bandwidth in 1.94 waves (Nsight Compute, H200, session
+// 42). The row's head and tail (before its first aligned vector, after its
+// last) are single elements, a lane's first loaded with its batches.
+// Every lane of the group calls it (live or not).
+template <class Op, typename in_t, int V>
+__device__ __forceinline__ void short_row(const IndexedArgs<in_t>& a, int64_t o, bool live, int t, int group) {
+  using acc_t = arg_acc_t<in_t>;
   constexpr int U = IndexedPolicy::kUnroll;
+  int64_t in_off = 0, out_off = 0;
+  if (live) a.outer.offsets(o, in_off, out_off);
+  const in_t* p = a.in + in_off;
+  const int row_len = static_cast<int>(a.n_reduce);
   const int misalign = static_cast<int>((reinterpret_cast<uintptr_t>(p) / sizeof(in_t)) % V);
   const int head = min(row_len, misalign == 0 ? 0 : V - misalign);
   const int n_vec = (row_len - head) / V;
   const int tail0 = head + n_vec * V;
-  const int n_edge = head + (row_len - tail0);
+  const int n_edge = live ? head + (row_len - tail0) : 0;
   const auto edge_pos = [&](int k) { return k < head ? k : tail0 + (k - head); };
   const uint4* body = reinterpret_cast<const uint4*>(p + head);
-  const acc_t edge = t < n_edge ? static_cast<acc_t>(p[edge_pos(t)]) : acc_t{};
-  S s = Op::identity();
-  for (int j = t; j < n_vec; j += U * step) {
-    // (a missing load stands in as a copy of the batch's first: neither
-    // the extreme nor its first occurrence changes)
-    uint4 w[U];
+  const int j0 = t, j1 = t + U * group;
+  const bool has0 = live && j0 < n_vec, has1 = live && j1 < n_vec;
+  // (a missing load stands in as a copy of its batch's first: neither the
+  // extreme nor its first occurrence changes)
+  const auto load_batch = [&](int j, uint4(&w)[U]) {
     w[0] = body[j];
 #pragma unroll
-    for (int u = 1; u < U; ++u) w[u] = j + u * step < n_vec ? body[j + u * step] : w[0];
-    s = Op::combine(s, find_in_batch<Op, in_t>(w, batch_extreme<Op, in_t>(w), [&](int slot) {
-                      return int64_t(head + (j + (slot / V) * step) * V + slot % V);
-                    }));
+    for (int u = 1; u < U; ++u) w[u] = j + u * group < n_vec ? body[j + u * group] : w[0];
+  };
+  const acc_t worst = worst_value<Op, acc_t>();
+  const acc_t edge = t < n_edge ? static_cast<acc_t>(p[edge_pos(t)]) : worst;
+  uint4 w[U];
+  acc_t m0 = worst, m1 = worst;
+  if (has0) {
+    load_batch(j0, w);
+    m0 = batch_extreme<Op, in_t>(w);
   }
-  if (t < n_edge) s = Op::combine(s, S{edge, edge_pos(t)});
-  for (int k = t + step; k < n_edge; k += step) s = Op::combine(s, S{static_cast<acc_t>(p[edge_pos(k)]), edge_pos(k)});
-  return s;
-}
-
-// group_reduce of states whose index fits 32 bits (a short row's): a
-// shuffle less a round.
-template <class Op>
-__device__ __forceinline__ typename Op::state group_reduce_short_index(typename Op::state s, int group) {
-  for (int off = group / 2; off > 0; off /= 2) {
-    typename Op::state other;
-    other.value = shfl_xor(s.value, off);
-    other.index = __shfl_xor_sync(0xffffffffu, static_cast<int>(s.index), off);
-    s = Op::combine(s, other);
+  if (has1) {
+    load_batch(j1, w);
+    m1 = batch_extreme<Op, in_t>(w);
   }
-  return s;
+  acc_t m = pick_keep_nan<Op>(pick_keep_nan<Op>(m0, m1), edge);
+  for (int k = t + group; k < n_edge; k += group) m = pick_keep_nan<Op>(m, static_cast<acc_t>(p[edge_pos(k)]));
+  for (int off = group / 2; off > 0; off /= 2) m = pick_keep_nan<Op>(m, shfl_xor(m, off));
+  const acc_t row_extreme = m;
+  const auto hits = [&](acc_t x) { return x == row_extreme || Op::is_nan(x); };
+  // The lane's first hit: its head edges come before the body, its tail
+  // edges after; in the body, batch 0 before batch 1.
+  constexpr int kNone = std::numeric_limits<int>::max();
+  int head_pos = kNone, body_pos = kNone, tail_pos = kNone;
+  acc_t head_val = worst, body_val = worst, tail_val = worst;
+  for (int k = t; k < n_edge; k += group) {
+    const acc_t x = k == t ? edge : static_cast<acc_t>(p[edge_pos(k)]);
+    if (!hits(x)) continue;
+    if (k < head && head_pos == kNone) head_pos = k, head_val = x;
+    if (k >= head && tail_pos == kNone) tail_pos = edge_pos(k), tail_val = x;
+  }
+  // (the batch read again, from L1: kept in registers across the
+  // butterfly, it spilled at the bound of 6 blocks a multiprocessor)
+  const bool hit0 = has0 && hits(m0);
+  if (hit0 || (has1 && hits(m1))) {
+    const int j = hit0 ? j0 : j1;
+    load_batch(j, w);
+    const int slot = first_hit_in_batch<Op, in_t>(w, hits, body_val);
+    body_pos = head + (j + (slot / V) * group) * V + slot % V;
+  }
+  int pos = head_pos;
+  acc_t value = head_val;
+  if (pos == kNone) pos = body_pos, value = body_val;
+  if (pos == kNone) pos = tail_pos, value = tail_val;
+  int first = pos;
+  for (int off = group / 2; off > 0; off /= 2) first = min(first, __shfl_xor_sync(0xffffffffu, first, off));
+  if (live && pos == first && pos != kNone) store_indexed<Op>(a, out_off, o, {value, pos}, false);
 }
 
 // Groups of `group` lanes, a row each; every thread of a block runs the same
 // rounds, so that the groups' shuffles see whole warps. kShort: a lane's
-// share of its row is a batch or two of loads (walk_short_row; for strided
+// share of its row is a batch or two of loads (short_row; for strided
 // rows, walk_row's batches whose index is found at once).
 template <class Op, typename in_t, int V, bool kShort>
-__global__ void __launch_bounds__(IndexedPolicy::kGroupThreads, kShort ? 6 : 0) indexed_rows_groups(IndexedArgs<in_t> a, int group) {
+__global__ void __launch_bounds__(IndexedPolicy::kGroupThreads, kShort ? 6 : 0)
+    indexed_rows_groups(IndexedArgs<in_t> a, int group) {
   wait_for_prior_grid();
   const int lane = threadIdx.x & (group - 1);
   const int64_t rows_per_block = blockDim.x / group;
   for (int64_t first = blockIdx.x * rows_per_block; first < a.n_out; first += int64_t(gridDim.x) * rows_per_block) {
     const int64_t o = first + threadIdx.x / group;
-    typename Op::state s = Op::identity();
-    int64_t in_off = 0, out_off = 0;
-    if (o < a.n_out) {
-      a.outer.offsets(o, in_off, out_off);
-      if constexpr (kShort && V > 1) {
-        s = walk_short_row<Op, in_t, V>(a.in + in_off, static_cast<int>(a.n_reduce), lane, group);
-      } else {
+    if constexpr (kShort && V > 1) {
+      short_row<Op, in_t, V>(a, o, o < a.n_out, lane, group);
+    } else {
+      typename Op::state s = Op::identity();
+      int64_t in_off = 0, out_off = 0;
+      if (o < a.n_out) {
+        a.outer.offsets(o, in_off, out_off);
         s = walk_row<Op, in_t, V, !kShort, kShort>(a.in + in_off, a.reduce_stride, 0, a.n_reduce, a.n_reduce, lane,
                                                    group);
       }
-    }
-    if constexpr (kShort) {
-      s = group_reduce_short_index<Op>(s, group);
-    } else {
       s = group_reduce<Op>(s, group);
+      if (o < a.n_out && lane == 0) store_indexed<Op>(a, out_off, o, s, false);
     }
-    if (o < a.n_out && lane == 0) store_indexed<Op>(a, out_off, o, s, false);
   }
 }
 
