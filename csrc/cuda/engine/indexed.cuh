@@ -214,6 +214,13 @@ __device__ __forceinline__ arg_acc_t<in_t> batch_extreme(const uint4 (&w)[U]) {
   }
 }
 
+// The extreme of one 16-byte load's elements, NaN where any is NaN.
+template <class Op, typename in_t>
+__device__ __forceinline__ arg_acc_t<in_t> load_extreme(const uint4& w) {
+  const uint4 one[1] = {w};
+  return batch_extreme<Op, in_t, 1>(one);
+}
+
 // The larger (kLargest) or smaller of a and b, a NaN kept: max.NaN for a
 // float (and a 16-bit float widened to one), a test of each for a double.
 template <class Op, typename acc_t>
@@ -420,33 +427,43 @@ __device__ __forceinline__ typename Op::state walk_row(const in_t* p, int64_t st
     }
     const int64_t pitch = step;
     acc_t best{};
-    int64_t best_j = -1;
+    int64_t best_j = -1;  // the vector holding the thread's best, first found
+    uint4 kept{};         // and its elements
+    // A batch's extreme (by its loads' extremes) against the thread's best;
+    // where it wins, its first load holding it is kept.
+    const auto fold = [&](int64_t j0, const uint4(&w)[U]) {
+      acc_t e[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) e[u] = load_extreme<Op, in_t>(w[u]);
+      const acc_t m = values_extreme<Op>(e);
+      int lu = 0;
+#pragma unroll
+      for (int u = U - 1; u > 0; --u) lu = e[u] == m || Op::is_nan(e[u]) ? u : lu;
+      lu = e[0] == m || Op::is_nan(e[0]) ? 0 : lu;
+      uint4 hit = w[0];
+#pragma unroll
+      for (int u = 1; u < U; ++u) hit = lu == u ? w[u] : hit;
+      const bool win = best_j < 0 || Op::beats(m, best);
+      best = win ? m : best;
+      best_j = win ? j0 + lu * pitch : best_j;
+      kept = win ? hit : kept;
+    };
     int64_t j = jb + t;
     // Whole batches, every load made.
     for (; j + (U - 1) * pitch < je; j += U * pitch) {
       uint4 w[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) w[u] = body[j + u * pitch];
-      const acc_t m = batch_extreme<Op, in_t>(w);
-      const bool win = best_j < 0 || Op::beats(m, best);
-      best = win ? m : best;
-      best_j = win ? j : best_j;
+      fold(j, w);
     }
     // The last batch, its missing loads standing in as copies of its first
     // (neither its extreme nor its first occurrence changes).
-    const auto load_batch = [&](int64_t j0, uint4(&w)[U]) {
-      w[0] = body[j0];
-#pragma unroll
-      for (int u = 1; u < U; ++u) w[u] = j0 + u * pitch < je ? body[j0 + u * pitch] : w[0];
-    };
     if (j < je) {
       uint4 w[U];
-      load_batch(j, w);
-      const acc_t m = batch_extreme<Op, in_t>(w);
-      if (best_j < 0 || Op::beats(m, best)) {
-        best = m;
-        best_j = j;
-      }
+      w[0] = body[j];
+#pragma unroll
+      for (int u = 1; u < U; ++u) w[u] = j + u * pitch < je ? body[j + u * pitch] : w[0];
+      fold(j, w);
     }
 #pragma unroll
     for (int u = 0; u < kEdgeLoads; ++u) {
@@ -457,11 +474,8 @@ __device__ __forceinline__ typename Op::state walk_row(const in_t* p, int64_t st
       s = Op::reduce(s, static_cast<acc_t>(p[edge_pos(k)]), edge_pos(k));
     }
     if (best_j >= 0) {
-      uint4 w[U];
-      load_batch(best_j, w);
-      s = Op::combine(s, find_in_batch<Op, in_t>(w, best, [&](int slot) {
-                        return head + (best_j + (slot / V) * pitch) * V + slot % V;
-                      }));
+      const uint4 one[1] = {kept};
+      s = Op::combine(s, find_in_batch<Op, in_t>(one, best, [&](int slot) { return head + best_j * V + slot; }));
     }
   } else {
     const int64_t first = b + t;
@@ -530,13 +544,6 @@ __device__ __forceinline__ typename Op::state merge_rows(typename Op::state s, t
     __syncthreads();
   }
   return s;
-}
-
-// The extreme of one 16-byte load's elements, NaN where any is NaN.
-template <class Op, typename in_t>
-__device__ __forceinline__ arg_acc_t<in_t> load_extreme(const uint4& w) {
-  const uint4 one[1] = {w};
-  return batch_extreme<Op, in_t, 1>(one);
 }
 
 // The first slot (u * V + k, V elements a load) of a batch of U loads whose
@@ -676,8 +683,16 @@ __device__ __forceinline__ void short_row(const IndexedArgs<in_t>& a, int64_t o,
 // rounds, so that the groups' shuffles see whole warps. kShort: a lane's
 // share of its row is a batch or two of loads (short_row; for strided
 // rows, walk_row's batches whose index is found at once).
+//
+// Blocks resident a multiprocessor: 6 for short rows (40 registers; 47
+// unbounded, 5 blocks), 4 for long walks (64; 3 for 8-byte types, which
+// spilled 44-68 bytes at 64), whose kept load took them to 62-80 unbounded.
+template <typename in_t, bool kShort>
+constexpr int indexed_groups_min_blocks() {
+  return kShort ? 6 : (sizeof(in_t) == 8 ? 3 : 4);
+}
 template <class Op, typename in_t, int V, bool kShort>
-__global__ void __launch_bounds__(IndexedPolicy::kGroupThreads, kShort ? 6 : 0)
+__global__ void __launch_bounds__(IndexedPolicy::kGroupThreads, indexed_groups_min_blocks<in_t, kShort>())
     indexed_rows_groups(IndexedArgs<in_t> a, int group) {
   wait_for_prior_grid();
   const int lane = threadIdx.x & (group - 1);
@@ -700,9 +715,16 @@ __global__ void __launch_bounds__(IndexedPolicy::kGroupThreads, kShort ? 6 : 0)
   }
 }
 
-// A block per chunk (blockIdx.x) of a row (blockIdx.y).
+// A block per chunk (blockIdx.x) of a row (blockIdx.y). Blocks resident a
+// multiprocessor: 3 (38-40 registers with walk_row's kept load), 2 for
+// 8-byte types (44-46; they spilled 36-84 bytes at 40).
+template <typename in_t>
+constexpr int indexed_blocks_min_blocks() {
+  return sizeof(in_t) == 8 ? 2 : 3;
+}
 template <class Op, typename in_t, int V>
-__global__ void __launch_bounds__(IndexedPolicy::kBlockThreads) indexed_rows_blocks(IndexedArgs<in_t> a) {
+__global__ void __launch_bounds__(IndexedPolicy::kBlockThreads, indexed_blocks_min_blocks<in_t>())
+    indexed_rows_blocks(IndexedArgs<in_t> a) {
   wait_for_prior_grid();
   const int64_t o = blockIdx.y;
   int64_t in_off = 0, out_off = 0;
