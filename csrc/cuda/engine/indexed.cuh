@@ -11,11 +11,12 @@
 //            neighbouring outputs and walk the reduced dim together, split
 //            across blocks where the outputs are few.
 // Each thread reads batches of kUnroll loads in increasing position, keeps
-// the batch whose extreme is its best (NaN kept), and looks for the index
-// once, after its walk, in that batch read again (walk_row, and the vector
-// columns kernel a column at a time); threads' states merge with combine,
-// whose choice does not depend on order: the bits are the same for every
-// launch configuration.
+// the part of the batch whose extreme is its best (NaN kept) in registers,
+// and looks for the index once, after its walk, in what it kept (walk_row,
+// and the vector columns kernel a column at a time); threads' states merge
+// with combine, whose choice does not depend on order: the bits are the
+// same for every launch configuration. Rows of a batch or two a lane find
+// their extreme first, then its first position (short_row).
 #pragma once
 
 #include <c10/cuda/CUDAStream.h>
@@ -379,12 +380,15 @@ __device__ __forceinline__ typename Op::state find_in_batch(const uint4 (&w)[U],
 // after the last whole vector, an element a load; chunks (b, e multiples of
 // V but for the row's end) own the vectors that start in them, the first
 // chunk the head and the last the tail. A thread keeps its best batch's
-// extreme and start, and looks for the index once, in that batch read
-// again (find_in_batch), after its walk: looked for in every batch that
-// could win, the warp took that path in most batches of a long walk (any
-// of its lanes' running best still rising), and the loop, with its
-// addresses, was 155 instructions a batch of 16 floats where it is now 44
-// (full float32 argmax 3835 -> 3994 GB/s, H200). The edges are folded in
+// extreme and, in registers, the batch's first load holding it, and looks
+// for the index once, in that load (find_in_batch), after its walk: looked
+// for in every batch that could win, the warp took that path in most
+// batches of a long walk (any of its lanes' running best still rising),
+// and the loop, with its addresses, was 155 instructions a batch of 16
+// floats (full float32 argmax 3835 -> 3994 GB/s, H200, session 40). The
+// batch read again after the walk instead of kept, each thread's four
+// scattered 16-byte loads cost 64-byte DRAM reads: 1.15 GB read for a
+// 1.07 GB input (4038 GB/s; kept: 1.08 GB, 4247 GB/s). The edges are folded in
 // increasing position by reduce, the body's state joins them by combine
 // (whose choice does not depend on order). V == 1: an element a load at
 // `stride`, walked the same way: whole batches of loads made without a
