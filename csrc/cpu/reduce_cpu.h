@@ -545,6 +545,14 @@ __attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p,
   typename L::acc acc = Op::identity();
   value_t x[B];
   int64_t i = 0;
+  if constexpr (std::is_same_v<in_t, value_t>) {
+    // Dense inputs of the value type itself: read where they are (copied
+    // into x first, a block's 16-byte stores were read back in 32-byte
+    // vectors: no store forwarding).
+    if (stride == 1) {
+      for (; i + B <= n; i += B) acc = Op::combine(acc, Op::reduce_block(p + i));
+    }
+  }
   for (; i + B <= n; i += B) {
     widen_block<B>(p + i * stride, stride, x);
     acc = Op::combine(acc, Op::reduce_block(x));

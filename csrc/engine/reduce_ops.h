@@ -842,23 +842,33 @@ GPUREDUCE_UNROLL
   // A CPU row leaf's blocks of 64 inputs, each a state of its own (its
   // mean, then its squared deviations, in 32-byte GCC vectors), merged in
   // order; the short last block with its count (no input pads a spread).
-  // Inputs widened to T (float for 16-bit floats) are taken to acc_t first
-  // (a float64 result of them is computed in float64).
+  // Inputs widened to T (float for 16-bit floats) are taken to acc_t as
+  // they are loaded, a vector at a time (a float64 result of them is
+  // computed in float64), and loaded again for the second pass: converted
+  // into a block of acc_t first, that block was stored in 16-byte halves
+  // and read back in 32-byte vectors, which store forwarding cannot serve
+  // (float32 var of 16M elements 0.38x of torch's time; NOTES.md, session
+  // 43).
   static constexpr int kCpuBlock = 64;
 #if !defined(__CUDACC__)
   template <typename T>
   C10_ALWAYS_INLINE static state reduce_block(const T* in, int n = kCpuBlock) {
-    acc_t x[kCpuBlock];
-    for (int i = 0; i < n; ++i) x[i] = static_cast<acc_t>(in[i]);
-    if (n < kCpuBlock) return of_values(x, n);
+    if (n < kCpuBlock) {
+      acc_t x[kCpuBlock];
+      for (int i = 0; i < n; ++i) x[i] = static_cast<acc_t>(in[i]);
+      return of_values(x, n);
+    }
     typedef acc_t lanes_t __attribute__((vector_size(32)));
     constexpr int L = 32 / sizeof(acc_t);
-    lanes_t lane[4];
-    std::memcpy(lane, x, sizeof(lane));
+    typedef T in_lanes_t __attribute__((vector_size(L * sizeof(T))));
+    const auto load = [&](int i) {
+      in_lanes_t v;
+      std::memcpy(&v, in + i, sizeof(v));
+      return __builtin_convertvector(v, lanes_t);
+    };
+    lanes_t lane[4] = {load(0), load(L), load(2 * L), load(3 * L)};
     for (int i = 4 * L; i < kCpuBlock; i += 4 * L) {
-      lanes_t v[4];
-      std::memcpy(v, x + i, sizeof(v));
-      for (int c = 0; c < 4; ++c) lane[c] += v[c];
+      for (int c = 0; c < 4; ++c) lane[c] += load(i + c * L);
     }
     const lanes_t all = (lane[0] + lane[2]) + (lane[1] + lane[3]);
     acc_t sum = all[0];
@@ -867,9 +877,10 @@ GPUREDUCE_UNROLL
     const lanes_t mv = lanes_t{} + mean;
     for (int c = 0; c < 4; ++c) lane[c] = lanes_t{};
     for (int i = 0; i < kCpuBlock; i += 4 * L) {
-      lanes_t v[4];
-      std::memcpy(v, x + i, sizeof(v));
-      for (int c = 0; c < 4; ++c) lane[c] += (v[c] - mv) * (v[c] - mv);
+      for (int c = 0; c < 4; ++c) {
+        const lanes_t d = load(i + c * L) - mv;
+        lane[c] += d * d;
+      }
     }
     const lanes_t sq = (lane[0] + lane[2]) + (lane[1] + lane[3]);
     acc_t m2 = sq[0];
