@@ -612,37 +612,38 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, 
       return leaf_lanes_walked<L>(p, n, stride);
   }
   constexpr int W = L::kWidth;
-  typename L::vec a[kChains];
+  constexpr int C = L::op::kCpuChains;
+  typename L::vec a[C];
 #pragma GCC unroll 8
-  for (int c = 0; c < kChains; ++c) a[c] = L::identity();
+  for (int c = 0; c < C; ++c) a[c] = L::identity();
   int64_t i = 0;
   if (stride == 1) {
-    for (; i + kChains * W <= n; i += kChains * W) {
+    for (; i + C * W <= n; i += C * W) {
 #pragma GCC unroll 8
-      for (int c = 0; c < kChains; ++c) a[c] = L::fold(a[c], p + i + c * W, 1);
+      for (int c = 0; c < C; ++c) a[c] = L::fold(a[c], p + i + c * W, 1);
     }
   } else {
-    for (; i + kChains * W <= n; i += kChains * W) {
+    for (; i + C * W <= n; i += C * W) {
 #pragma GCC unroll 8
-      for (int c = 0; c < kChains; ++c) a[c] = L::fold(a[c], p + (i + c * W) * stride, stride);
+      for (int c = 0; c < C; ++c) a[c] = L::fold(a[c], p + (i + c * W) * stride, stride);
     }
   }
-  // Fewer than kChains * W are left: whole vectors into the first chains
+  // Fewer than C * W are left: whole vectors into the first chains
   // (indices known at compile time, so that the chains stay in registers),
   // the last few into the last chain.
 #pragma GCC unroll 8
-  for (int c = 0; c < kChains - 1; ++c) {
+  for (int c = 0; c < C - 1; ++c) {
     if (i + W <= n) {
       a[c] = L::fold(a[c], p + i * stride, stride);
       i += W;
     }
   }
   if (i < n) {
-    a[kChains - 1] = stride == 1 && n >= W ? L::fold_last(a[kChains - 1], p + n - W, n - i)
-                                           : L::fold_few(a[kChains - 1], p + i * stride, n - i, stride);
+    a[C - 1] = stride == 1 && n >= W ? L::fold_last(a[C - 1], p + n - W, n - i)
+                                     : L::fold_few(a[C - 1], p + i * stride, n - i, stride);
   }
 #pragma GCC unroll 8
-  for (int w = kChains / 2; w >= 1; w /= 2) {
+  for (int w = C / 2; w >= 1; w /= 2) {
 #pragma GCC unroll 8
     for (int c = 0; c < w; ++c) a[c] = L::combine(a[c], a[c + w]);
   }
