@@ -191,6 +191,29 @@ def test_indexed_short_rows(dtype, device, gen):
     _check_all_forms(x, 1, False)
 
 
+# Columns of few tiles (fewer than the CPU's threads) whose rows the CPU key
+# splits into chunks, a task each, merged by combine: one tile of 8 columns,
+# one of 3 (a reduced outer dim), two tiles, with 1 to 3 threads (one
+# thread: no split).
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_indexed_columns_split_rows(threads, device, gen):
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for shape, dim in (((1, 19681, 8), 1), ((30001, 3), 0), ((2, 40000, 5), 1)):
+            # (values drawn wide, so that a column's extreme lies in any
+            # chunk, not in the first with many ties; then ties and NaN)
+            cases = [torch.randn(shape, generator=gen), torch.randn(shape, generator=gen).bfloat16(),
+                     torch.randint(-30000, 30000, shape, generator=gen).to(torch.int16),
+                     _special(torch.randn(shape, generator=gen), gen, nan=True)]
+            for x in cases:
+                with labelled(f"{shape} {x.dtype} dim={dim} threads={threads}"):
+                    _check_all_forms(x.to(device), dim, False)
+    finally:
+        torch.set_num_threads(before)
+
+
 # channels_last feature maps over H: the outputs of neighbouring channels lie
 # W apart in the result. The CUDA key writes them there directly where W is
 # small (2, 3) and through a scratch tensor and a copy where it is not (4,

@@ -107,27 +107,54 @@ struct IndexedCpu {
     }
     // Columns: tiles of up to kBlock neighbouring outputs along the innermost
     // kept dim walk the reduced dim together, a row of the tile at a time.
+    // Where the tiles are fewer than the threads, each tile's rows are split
+    // into chunks, a task each, their states merged by combine: as one task
+    // a tile ran on one thread however many rows it had ([1, 19680, 8]
+    // float32 over dim 1: 0.69x of torch's speed, 2 threads).
     const int64_t n0 = static_cast<int64_t>(p.outer.sizes[0].divisor);
     const int64_t col_in = p.outer.in_strides[0], col_out = p.outer.out_strides[0];
     const int64_t tiles0 = (n0 + kBlock - 1) / kBlock;
-    const int64_t tasks = p.n_out / n0 * tiles0;
-    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, R * kBlock));
-    at::parallel_for(0, tasks, grain, [&](int64_t b, int64_t e) {
+    const int64_t tiles = p.n_out / n0 * tiles0;
+    const int64_t threads = at::get_num_threads();
+    const int64_t chunks =
+        tiles >= threads ? 1
+                         : std::min<int64_t>(threads, std::max<int64_t>(1, R * std::min(n0, kBlock) / 32768));
+    const int64_t len = (R + chunks - 1) / chunks;
+    std::vector<State> parts(chunks > 1 ? static_cast<size_t>(tiles * chunks * kBlock) : 0);
+    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, len * kBlock));
+    at::parallel_for(0, tiles * chunks, grain, [&](int64_t b, int64_t e) {
       State s[kBlock];
-      for (int64_t t = b; t < e; ++t) {
+      for (int64_t task = b; task < e; ++task) {
+        const int64_t t = task / chunks, chunk = task % chunks;
         const int64_t first = (t % tiles0) * kBlock;
         const int64_t count = std::min(kBlock, n0 - first);
         int64_t in_off = 0, out_off = 0;
         p.outer.offsets(t / tiles0 * n0 + first, in_off, out_off);
         for (int64_t c = 0; c < count; ++c) s[c] = Op::identity();
         const in_t* base = in + in_off;
-        for (int64_t i = 0; i < R; ++i) {
+        for (int64_t i = chunk * len; i < std::min(R, (chunk + 1) * len); ++i) {
           const in_t* row = base + i * p.reduce_stride;
           for (int64_t c = 0; c < count; ++c) s[c] = Op::reduce(s[c], static_cast<acc_t>(row[c * col_in]), i);
         }
-        for (int64_t c = 0; c < count; ++c) store(s[c], out_off + c * col_out, values, indices);
+        if (chunks > 1) {
+          std::copy(s, s + count, parts.begin() + task * kBlock);
+        } else {
+          for (int64_t c = 0; c < count; ++c) store(s[c], out_off + c * col_out, values, indices);
+        }
       }
     });
+    if (chunks == 1) return;
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int64_t first = (t % tiles0) * kBlock;
+      const int64_t count = std::min(kBlock, n0 - first);
+      int64_t in_off = 0, out_off = 0;
+      p.outer.offsets(t / tiles0 * n0 + first, in_off, out_off);
+      for (int64_t c = 0; c < count; ++c) {
+        State s = Op::identity();
+        for (int64_t chunk = 0; chunk < chunks; ++chunk) s = Op::combine(s, parts[(t * chunks + chunk) * kBlock + c]);
+        store(s, out_off + c * col_out, values, indices);
+      }
+    }
   }
 };
 
