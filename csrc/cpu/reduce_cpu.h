@@ -445,7 +445,9 @@ struct Lanes<Op, acc_t, false> {
 };
 
 // Vectors a row leaf keeps in flight: an add takes 3 cycles on two pipes, so
-// one chain of adds would leave the loads waiting.
+// one chain of adds would leave the loads waiting. leaf_lanes takes the
+// op's own count (OpBase::kCpuChains, this by default; amax and amin 8);
+// the scalar rows and the narrower walks keep this one.
 constexpr int kChains = 4;
 
 template <class L, typename in_t>

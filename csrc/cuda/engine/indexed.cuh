@@ -604,10 +604,10 @@ __device__ __forceinline__ acc_t worst_value() {
 // extreme, then a butterfly of values), then the first position holding it
 // (each lane's first hit, looked for only in a batch whose extreme hits,
 // then a butterfly of minimum positions); the lane holding that position
-// writes it. Positions are 32-bit (a short row's). A lane's first batch
-// is read again only where it holds the extreme and a second batch has
-// taken its registers. walk_row with a 16-byte state an element took the
-// groups kernel to 64 registers (4 blocks of 256 a multiprocessor) and
+// writes it. Positions are 32-bit (a short row's). The one batch a lane
+// searches is read again (from L1). walk_row with a 16-byte state an
+// element took the groups kernel to 64 registers (4 blocks of 256 a
+// multiprocessor) and
 // five rounds of a state's shuffles and combines: [8192, 512] float32 ran
 // at 25% of DRAM bandwidth in 1.94 waves (Nsight Compute, H200, session
 // 42). The row's head and tail (before its first aligned vector, after its
