@@ -1,9 +1,10 @@
 """A small run of every kernel of the indexed pass (argmax, argmin, max.dim,
 min.dim: groups of 1 to 32 lanes with short and long walks, vector and
 element loads, split blocks and their finish, columns of an element and of
-a vector a thread, and split columns; finishes of a lane, a group and a
-block an output), for compute-sanitizer (memcheck, racecheck). Each result
-is checked against torch's, so the run also fails on a wrong answer."""
+a vector a thread (results stored aligned and not), and split columns;
+finishes of a lane, a group and a block an output), for compute-sanitizer
+(memcheck, racecheck). Each result is checked against torch's, so the run
+also fails on a wrong answer."""
 import torch
 
 import reduce_op
@@ -35,5 +36,17 @@ for dtype in (torch.float32, torch.float16, torch.float64, torch.int8, torch.int
                 assert torch.equal(got.indices.cpu(), ref.indices), (dtype, shape, view.stride())
                 v, r = got.values.cpu(), ref.values
                 assert torch.equal(v.isnan() if dtype.is_floating_point else v, r.isnan() if dtype.is_floating_point else r)
+# The vector columns kernel's result stores: aligned (a fresh result) and
+# one element into out= tensors (an element at a time).
+for dtype in (torch.float32, torch.float16, torch.float64, torch.int8):
+    vec = 16 // dtype.itemsize if dtype.itemsize > 1 else 8
+    rows = (3 << 19) // (6 * vec * dtype.itemsize)
+    x = (torch.randn(rows, 3, 2 * vec) * 50).to(dtype).cuda()
+    ref = torch.max(x.cpu(), 1)
+    for offset in (0, 1):
+        vals = torch.empty(rows * 2 * vec + offset, dtype=dtype, device="cuda")[offset:].view(rows, 2 * vec)
+        idx = torch.empty(rows * 2 * vec + offset, dtype=torch.long, device="cuda")[offset:].view(rows, 2 * vec)
+        reduce_op.max(x, 1, out=(vals, idx))
+        assert torch.equal(idx.cpu(), ref.indices) and torch.equal(vals.cpu(), ref.values), (dtype, offset)
 torch.cuda.synchronize()
 print("indexed workload ok: every result matched torch's")

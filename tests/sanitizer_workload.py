@@ -19,6 +19,10 @@ for dtype in (torch.float32, torch.float16, torch.int8, torch.uint8, torch.compl
         ref = torch.sum(x.cpu().to(torch.complex128 if dtype.is_complex else torch.float64),
                         dim if dim is not None else [])
         assert torch.allclose(ours.cpu().to(ref.dtype), ref, rtol=2e-2, atol=1.0), (dtype, shape, dim)
+# Columns whose blocks take several outer indices, in a grid a few blocks
+# past one wave: folded to fewer row threads a block.
+x = torch.randn(802, 128, 128, device="cuda")
+assert torch.allclose(reduce_op.sum(x, 1).double(), x.double().sum(1), rtol=1e-4, atol=1e-3)
 # mean: the same kernels, each output divided by its count in the pass that
 # stores it (in the finish of a split pass).
 for dtype in (torch.float32, torch.float16, torch.complex64):

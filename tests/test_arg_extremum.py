@@ -214,6 +214,42 @@ def test_indexed_columns_split_rows(threads, device, gen):
         torch.set_num_threads(before)
 
 
+# Columns of a dense inner dim a 16-byte vector divides, few rows an output,
+# many outputs: the CUDA key's vector columns kernel stores each thread's
+# results in 16-byte stores where the outputs are aligned to them, else an
+# element at a time. out= tensors one element into their storage take the
+# second way; a fresh result the first.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8,
+                                   torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool], ids=str)
+def test_indexed_columns_result_stores(dtype, device, gen):
+    vec = 16 // dtype.itemsize if dtype.itemsize > 1 else 8
+    # (on CUDA, 1.5 MB: smaller passes are bound by latency and read an
+    # output a thread)
+    rows = (3 << 19) // (6 * vec * dtype.itemsize) if device == "cuda" else 64
+    shape = (rows, 3, 2 * vec)
+    if dtype == torch.bool:
+        x = torch.rand(shape, generator=gen) > 0.7
+    elif dtype.is_floating_point:
+        x = torch.randn(shape, generator=gen).to(dtype)
+    else:
+        x = torch.randint(0 if dtype == torch.uint8 else -3, 3, shape, generator=gen).to(dtype)
+    x = _special(x, gen, nan=True).to(device) if dtype.is_floating_point else x.to(device)
+    with labelled(f"{shape} {dtype} dim=1"):
+        _check_all_forms(x, 1, False)
+        ref = torch.max(x, 1)
+        for offset in (0, 1):
+            vals = torch.empty(rows * 2 * vec + offset, dtype=dtype, device=device)[offset:].view(rows, 2 * vec)
+            idx = torch.empty(rows * 2 * vec + offset, dtype=torch.long, device=device)[offset:].view(rows, 2 * vec)
+            got = reduce_op.max(x, 1, out=(vals, idx))
+            assert got[0].data_ptr() == vals.data_ptr() and got[1].data_ptr() == idx.data_ptr()
+            _same_values(vals, ref.values)
+            _same_indices(idx, ref.indices)
+    if device == "cuda":
+        names = cuda_kernels_run(lambda: reduce_op.max(x, 1))
+        assert any("indexed_columns_vec" in k for k in names), names
+
+
 # channels_last feature maps over H: the outputs of neighbouring channels lie
 # W apart in the result. The CUDA key writes them there directly where W is
 # small (2, 3) and through a scratch tensor and a copy where it is not (4,

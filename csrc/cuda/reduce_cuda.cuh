@@ -658,7 +658,7 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, int64_t col_sh
 
   const auto kernel = gpureduce_columns<Op, in_t, out_t, V>;
   static ResidentWave resident;
-  if (!latency_columns && a.outer_group == 1 && tiles >= target_blocks) {
+  if (!latency_columns && tiles >= target_blocks) {
     // An unsplit grid of a few waves folds into one: fewer row threads per
     // block, each walking more rows, so that more blocks fit an SM. Where
     // each thread loads single elements its loads in flight are few, and
@@ -666,14 +666,23 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, int64_t col_sh
     // replaces; vectors fold freely. A/B on the H200 (NOTES.md, session 25):
     // [342, 128256] float32 over dim 0 0.95x -> 1.01x of torch.sum, [69,
     // 205923] bfloat16 0.78x -> 1.01x, [158, 384, 56, 56] channels_last
-    // bfloat16 over (2, 3) 0.93x -> 1.02x, none slower by over 5%. Not where
-    // a block takes several outer indices: there blocks of one or two warps
-    // walking whole columns lost up to 34% ([60931, 96, 12] float32 over
-    // dim 1 0.99x -> 0.65x, [22800, 67, 16] bfloat16 summed as float64).
+    // bfloat16 over (2, 3) 0.93x -> 1.02x, none slower by over 5%.
+    // Where a block takes several outer indices, down to four row threads:
+    // blocks of one or two warps walking whole columns lost up to 34%
+    // ([60931, 96, 12] float32 over dim 1 0.99x -> 0.65x, [22800, 67, 16]
+    // bfloat16 summed as float64), while a grid a few blocks past the
+    // kernel's real wave left those for a second round ([802, 128, 128]
+    // float32 over dim 1: 401 blocks of 512 threads, 396 resident at 40
+    // registers). A/B of that fold on the H200 in one process over 70 [B,
+    // R, C] sums over R of 1 to 930 MB (NOTES.md, session 44): 3 faster by
+    // over 5%, none slower ([802, 128, 128] 0.91x -> 0.99x of torch.sum,
+    // [1807, 426, 128] float16 1.02x -> 1.13x).
+    const int64_t min_row_threads = a.outer_group > 1 ? 4 : 1;
     const auto wave = [&](int64_t b) { return resident.blocks(kernel, block_x * b); };
     const int64_t waves = ceil_div(tiles, wave(by));
     by /= fold_into_one_wave(
-        waves, by, [&](int64_t f) { return tiles <= wave(by / f); }, [&](int64_t f) { return V > 1 || f <= waves; });
+        waves, by, [&](int64_t f) { return tiles <= wave(by / f); },
+        [&](int64_t f) { return by / f >= min_row_threads && (V > 1 || f <= waves); });
   }
   static PerDevice clusters;  // 1: no, 2: yes
   // Whether a split of this pass could finish inside a cluster: the device

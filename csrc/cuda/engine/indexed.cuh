@@ -776,8 +776,45 @@ __global__ void __launch_bounds__(IndexedPolicy::kColumnThreads, indexed_columns
   if (o < a.n_out) store_indexed<Op>(a, out_off, o * a.split + blockIdx.y, s, a.split > 1);
 }
 
+// A thread's CV neighbouring results (values, if asked for, and indices),
+// in 16-byte stores where the outputs are aligned to them (a fresh tensor's
+// are), else one element at a time. Stored element by element, each of a
+// warp's store instructions wrote 32 scattered pieces of a few bytes: the
+// pass over [7958059, 4, 16] float16 over dim 1 (127 M outputs of 4 rows,
+// more bytes written than read) ran at 503 GB/s of input, 0.71x torch.min.
+template <typename in_t, int CV, typename S>
+__device__ __forceinline__ void store_column_group(in_t* values, int64_t* indices, const S (&s)[CV]) {
+  constexpr int kValueBytes = CV * int(sizeof(in_t));
+  struct alignas(kValueBytes) ValuePack {
+    in_t v[CV];
+  };
+  struct alignas(16) IndexPair {
+    int64_t i[2];
+  };
+  static_assert(CV % 2 == 0, "indices go out in pairs");
+  if (values != nullptr) {
+    if (reinterpret_cast<uintptr_t>(values) % kValueBytes == 0) {
+      ValuePack pack;
+#pragma unroll
+      for (int c = 0; c < CV; ++c) pack.v[c] = static_cast<in_t>(s[c].value);
+      *reinterpret_cast<ValuePack*>(values) = pack;
+    } else {
+#pragma unroll
+      for (int c = 0; c < CV; ++c) values[c] = static_cast<in_t>(s[c].value);
+    }
+  }
+  if (reinterpret_cast<uintptr_t>(indices) % 16 == 0) {
+#pragma unroll
+    for (int c = 0; c < CV; c += 2) *reinterpret_cast<IndexPair*>(indices + c) = IndexPair{{s[c].index, s[c + 1].index}};
+  } else {
+#pragma unroll
+    for (int c = 0; c < CV; ++c) indices[c] = s[c].index;
+  }
+}
+
 // Columns of a dense inner dim, CV neighbouring outputs a thread: each row
-// of them one load of CV elements (16 bytes, 8 for bytes), where an element a
+// of them one load of CV elements (16 bytes, or 8: bytes, and 2- and 4-byte
+// columns that no 16-byte vector divides), where an element a
 // thread had a warp's load take 64 bytes of a 2-byte row. `a` addresses the
 // groups of CV outputs (its dim 0 divided by CV); their outputs are
 // neighbours in the output too (out stride 1).
@@ -869,15 +906,12 @@ __global__ void __launch_bounds__(IndexedPolicy::kColumnThreads, indexed_columns
 #pragma unroll
   for (int c = 0; c < CV; ++c) s[c] = merge_rows<Op>(s[c], merged);
   if (threadIdx.y != 0 || ov >= a.n_out) return;
+  if (a.split > 1) {
 #pragma unroll
-  for (int c = 0; c < CV; ++c) {
-    if (a.split > 1) {
-      reinterpret_cast<S*>(a.partials)[(ov * CV + c) * a.split + blockIdx.y] = s[c];
-    } else {
-      if (a.values != nullptr) a.values[out_off + c] = static_cast<in_t>(s[c].value);
-      a.indices[out_off + c] = s[c].index;
-    }
+    for (int c = 0; c < CV; ++c) reinterpret_cast<S*>(a.partials)[(ov * CV + c) * a.split + blockIdx.y] = s[c];
+    return;
   }
+  store_column_group<in_t, CV>(a.values != nullptr ? a.values + out_off : nullptr, a.indices + out_off, s);
 }
 
 // The split passes' second launch: a group of `group` lanes (a power of two
@@ -979,26 +1013,33 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
   // row threads with kColumnRowsPerThread rows each or more (up to 8, or
   // more where the outputs are fewer than a block's columns), the rows
   // split across blocks where the outputs leave the GPU idle.
+  // Vectors of 16 bytes, else of 8 for 2- and 4-byte elements (an inner dim
+  // of 28 float16 columns: [16293, 32, 28, 28] over dim 2 read an element
+  // a thread at 1055 GB/s, 0.79x torch.min).
   constexpr int CV = indexed_column_vector<in_t>();
+  constexpr int kHalfCV = sizeof(in_t) == 2 || sizeof(in_t) == 4 ? CV / 2 : CV;
+  const auto columns_fit = [&](int cv) {
+    bool fit = p.outer.in_strides[0] == 1 && p.outer.out_strides[0] == 1 &&
+               static_cast<int64_t>(p.outer.sizes[0].divisor) % cv == 0 && p.reduce_stride % cv == 0 &&
+               reinterpret_cast<uintptr_t>(a.in) % (cv * sizeof(in_t)) == 0;
+    for (int d = 1; d < p.outer.ndim; ++d) fit = fit && p.outer.in_strides[d] % cv == 0;
+    // (with fewer groups than a block's threads, an output a thread keeps
+    // more threads busy: [11, 86, 16] float16 over dim 1 ran at 0.58x of
+    // torch.argmax with 22 groups of 8, H200)
+    fit = fit && p.n_out / cv >= P::kColumnThreads;
+    // In a pass too small to be bound by bandwidth, vectors that would leave
+    // multiprocessors without a block of them give way to an output a
+    // thread: more threads, each with fewer loads in turn.
+    return fit && (p.n_out * R * int64_t(sizeof(in_t)) >= P::kLatencyBoundBytes ||
+                   ceil_div64(p.n_out / cv, P::kColumnThreads) >= sms);
+  };
+  const int cv = columns_fit(CV) ? CV : kHalfCV != CV && columns_fit(kHalfCV) ? kHalfCV : 1;
   IndexedArgs<in_t> av = a;
-  bool cvec = p.outer.in_strides[0] == 1 && p.outer.out_strides[0] == 1 &&
-              static_cast<int64_t>(p.outer.sizes[0].divisor) % CV == 0 && p.reduce_stride % CV == 0 &&
-              reinterpret_cast<uintptr_t>(a.in) % (CV * sizeof(in_t)) == 0;
-  for (int d = 1; d < p.outer.ndim; ++d) cvec = cvec && p.outer.in_strides[d] % CV == 0;
-  // (with fewer groups than a block's threads, an output a thread keeps
-  // more threads busy: [11, 86, 16] float16 over dim 1 ran at 0.58x of
-  // torch.argmax with 22 groups of 8, H200)
-  cvec = cvec && p.n_out / CV >= P::kColumnThreads;
-  // In a pass too small to be bound by bandwidth, vectors that would leave
-  // multiprocessors without a block of them give way to an output a thread:
-  // more threads, each with fewer loads in turn.
-  cvec = cvec && (p.n_out * R * int64_t(sizeof(in_t)) >= P::kLatencyBoundBytes ||
-                  ceil_div64(p.n_out / CV, P::kColumnThreads) >= sms);
-  if (cvec) {
-    av.outer.sizes[0] = FastDivmod(static_cast<uint64_t>(p.outer.sizes[0].divisor / CV));
-    av.outer.in_strides[0] = CV;
-    av.outer.out_strides[0] = CV;
-    av.n_out = p.n_out / CV;
+  if (cv > 1) {
+    av.outer.sizes[0] = FastDivmod(static_cast<uint64_t>(p.outer.sizes[0].divisor / cv));
+    av.outer.in_strides[0] = cv;
+    av.outer.out_strides[0] = cv;
+    av.n_out = p.n_out / cv;
   }
   const int64_t units = av.n_out;
   int rows = pow2_at_most(R / P::kColumnRowsPerThread, 8);
@@ -1023,8 +1064,10 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
   a.partials = av.partials;
   TORCH_CHECK(blocks_x < (int64_t(1) << 31), "gpureduce: too many outputs for one columns pass");
   const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(av.split));
-  if (cvec) {
+  if (cv == CV) {
     launch_kernel(&indexed_columns_vec<Op, in_t, CV>, grid, dim3(cols, rows), stream, false, av);
+  } else if (cv == kHalfCV) {
+    launch_kernel(&indexed_columns_vec<Op, in_t, kHalfCV>, grid, dim3(cols, rows), stream, false, av);
   } else {
     // (a thread's rows: ceil(chunk / rows))
     const bool short_walk = av.chunk <= int64_t(rows) * P::kUnroll;
