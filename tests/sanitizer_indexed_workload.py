@@ -1,8 +1,9 @@
 """A small run of every kernel of the indexed pass (argmax, argmin, max.dim,
 min.dim: groups of 1 to 32 lanes with short and long walks, vector and
 element loads, split blocks and their finish, columns of an element and of
-a vector a thread (results stored aligned and not), and split columns;
-finishes of a lane, a group and a block an output), for compute-sanitizer
+a vector a thread (results stored aligned and not), and split columns,
+finished in a cluster or by a finish kernel; finishes of a lane, a group
+and a block an output; dims of one element a slice), for compute-sanitizer
 (memcheck, racecheck). Each result is checked against torch's, so the run
 also fails on a wrong answer."""
 import torch
@@ -14,7 +15,7 @@ cases = [((1 << 18) + 3, None), (5000, None), ((256, 16), 1), ((64, 300), 1), ((
          ((4096, 1), 1), ((100, 5), 1), ((20000, 16), 0), ((512, 130), 0), ((4, 6, 40), 1), ((6, 5, 4, 3), 2),
          ((3, 30000, 4), 1), ((2, 50001), 0), ((5, 20000, 2), 1), ((64, 48, 32), 1), ((9, 300, 64), 0),
          ((7, 300, 10), 1), ((40, 128, 64), 1), ((15, 7, 256), 1), ((24, 80, 512), 1), ((5000, 3, 7), 1),
-         ((300, 1024), 1), ((300, 1030), 1)]
+         ((300, 1024), 1), ((300, 1030), 1), ((60, 334, 7), 1), ((1, 3642, 3), 1), ((5593, 1, 3), 1)]
 for dtype in (torch.float32, torch.float16, torch.float64, torch.int8, torch.int64, torch.bool):
     for shape, dim in cases:
         base = torch.randint(-5, 5, tuple(shape) if isinstance(shape, tuple) else (shape,)) if not dtype.is_floating_point \

@@ -214,6 +214,68 @@ def test_indexed_columns_split_rows(threads, device, gen):
         torch.set_num_threads(before)
 
 
+# Dims of one element a slice: size 1 (as the last dim, a middle one and
+# the first, of contiguous and channels_last inputs) and stride 0 (an
+# expanded dim). The CUDA key runs max.dim and min.dim over small ones as
+# a pass of one element an output (one launch), over the rest (from 256 KB,
+# and channels_last maps whose outputs it would stage) a fill and a copy;
+# argmax fills its zeros.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64, torch.uint8, torch.int64, torch.bool],
+                         ids=str)
+def test_indexed_single_element_slices(dtype, device, gen):
+    def make(shape):
+        if dtype == torch.bool:
+            return torch.rand(shape, generator=gen) > 0.5
+        if dtype.is_floating_point:
+            return _special(torch.randn(shape, generator=gen).to(dtype), gen, nan=True)
+        return torch.randint(0, 100, shape, generator=gen).to(dtype)
+
+    cases = [(make((5593, 1, 3)), 1), (make((700, 1)), 1), (make((1, 64, 5, 5)), 0),
+             (make((3, 2, 1, 1)).contiguous(memory_format=torch.channels_last), 2),
+             (make((1, 384, 14, 14)).contiguous(memory_format=torch.channels_last), 0),
+             (make((2000,))[:, None].expand(-1, 7), 1), (make((300,))[None].expand(5, -1), 0)]
+    for x, dim in cases:
+        x = x.to(device)
+        for keepdim in (False, True):
+            with labelled(f"{tuple(x.shape)} {x.stride()} dim={dim} keepdim={keepdim}"):
+                _check_all_forms(x, dim, keepdim)
+        ref = torch.min(x, dim)
+        vals = torch.empty(ref.values.numel() + 1, dtype=dtype, device=device)[1:].view(ref.values.shape)
+        idx = torch.full(ref.indices.shape, 7, dtype=torch.long, device=device)
+        reduce_op.min(x, dim, out=(vals, idx))
+        _same_values(vals, ref.values)
+        _same_indices(idx, ref.indices)
+    if device == "cuda":
+        x = cases[0][0].to(device)
+        names = cuda_kernels_run(lambda: reduce_op.max(x, 1))
+        assert any("indexed_" in k for k in names), names
+        assert not any("copy" in k.lower() or "fill" in k.lower() for k in names), names
+
+
+# Columns of few outputs and a few hundred rows or more: the CUDA key splits
+# their rows among up to 8 blocks of a cluster, which combine their states
+# in it (no finish kernel); more blocks, through partials and a finish.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", [((60, 334, 7), torch.bfloat16), ((961, 328, 15), torch.int32),
+                                  ((1, 3642, 3), torch.float32), ((2, 1390, 3), torch.float16),
+                                  ((341, 477, 15), torch.float64), ((3, 20000, 5), torch.float32)], ids=str)
+def test_indexed_columns_split_in_cluster(case, device, gen):
+    shape, dtype = case
+    x = torch.randn(shape, generator=gen) if dtype.is_floating_point else torch.randint(-9, 9, shape, generator=gen)
+    x = x.to(dtype)
+    if dtype.is_floating_point:
+        x = _special(x, gen, nan=True)
+    x = x.to(device)
+    for keepdim in (False, True):
+        with labelled(f"{shape} {dtype} dim=1 keepdim={keepdim}"):
+            _check_all_forms(x, 1, keepdim)
+    if device == "cuda" and shape == (60, 334, 7):
+        names = cuda_kernels_run(lambda: reduce_op.max(x, 1))
+        assert any("indexed_columns" in k for k in names), names
+        assert not any("indexed_finish" in k for k in names), names
+
+
 # Columns of a dense inner dim a 16-byte vector divides, few rows an output,
 # many outputs: the CUDA key's vector columns kernel stores each thread's
 # results in 16-byte stores where the outputs are aligned to them, else an

@@ -43,12 +43,14 @@ constexpr int64_t kStageScatteredMinStride = 4;
 // had run the pass at 40% of torch's speed ([11326, 128, 7, 7]
 // channels_last float16 over dim 2, H100, NOTES.md). (The sum-like passes'
 // with_staged_output, run_pass.h, for this pass's geometry.)
+bool stages_scattered_outputs(const IndexedPass& p) {
+  return !p.along_rows() && p.outer.ndim > 1 && std::abs(p.outer.out_strides[0]) >= kStageScatteredMinStride &&
+         p.n_out >= kStageScatteredMinOutputs;
+}
+
 void run_indexed_cuda(const IndexedPass& p, const at::Tensor& in, const at::Tensor* values, const at::Tensor& indices,
                       Extreme extreme) {
-  const bool staged = !p.along_rows() && p.outer.ndim > 1 &&
-                      std::abs(p.outer.out_strides[0]) >= kStageScatteredMinStride &&
-                      p.n_out >= kStageScatteredMinOutputs;
-  if (!staged) {
+  if (!stages_scattered_outputs(p)) {
     run_kernels(p, in, values, indices, extreme);
     return;
   }
@@ -75,8 +77,25 @@ void run_indexed_cuda(const IndexedPass& p, const at::Tensor& in, const at::Tens
   }
 }
 
+// Inputs of max.dim and min.dim over a dim of one element a slice below
+// which the pass over those elements (one launch) runs rather than a fill
+// of the indices and a copy of the values (two).
+constexpr int64_t kSingleSlicePassMaxBytes = int64_t(256) << 10;
+
+// Passes of one element a slice that run as one launch: small ones, whose
+// outputs are not staged (a launch and two copies more). On the H200
+// (NOTES.md, session 44), inputs of 2-92 KB gained ([5593, 1, 3] uint8
+// over dim 1 0.75x -> 1.10x of torch.max, [1, 64, 2, 2] channels_last
+// float64 over dim 0 0.78x -> 0.99x); from 600 KB the fill and copy were
+// faster ([1, 384, 28, 28] int16 over dim 0 2.04x -> 1.18x, [300154, 1,
+// 3] float32 1.48x -> 0.97x), as were staged passes ([1, 96, 28, 28]
+// channels_last float32 over dim 0 1.03x -> 0.51x).
+bool runs_single_slices(const IndexedPass& p, int64_t element_size) {
+  return p.n_out * element_size < kSingleSlicePassMaxBytes && !stages_scattered_outputs(p);
+}
+
 const IndexedKernels& indexed_kernels() {
-  static const IndexedKernels k{&run_indexed_cuda, "cuda"};
+  static const IndexedKernels k{&run_indexed_cuda, "cuda", &runs_single_slices};
   return k;
 }
 

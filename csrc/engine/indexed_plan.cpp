@@ -105,6 +105,14 @@ void run_indexed(const at::Tensor& in, int64_t dim, const at::Tensor* values, co
   if (indices.numel() == 0) return;
   if (in.dim() > 0 && (in.stride(dim) == 0 || in.size(dim) == 1)) {
     // Every slice is one element, or repeats its first: index 0, its value.
+    if (values != nullptr && kernels.runs_single_slices != nullptr) {
+      IndexedPass p = plan_pass(in, dim);
+      p.n_reduce = 1;
+      if (kernels.runs_single_slices(p, static_cast<int64_t>(in.element_size()))) {
+        kernels.run(p, in, values, indices, extreme);
+        return;
+      }
+    }
     indices.zero_();
     if (values != nullptr) values->copy_(in.select(dim, 0).reshape(values->sizes()));
     return;

@@ -25,6 +25,11 @@ using IndexedRunner = void (*)(const IndexedPass& pass, const at::Tensor& in, co
 struct IndexedKernels {
   IndexedRunner run;
   const char* device;  // "cpu" or "cuda": kernel names in dtype errors ("argmax_cpu")
+  // Whether max.dim and min.dim over a dim of one element a slice (size 1,
+  // or stride 0) run `pass` (its n_reduce 1: one launch writing values and
+  // indices) rather than a fill of the indices and a copy of the values;
+  // null: never.
+  bool (*runs_single_slices)(const IndexedPass& pass, int64_t element_size) = nullptr;
 };
 
 // torch.argmax's and torch.argmin's checks, in torch's order and with its
