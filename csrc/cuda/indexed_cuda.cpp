@@ -35,19 +35,21 @@ constexpr int64_t kStageScatteredMinOutputs = int64_t(1) << 16;
 // over dim 2 (outputs 2 apart) ran staged at 0.58x of torch.max (H200).
 constexpr int64_t kStageScatteredMinStride = 4;
 
-// Runs pass p into indices and values (contiguous, p's out_strides), or,
-// where the pass reads columns whose neighbours are not neighbours in the
+// Whether pass p reads columns whose neighbours are not neighbours in the
 // output (a channels_last input over its H: neighbouring threads take
-// neighbouring channels, a row of the output apart), into scratch in the
-// pass's own order, then one copy: the kernels' scattered 8-byte stores
-// had run the pass at 40% of torch's speed ([11326, 128, 7, 7]
-// channels_last float16 over dim 2, H100, NOTES.md). (The sum-like passes'
-// with_staged_output, run_pass.h, for this pass's geometry.)
+// neighbouring channels, a row of the output apart), enough of them to be
+// written through a scratch (run_indexed_cuda).
 bool stages_scattered_outputs(const IndexedPass& p) {
   return !p.along_rows() && p.outer.ndim > 1 && std::abs(p.outer.out_strides[0]) >= kStageScatteredMinStride &&
          p.n_out >= kStageScatteredMinOutputs;
 }
 
+// Runs pass p into indices and values (contiguous, p's out_strides), or,
+// where it stages scattered outputs, into scratch in the pass's own order,
+// then one copy: the kernels' scattered 8-byte stores had run the pass at
+// 40% of torch's speed ([11326, 128, 7, 7] channels_last float16 over dim
+// 2, H100, NOTES.md). (The sum-like passes' with_staged_output,
+// run_pass.h, for this pass's geometry.)
 void run_indexed_cuda(const IndexedPass& p, const at::Tensor& in, const at::Tensor* values, const at::Tensor& indices,
                       Extreme extreme) {
   if (!stages_scattered_outputs(p)) {

@@ -53,9 +53,6 @@ struct ColumnsArgs {
   Projection projection;  // ReducePass::projection
 };
 
-// The largest split finished inside a cluster: the portable cluster size.
-constexpr int kMaxClusterSplit = 8;
-
 // Shared memory of a columns block, in slots of V accumulators: the halving
 // tree takes kColumnSlots; the cluster finish one per thread along x, so
 // blocks up to column_scratch_slots wide can take it (as wide as a block

@@ -17,6 +17,10 @@
 namespace gpureduce {
 namespace cuda {
 
+// The largest split finished inside a cluster (the columns kernels'
+// cluster finish): the portable cluster size.
+constexpr int kMaxClusterSplit = 8;
+
 // Measured on the H200 (see benchmarks/NOTES.md for the figures behind them).
 struct EnginePolicy {
   static constexpr int kThreads = 512;

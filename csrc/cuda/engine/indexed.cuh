@@ -104,15 +104,11 @@ struct IndexedArgs {
   // A split pass: `split` chunks of `chunk` positions an output, whose states
   // go to partials[o * split + chunk index] for the finish kernel, or, with
   // cluster_finish (the element columns kernel, splits of up to
-  // kMaxIndexedClusterSplit), are combined inside the blocks' cluster.
+  // kMaxClusterSplit), are combined inside the blocks' cluster.
   int64_t split, chunk;
   void* partials;
   int cluster_finish;
 };
-
-// The most blocks of a split that combine their states inside their
-// cluster (the portable cluster size).
-constexpr int kMaxIndexedClusterSplit = 8;
 
 // Elements of one vector load of the rows kernels: 16 bytes.
 template <typename in_t>
@@ -615,10 +611,9 @@ __device__ __forceinline__ acc_t worst_value() {
 // writes it. Positions are 32-bit (a short row's). The one batch a lane
 // searches is read again (from L1). walk_row with a 16-byte state an
 // element took the groups kernel to 64 registers (4 blocks of 256 a
-// multiprocessor) and
-// five rounds of a state's shuffles and combines: [8192, 512] float32 ran
-// at 25% of DRAM bandwidth in 1.94 waves (Nsight Compute, H200, session
-// 42). The row's head and tail (before its first aligned vector, after its
+// multiprocessor) and five rounds of a state's shuffles and combines:
+// [8192, 512] float32 ran at 25% of DRAM bandwidth in 1.94 waves (Nsight
+// Compute, H200, session 42). The row's head and tail (before its first aligned vector, after its
 // last) are single elements, a lane's first loaded with its batches.
 // Every lane of the group calls it (live or not).
 template <class Op, typename in_t, int V>
@@ -794,7 +789,7 @@ __global__ void __launch_bounds__(IndexedPolicy::kColumnThreads, indexed_columns
     cluster.sync();
     if (cluster.block_rank() == 0 && threadIdx.y == 0 && o < a.n_out) {
 #pragma unroll
-      for (int k = 1; k < kMaxIndexedClusterSplit; ++k) {
+      for (int k = 1; k < kMaxClusterSplit; ++k) {
         if (k < a.split) s = Op::combine(s, cluster.map_shared_rank(merged, k)[threadIdx.x]);
       }
       store_indexed<Op>(a, out_off, o, s, false);
@@ -1095,7 +1090,7 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
   const bool short_walk = av.chunk <= int64_t(rows) * P::kUnroll;
   const auto element_kernel = short_walk ? &indexed_columns<Op, in_t, true> : &indexed_columns<Op, in_t, false>;
   static PerDevice clusters;  // 1: no, 2: yes
-  if (cv == 1 && av.split > 1 && av.split <= kMaxIndexedClusterSplit &&
+  if (cv == 1 && av.split > 1 && av.split <= kMaxClusterSplit &&
       clusters.get([&](int) { return device_major() >= 9 && runs_sm90_code(element_kernel) ? 2 : 1; }) == 2) {
     av.cluster_finish = 1;
     launch_kernel_clustered(element_kernel, grid, dim3(cols, rows), dim3(1, static_cast<unsigned>(av.split), 1),
