@@ -1,9 +1,10 @@
 """A small run of every kernel of the indexed pass (argmax, argmin, max.dim,
 min.dim: groups of 1 to 32 lanes with short and long walks, vector and
 element loads, split blocks and their finish, columns of an element and of
-a vector a thread (results stored aligned and not), and split columns,
-finished in a cluster or by a finish kernel; finishes of a lane, a group
-and a block an output; dims of one element a slice), for compute-sanitizer
+a vector a thread (results stored aligned and not), outputs numbered in
+tiles, and split columns, finished in a cluster or by a finish kernel;
+finishes of a lane, a group and a block an output; dims of one element a
+slice), for compute-sanitizer
 (memcheck, racecheck). Each result is checked against torch's, so the run
 also fails on a wrong answer."""
 import torch
@@ -15,7 +16,8 @@ cases = [((1 << 18) + 3, None), (5000, None), ((256, 16), 1), ((64, 300), 1), ((
          ((4096, 1), 1), ((100, 5), 1), ((20000, 16), 0), ((512, 130), 0), ((4, 6, 40), 1), ((6, 5, 4, 3), 2),
          ((3, 30000, 4), 1), ((2, 50001), 0), ((5, 20000, 2), 1), ((64, 48, 32), 1), ((9, 300, 64), 0),
          ((7, 300, 10), 1), ((40, 128, 64), 1), ((15, 7, 256), 1), ((24, 80, 512), 1), ((5000, 3, 7), 1),
-         ((300, 1024), 1), ((300, 1030), 1), ((60, 334, 7), 1), ((1, 3642, 3), 1), ((5593, 1, 3), 1)]
+         ((300, 1024), 1), ((300, 1030), 1), ((60, 334, 7), 1), ((1, 3642, 3), 1), ((5593, 1, 3), 1),
+         ((4, 23, 43), 2), ((48, 95), 1)]
 for dtype in (torch.float32, torch.float16, torch.float64, torch.int8, torch.int64, torch.bool):
     for shape, dim in cases:
         base = torch.randint(-5, 5, tuple(shape) if isinstance(shape, tuple) else (shape,)) if not dtype.is_floating_point \
@@ -49,5 +51,13 @@ for dtype in (torch.float32, torch.float16, torch.float64, torch.int8):
         idx = torch.empty(rows * 2 * vec + offset, dtype=torch.long, device="cuda")[offset:].view(rows, 2 * vec)
         reduce_op.max(x, 1, out=(vals, idx))
         assert torch.equal(idx.cpu(), ref.indices) and torch.equal(vals.cpu(), ref.values), (dtype, offset)
+# Channels_last maps over N and H, their outputs numbered in tiles of a few
+# channels by a run along W.
+for dtype in (torch.float32, torch.bfloat16, torch.uint8):
+    for shape, d in (((2, 96, 28, 28), 0), ((3, 12, 9, 35), 0), ((2, 64, 6, 40), 2)):
+        x = (torch.randn(shape) * 50).to(dtype).cuda().contiguous(memory_format=torch.channels_last)
+        got, ref = reduce_op.min(x, d), torch.min(x.cpu(), d)
+        assert torch.equal(got.indices.cpu(), ref.indices) and torch.equal(got.values.cpu(), ref.values), (dtype, shape)
+        assert torch.equal(reduce_op.argmax(x, d).cpu(), torch.argmax(x.cpu(), d)), (dtype, shape)
 torch.cuda.synchronize()
 print("indexed workload ok: every result matched torch's")

@@ -329,6 +329,29 @@ def test_indexed_channels_last_outputs(shape, dtype, device, gen):
                 _check_all_forms(x, d, keepdim)
 
 
+# channels_last feature maps over N or H, whose neighbouring channels' outputs
+# lie a plane or a row apart: the CUDA key numbers the outputs in tiles of a
+# few channels by a run along W (cuda/indexed_cuda.cpp), whatever divides
+# C and W (8 x 4, 3 x 7, 6 x 5, ...), or, where no tile pays, stages them.
+# The tiles change which thread takes which output, not the results.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", [((3, 128, 32, 32), 0), ((2, 96, 28, 28), 0), ((2, 96, 28, 28), 2),
+                                  ((4, 3, 20, 7), 0), ((2, 12, 9, 35), 0), ((5, 40, 6, 5), 2), ((1, 64, 3, 31), 2),
+                                  ((2, 33, 13, 17), 0)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.uint8, torch.float64], ids=str)
+def test_indexed_scattered_outputs(case, dtype, device, gen):
+    shape, d = case
+    x = torch.randn(shape, generator=gen) if dtype.is_floating_point else torch.randint(0, 9, shape, generator=gen)
+    x = _special(x.to(dtype), gen, nan=dtype.is_floating_point).to(device).contiguous(memory_format=torch.channels_last)
+    for keepdim in (False, True):
+        with labelled(f"{tuple(x.shape)} {dtype} channels_last dim={d} keepdim={keepdim}"):
+            _check_all_forms(x, d, keepdim)
+    if device == "cuda" and shape == (2, 96, 28, 28) and d == 0:
+        # 150528 outputs a plane apart: a tile of 8 channels by 4 of W, not a scratch and a copy
+        kernels = [k for k in cuda_kernels_run(lambda: reduce_op.max(x, d)) if k.startswith("void ")]
+        assert len(kernels) == 1 and "indexed_columns" in kernels[0], kernels
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_indexed_nan_ties_and_extremes(device):
     nan, inf = float("nan"), float("inf")

@@ -5,7 +5,9 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 #include "../engine/indexed_ops.h"
@@ -24,34 +26,156 @@ void run_kernels(const IndexedPass& p, const at::Tensor& in, const at::Tensor* v
   });
 }
 
-// Outputs from which a columns pass with scattered outputs is staged: below,
-// the copy's launch costs more than the stores it saves.
-constexpr int64_t kStageScatteredMinOutputs = int64_t(1) << 16;
 // Output stride (elements) between neighbouring threads' outputs from which
 // they are staged. Staging writes the outputs three times (the scratch, and
 // the copy's read and write); stores at a stride of s waste their sectors
 // s-fold (an 8-byte index: 32-byte sectors, one index each from s = 4), so
 // below 4 the stores cost less: [578065, 32, 2, 2] channels_last float32
 // over dim 2 (outputs 2 apart) ran staged at 0.58x of torch.max (H200).
-constexpr int64_t kStageScatteredMinStride = 4;
+constexpr int64_t kScatteredMinStride = 4;
 
-// Whether pass p reads columns whose neighbours are not neighbours in the
-// output (a channels_last input over its H: neighbouring threads take
-// neighbouring channels, a row of the output apart), enough of them to be
-// written through a scratch (run_indexed_cuda).
+// 32-byte sectors that n elements `step` bytes apart take (from a sector's
+// start).
+int64_t sectors(int64_t n, int64_t step, int64_t elem_bytes) {
+  if (n <= 1) return 1;
+  if (step >= 32) return n;
+  return ((n - 1) * step + elem_bytes + 31) / 32;
+}
+
+// The largest divisor of n that is at most cap.
+int64_t divisor_at_most(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+// A warp's outputs: t0 neighbours along the pass's dim 0 (the input's
+// innermost kept dim) by tk along dim k.
+struct OutputTile {
+  int k = 1;
+  int64_t t0 = 1, tk = 1;
+};
+
+// The pass's own order as a tile: a warp's 32 outputs along dim 0, and
+// along dim 1 where dim 0 has fewer.
+OutputTile own_order(const IndexedPass& p) {
+  OutputTile own;
+  own.t0 = std::min<int64_t>(static_cast<int64_t>(p.outer.sizes[0].divisor), 32);
+  own.tk = std::min<int64_t>(static_cast<int64_t>(p.outer.sizes[1].divisor), std::max<int64_t>(1, 32 / own.t0));
+  return own;
+}
+
+// Sectors a warp's stores of the outputs of tile t take: t0 runs of tk
+// along dim k (dim 0's outputs lie apart), indices and, if asked, values.
+int64_t store_sectors(const IndexedPass& p, const OutputTile& t, int64_t elem_bytes, bool values) {
+  const int64_t outk = std::abs(p.outer.out_strides[t.k]);
+  return t.t0 * (sectors(t.tk, outk * 8, 8) + (values ? sectors(t.tk, outk * elem_bytes, elem_bytes) : 0));
+}
+
+// Sectors an output of pass p costs when a warp takes the outputs of tile t:
+// its loads over the n_reduce rows (t0 elements of dim 0 a row, for each of
+// the tk along dim k) and its stores.
+double sectors_per_output(const IndexedPass& p, const OutputTile& t, int64_t elem_bytes, bool values) {
+  const int64_t in0 = std::abs(p.outer.in_strides[0]) * elem_bytes;
+  const int64_t reads = p.n_reduce * t.tk * sectors(t.t0, in0, elem_bytes);
+  return double(reads + store_sectors(p, t, elem_bytes, values)) / double(t.t0 * t.tk);
+}
+
+// The gain in sectors an output from which a tile is taken over the pass's
+// own order (staged or not): the renumbering costs an index computation a
+// dim, and small gains lost to staging ([11326, 128, 7, 7] channels_last
+// float16 min over dim 2, tiles of 4 x 7 for a gain of 1.12: 0.92x ->
+// 0.83x of torch.min, H100, NOTES.md session 45).
+constexpr double kTileMinGain = 1.5;
+
+// Where a columns pass's neighbouring outputs lie far apart in the output
+// (a channels_last input over N or H: neighbouring threads take
+// neighbouring channels, a plane or a row of the output apart), the tile
+// whose warps touch fewest sectors an output, by kTileMinGain or more over
+// the pass's own order: a few neighbours along dim 0 loaded each row, by a
+// run along the dim whose outputs are neighbours stored. Tiles of 8 x 4
+// against the scratch and copy before (H100, session 45): [3, 128, 32, 32]
+// channels_last bfloat16 min over dim 0 0.70x -> 1.42x of torch.min,
+// [16, 512, 14, 14] int32 max over dim 0 1.02x -> 1.89x, [8, 256, 56, 56]
+// float32 argmax over dim 0 2.30x -> 3.24x.
+std::optional<OutputTile> output_tile(const IndexedPass& p, int64_t elem_bytes, bool values) {
+  if (p.along_rows() || p.outer.ndim < 2 || p.outer.ndim + 2 > kMaxDims ||
+      std::abs(p.outer.out_strides[0]) < kScatteredMinStride)
+    return std::nullopt;
+  const int64_t n0 = static_cast<int64_t>(p.outer.sizes[0].divisor);
+  const double own_cost = sectors_per_output(p, own_order(p), elem_bytes, values);
+  OutputTile best;  // (tk == 1: the own order, or a tile that stores no runs)
+  double best_cost = own_cost;
+  for (int k = 1; k < p.outer.ndim; ++k) {
+    const int64_t nk = static_cast<int64_t>(p.outer.sizes[k].divisor);
+    for (int64_t t0 = 1; t0 <= 32; t0 *= 2) {
+      OutputTile t{k, divisor_at_most(n0, t0), 1};
+      t.tk = divisor_at_most(nk, 32 / t.t0);
+      if (t.t0 * t.tk < 16) continue;  // (a warp of several tiles: their stores interleave)
+      const double cost = sectors_per_output(p, t, elem_bytes, values);
+      if (cost < best_cost) best = t, best_cost = cost;
+    }
+  }
+  if (best.tk == 1 || best_cost * kTileMinGain > own_cost) return std::nullopt;
+  return best;
+}
+
+// Pass p with its outputs numbered tile by tile (t0 along dim 0 by tk along
+// dim k, then the tiles), so that a warp's stores fall in runs of
+// neighbours: the kernels are the same, only which thread takes which output
+// changes (and with it nothing of the results).
+IndexedPass tiled(const IndexedPass& p, const OutputTile& t) {
+  IndexedPass q = p;
+  int nd = 0;
+  const auto push = [&](int64_t size, int64_t in_stride, int64_t out_stride) {
+    if (size == 1) return;
+    q.outer.sizes[nd] = FastDivmod(static_cast<uint64_t>(size));
+    q.outer.in_strides[nd] = in_stride;
+    q.outer.out_strides[nd] = out_stride;
+    ++nd;
+  };
+  const int64_t n0 = static_cast<int64_t>(p.outer.sizes[0].divisor);
+  const int64_t nk = static_cast<int64_t>(p.outer.sizes[t.k].divisor);
+  push(t.t0, p.outer.in_strides[0], p.outer.out_strides[0]);
+  push(t.tk, p.outer.in_strides[t.k], p.outer.out_strides[t.k]);
+  push(n0 / t.t0, p.outer.in_strides[0] * t.t0, p.outer.out_strides[0] * t.t0);
+  push(nk / t.tk, p.outer.in_strides[t.k] * t.tk, p.outer.out_strides[t.k] * t.tk);
+  for (int d = 1; d < p.outer.ndim; ++d)
+    if (d != t.k) push(static_cast<int64_t>(p.outer.sizes[d].divisor), p.outer.in_strides[d], p.outer.out_strides[d]);
+  q.outer.ndim = nd;
+  return q;
+}
+
+// Outputs from which a columns pass with scattered outputs is staged: below,
+// the copy's launch costs more than the stores it saves.
+constexpr int64_t kStageScatteredMinOutputs = int64_t(1) << 16;
+
+// Whether pass p, taking no tile, writes its scattered outputs through a
+// scratch (run_indexed_cuda): enough of them, kScatteredMinStride or more
+// apart. (Not only where each of a warp's stores takes its own sector:
+// runs of 2 indices, half a sector, written in the pass's order cost
+// [7761, 16, 32, 32] channels_last uint8 argmax over dim 2 1.21x -> 0.68x
+// of torch.argmax, and [3913, 16, 64, 64] int16 argmin 1.21x -> 0.78x,
+// H200 staged against H100 not, session 45; runs of 10 were as fast either
+// way, [65016, 3, 14, 14] uint8 max over dim 2 0.99x.)
 bool stages_scattered_outputs(const IndexedPass& p) {
-  return !p.along_rows() && p.outer.ndim > 1 && std::abs(p.outer.out_strides[0]) >= kStageScatteredMinStride &&
+  return !p.along_rows() && p.outer.ndim > 1 && std::abs(p.outer.out_strides[0]) >= kScatteredMinStride &&
          p.n_out >= kStageScatteredMinOutputs;
 }
 
-// Runs pass p into indices and values (contiguous, p's out_strides), or,
-// where it stages scattered outputs, into scratch in the pass's own order,
-// then one copy: the kernels' scattered 8-byte stores had run the pass at
-// 40% of torch's speed ([11326, 128, 7, 7] channels_last float16 over dim
-// 2, H100, NOTES.md). (The sum-like passes' with_staged_output,
-// run_pass.h, for this pass's geometry.)
+// Runs pass p into indices and values (contiguous, p's out_strides): with
+// its outputs in tiles (output_tile), or, where it stages scattered outputs,
+// into scratch in the pass's own order, then one copy: the kernels'
+// scattered 8-byte stores had run the pass at 40% of torch's speed ([11326,
+// 128, 7, 7] channels_last float16 over dim 2, H100, NOTES.md). (The
+// sum-like passes' with_staged_output, run_pass.h, for this pass's
+// geometry.)
 void run_indexed_cuda(const IndexedPass& p, const at::Tensor& in, const at::Tensor* values, const at::Tensor& indices,
                       Extreme extreme) {
+  if (const std::optional<OutputTile> t = output_tile(p, in.element_size(), values != nullptr)) {
+    run_kernels(tiled(p, *t), in, values, indices, extreme);
+    return;
+  }
   if (!stages_scattered_outputs(p)) {
     run_kernels(p, in, values, indices, extreme);
     return;
@@ -93,7 +217,8 @@ constexpr int64_t kSingleSlicePassMaxBytes = int64_t(256) << 10;
 // 3] float32 1.48x -> 0.97x), as were staged passes ([1, 96, 28, 28]
 // channels_last float32 over dim 0 1.03x -> 0.51x).
 bool runs_single_slices(const IndexedPass& p, int64_t element_size) {
-  return p.n_out * element_size < kSingleSlicePassMaxBytes && !stages_scattered_outputs(p);
+  return p.n_out * element_size < kSingleSlicePassMaxBytes &&
+         (output_tile(p, element_size, true).has_value() || !stages_scattered_outputs(p));
 }
 
 const IndexedKernels& indexed_kernels() {

@@ -976,6 +976,19 @@ inline int pow2_at_most(int64_t v, int cap) {
   return p;
 }
 
+// The most elements a dense row of pass p reads one at a time around its
+// vectors of V (walk_row, short_row): its head and tail where every row
+// starts at the same place in a vector, else up to V - 1 at each end.
+template <typename in_t>
+int64_t row_edges(const IndexedPass& p, const in_t* in, int V) {
+  bool alike = true;
+  for (int d = 0; d < p.outer.ndim; ++d) alike = alike && p.outer.in_strides[d] % V == 0;
+  if (!alike) return std::min<int64_t>(p.n_reduce, 2 * (V - 1));
+  const int64_t misalign = static_cast<int64_t>((reinterpret_cast<uintptr_t>(in) / sizeof(in_t)) % V);
+  const int64_t head = std::min<int64_t>(p.n_reduce, misalign == 0 ? 0 : V - misalign);
+  return head + (p.n_reduce - head) % V;
+}
+
 template <class Op, typename in_t>
 void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
   using S = typename Op::state;
@@ -1023,8 +1036,17 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
       return;
     }
     // A group of lanes a row, each with kGroupLoadsPerLane loads or more.
-    const int64_t per_lane = p.n_out * R * int64_t(sizeof(in_t)) < P::kLatencyBoundBytes ? 1 : P::kGroupLoadsPerLane;
-    const int group = pow2_at_most(ceil_div64(R, width) / per_lane, 32);
+    const bool latency_bound = p.n_out * R * int64_t(sizeof(in_t)) < P::kLatencyBoundBytes;
+    const int64_t per_lane = latency_bound ? 1 : P::kGroupLoadsPerLane;
+    int group = pow2_at_most(ceil_div64(R, width) / per_lane, 32);
+    // In a pass bound by latency, a lane for each edge element (those around
+    // a row's vectors, read one at a time), up to 16: a lane loads its first
+    // edge with its vectors and any others one after another. Rows of 43
+    // int8 had 2 lanes for up to 27 edges: [4, 23, 43] over dim 2 0.58x ->
+    // 0.86x of torch.argmin ([32, 21] float16 argmax 0.83x -> 0.97x); up to
+    // 32 lanes cost [1119, 94] bool 0.97x -> 0.84x in shuffle rounds (H100,
+    // NOTES.md session 45).
+    if (vec && latency_bound) group = std::max(group, pow2_at_most(2 * row_edges(p, a.in, V) - 1, 16));
     const int64_t rows_per_block = P::kGroupThreads / group;
     const int64_t blocks = std::min<int64_t>(ceil_div64(p.n_out, rows_per_block), int64_t(1) << 30);
     const bool short_walk = ceil_div64(loads, group) <= P::kShortWalkBatches * P::kUnroll;
