@@ -240,8 +240,16 @@ def _with_indices(name: str, input: torch.Tensor, dim: Optional[int], keepdim: b
         if keepdim or out is not None:
             raise TypeError(f"{name}() received an invalid combination of arguments: keepdim= and out= need a dim")
         return op(input)
-    if isinstance(dim, bool) or not isinstance(dim, int):
+    if isinstance(dim, torch.Tensor):
+        # torch.max(input, other): the elementwise maximum, not a reduction
+        raise TypeError(f"{name}() takes a dim, not a tensor: torch.{name}(input, other) is the elementwise "
+                        f"{name}imum, which reduce_op does not provide")
+    if isinstance(dim, bool) or not isinstance(keepdim, bool):
+        raise TypeError(f"{name}(): dim must be an int and keepdim a bool (as torch.{name})")
+    if not isinstance(dim, int):
         dim = operator.index(dim)
+    if not -2**63 <= dim < 2**63:
+        raise ValueError("Overflow when unpacking long long")  # torch's, for a dim outside int64
     if out is None:
         return getattr(torch.return_types, name)(op.dim(input, dim, keepdim))
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
@@ -253,21 +261,24 @@ def _with_indices(name: str, input: torch.Tensor, dim: Optional[int], keepdim: b
     return getattr(torch.return_types, f"{name}_out")((values, indices))
 
 
-def max(  # noqa: A001 - mirrors torch.max on purpose
+def _max(
     input: torch.Tensor,
     dim: Optional[int] = None,
     keepdim: bool = False,
     *,
     out: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
 ) -> Any:
-    """Mirrors torch.max's reductions: ``max(input)`` is the largest
-    element (NaN if any is), in the input's dtype; ``max(input, dim,
-    keepdim=False)`` is the named tuple (values, indices) of each slice's
-    largest element and the index of its first occurrence along ``dim``
-    (of the first NaN where the slice holds one), as torch's. The values'
-    gradient goes to the element each index names; of every element, it is
-    split evenly among the ties. (torch.max(input, other), the elementwise
-    maximum, is not a reduction and is not here.)"""
+    """:func:`max` in Python, for every form of its arguments: what the C
+    function that is :func:`max` calls for the forms it does not take
+    itself, and what torch.compile traces in its place. Mirrors torch.max's
+    reductions: ``max(input)`` is the largest element (NaN if any is), in
+    the input's dtype; ``max(input, dim, keepdim=False)`` is the named tuple
+    (values, indices) of each slice's largest element and the index of its
+    first occurrence along ``dim`` (of the first NaN where the slice holds
+    one), as torch's. The values' gradient goes to the element each index
+    names; of every element, it is split evenly among the ties.
+    (torch.max(input, other), the elementwise maximum, is not a reduction
+    and is not here.)"""
     if out is None and _fast_path_open(input):
         r = _fast.max_dim(input, dim, keepdim) if dim is not None else (
             _fast.max_all(input) if not keepdim else NotImplemented)
@@ -276,21 +287,31 @@ def max(  # noqa: A001 - mirrors torch.max on purpose
     return _with_indices("max", input, dim, keepdim, out)
 
 
-def min(  # noqa: A001 - mirrors torch.min on purpose
+def _min(
     input: torch.Tensor,
     dim: Optional[int] = None,
     keepdim: bool = False,
     *,
     out: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
 ) -> Any:
-    """Mirrors torch.min's reductions: as :func:`max`, for the smallest
-    element."""
+    """:func:`min` in Python (as :func:`_max`): torch.min's reductions, as
+    :func:`max`, for the smallest element."""
     if out is None and _fast_path_open(input):
         r = _fast.min_dim(input, dim, keepdim) if dim is not None else (
             _fast.min_all(input) if not keepdim else NotImplemented)
         if r is not NotImplemented:
             return r
     return _with_indices("min", input, dim, keepdim, out)
+
+
+# reduce_op.max and reduce_op.min are C functions (reduce_op._fast.max and
+# .min, fast_calls.cpp), as sum is: their common forms taken in C++, 0.19 us
+# a call less than in Python (NOTES.md, session 45); every other form goes
+# to _max and _min.
+_max.__qualname__, _min.__qualname__ = "max", "min"  # (the names Python's argument errors give)
+_fast.set_extreme_general(_max, _min)
+max = _fast.max  # noqa: A001 - mirrors torch.max on purpose
+min = _fast.min  # noqa: A001 - mirrors torch.min on purpose
 
 
 def _arg(op: Any, fast_call: Any, input: torch.Tensor, dim: Optional[int], keepdim: bool,
@@ -520,22 +541,24 @@ _fast.set_sum_general(_sum, torch._C._has_torch_function_unary)
 sum = _fast.sum  # noqa: A001 - mirrors torch.sum on purpose
 
 
-def _trace_sum_in_compiled_code() -> None:
-    """torch.compile cannot trace a C function: it traces _sum in sum's place.
-    Should a torch version refuse the registration, compiled code still runs
-    reduce_op.sum, outside the graph, and importing torch._dynamo must not
-    fail for it."""
-    try:
-        torch.compiler.substitute_in_graph(sum)(_sum)
-    except Exception as e:  # noqa: BLE001 - any refusal leaves compile working without the substitute
-        import warnings
+def _trace_c_functions_in_compiled_code() -> None:
+    """torch.compile cannot trace a C function: it traces _sum in sum's place
+    (and _max, _min in max's and min's). Should a torch version refuse the
+    registration, compiled code still runs the C function, outside the
+    graph, and importing torch._dynamo must not fail for it."""
+    for c_function, python_function in ((sum, _sum), (max, _max), (min, _min)):
+        try:
+            torch.compiler.substitute_in_graph(c_function)(python_function)
+        except Exception as e:  # noqa: BLE001 - any refusal leaves compile working without the substitute
+            import warnings
 
-        warnings.warn(f"reduce_op: torch.compile will not trace reduce_op.sum ({type(e).__name__}: {e}); "
-                      "compiled code calls it outside the graph", RuntimeWarning, stacklevel=2)
+            warnings.warn(f"reduce_op: torch.compile will not trace reduce_op.{c_function.__name__} "
+                          f"({type(e).__name__}: {e}); compiled code calls it outside the graph",
+                          RuntimeWarning, stacklevel=2)
 
 
 class _AfterDynamoImport(importlib.abc.MetaPathFinder):
-    """Registers _sum with torch.compile once torch._dynamo has been imported,
+    """Registers _sum, _max and _min with torch.compile once torch._dynamo has been imported,
     rather than importing it here: that import takes a second, and only
     compiling needs it."""
 
@@ -550,13 +573,13 @@ class _AfterDynamoImport(importlib.abc.MetaPathFinder):
 
         def exec_then_register(module):
             exec_module(module)
-            _trace_sum_in_compiled_code()
+            _trace_c_functions_in_compiled_code()
 
         spec.loader.exec_module = exec_then_register
         return spec
 
 
 if "torch._dynamo" in sys.modules:
-    _trace_sum_in_compiled_code()
+    _trace_c_functions_in_compiled_code()
 else:
     sys.meta_path.insert(0, _AfterDynamoImport())

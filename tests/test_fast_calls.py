@@ -144,6 +144,52 @@ def test_forms_the_c_function_hands_to_python():
         torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
 
 
+def test_max_min_signatures_are_torchs():
+    import inspect
+
+    for fn, name in ((reduce_op.max, "torch.max"), (reduce_op.min, "torch.min")):
+        params = inspect.signature(fn).parameters
+        assert list(params) == ["input", "dim", "keepdim", "out"]
+        assert [params[k].default for k in ("dim", "keepdim", "out")] == [None, False, None]
+        assert params["out"].kind == inspect.Parameter.KEYWORD_ONLY
+        assert name in fn.__doc__ or "reduce_op.max" in fn.__doc__
+
+
+def test_max_min_forms_the_c_functions_hand_to_python():
+    # reduce_op.max and .min (C) take max(x), max(x, dim[, keepdim]) with a
+    # plain int dim and bool keepdim, and hand the rest, as given, to _max and
+    # _min: each of these gives torch's result (type, values, indices) or
+    # torch's error type.
+    import numpy as np
+
+    x = torch.randn(3, 4)
+    x[1, 2] = x[1, 0]  # a tie
+    for args, kwargs in [((x,), {}), ((x, 1), {}), ((x, -1, True), {}), ((x,), {"dim": 0, "keepdim": True}),
+                         ((), {"input": x, "dim": 1}), ((x,), {"dim": np.int64(1)}), ((x, 1.5), {}),
+                         ((x, True), {}), ((x,), {"keepdim": True}), ((x, 1, 1), {}), ((x, 1), {"dim": 1}),
+                         ((x, 1), {"foo": 2}), ((x, 2**70), {}), ((x, 5), {}), ((x, 1, False, None), {}),
+                         ((x, 0), {"out": (torch.empty(4), torch.empty(4, dtype=torch.long))})]:
+        for ours, theirs in ((reduce_op.max, torch.max), (reduce_op.min, torch.min)):
+            try:
+                expected = theirs(*args, **kwargs)
+            except Exception as e:  # noqa: BLE001 - the error's type is what is compared
+                with pytest.raises(type(e)):
+                    ours(*args, **kwargs)
+                continue
+            got = ours(*args, **kwargs)
+            assert type(got) is type(expected), (args, kwargs, type(got))
+            for g, e in zip(_parts(got), _parts(expected)):
+                assert torch.equal(g, e), (args, kwargs)
+    # torch.max(x, other) is the elementwise maximum, which reduce_op does
+    # not provide: a TypeError, not a reduction along dim int(other).
+    # (torch also refuses max(x, None) and max(x, keepdim=False), which
+    # reduce_op takes as max(x).)
+    for fn in (reduce_op.max, reduce_op.min):
+        with pytest.raises(TypeError):
+            fn(x, torch.tensor(0))
+        assert torch.equal(fn(x, None), fn(x)) and torch.equal(fn(x, keepdim=False), fn(x))
+
+
 @pytest.mark.parametrize("dynamo_first", [False, True])
 def test_compile_traces_the_python_sum(dynamo_first):
     # torch.compile cannot trace the C function: reduce_op registers _sum in
@@ -162,11 +208,14 @@ def record(gm, example_inputs):
     graphs.append(gm)
     return gm.forward
 def f(x):
-    return reduce_op.sum(x, 1) + reduce_op.sum(x, dtype=torch.float64) + reduce_op.sum(x, [0, 1], keepdim=True)
+    return (reduce_op.sum(x, 1) + reduce_op.sum(x, dtype=torch.float64) + reduce_op.sum(x, [0, 1], keepdim=True)
+            + reduce_op.max(x, 1).values + reduce_op.min(x))
 x = torch.randn(3, 5)
 torch.testing.assert_close(torch.compile(f, backend=record, fullgraph=True)(x), f(x))
 targets = [str(n.target) for g in graphs for n in g.graph.nodes if n.op == "call_function"]
 assert sum("gpureduce.sum" in t for t in targets) == 3, targets
+assert sum("gpureduce.max.dim" in t for t in targets) == 1, targets
+assert sum(t in ("gpureduce.min", "gpureduce.min.default") for t in targets) == 1, targets
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
