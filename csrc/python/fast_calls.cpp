@@ -504,7 +504,7 @@ PyObject* prod_dim_call(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t ar
   END_HANDLE_TH_ERRORS
 }
 
-// (input): max and min of every element.
+// (input): max and min of every element (for extreme_entry).
 template <const char* kName>
 PyObject* all_call(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
   HANDLE_TH_ERRORS
@@ -557,7 +557,8 @@ PyObject* wrap_pair(std::tuple<at::Tensor, at::Tensor> r, PyTypeObject* type) {
   return out;
 }
 
-// (input, dim, keepdim): max.dim and min.dim, as torch.return_types.
+// (input, dim, keepdim): max.dim and min.dim, as torch.return_types (for
+// extreme_entry).
 template <const char* kName>
 PyObject* extreme_dim_call(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
   HANDLE_TH_ERRORS
@@ -784,12 +785,6 @@ PyMethodDef methods[] = {
     {"prod_all", fastcall<&all_dtype_call<kProd>>(), METH_FASTCALL, "prod_all(input, dtype): gpureduce::prod"},
     {"prod_dim", fastcall<&prod_dim_call>(), METH_FASTCALL,
      "prod_dim(input, dim, keepdim, dtype): gpureduce::prod.dim_int"},
-    {"max_all", fastcall<&all_call<kMax>>(), METH_FASTCALL, "max_all(input): gpureduce::max"},
-    {"min_all", fastcall<&all_call<kMin>>(), METH_FASTCALL, "min_all(input): gpureduce::min"},
-    {"max_dim", fastcall<&extreme_dim_call<kMax>>(), METH_FASTCALL,
-     "max_dim(input, dim, keepdim): gpureduce::max.dim, as torch.return_types.max"},
-    {"min_dim", fastcall<&extreme_dim_call<kMin>>(), METH_FASTCALL,
-     "min_dim(input, dim, keepdim): gpureduce::min.dim, as torch.return_types.min"},
     {"argmax", fastcall<&arg_call<kArgmax>>(), METH_FASTCALL, "argmax(input, dim, keepdim): gpureduce::argmax"},
     {"argmin", fastcall<&arg_call<kArgmin>>(), METH_FASTCALL, "argmin(input, dim, keepdim): gpureduce::argmin"},
     {"var", fastcall<&spread_call<kVar, at::Tensor>>(), METH_FASTCALL,
