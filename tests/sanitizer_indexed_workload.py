@@ -3,6 +3,8 @@ min.dim: groups of 1 to 32 lanes with short and long walks, vector and
 element loads, split blocks and their finish, columns of an element and of
 a vector a thread (results stored aligned and not), outputs numbered in
 tiles, and split columns, finished in a cluster or by a finish kernel;
+dense planes of columns through shared-memory tiles (an output a thread,
+a few threads an output, a plane a block in row tiles);
 finishes of a lane, a group and a block an output; dims of one element a
 slice), for compute-sanitizer
 (memcheck, racecheck). Each result is checked against torch's, so the run
@@ -61,3 +63,19 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8):
         assert torch.equal(reduce_op.argmax(x, d).cpu(), torch.argmax(x.cpu(), d)), (dtype, shape)
 torch.cuda.synchronize()
 print("indexed workload ok: every result matched torch's")
+# Dense planes of columns no vector fits, through the shared-memory tiles:
+# many planes (an output a thread), few (threads an output), planes larger
+# than a tile (row tiles); and one element into the storage.
+for shape, dtype in (((20000, 3, 7), torch.float32), ((250, 30, 127), torch.int16),
+                     ((600, 100, 127), torch.bfloat16), ((600, 19, 127), torch.float64), ((30000, 2, 12), torch.uint8)):
+    base = (torch.randn(shape) * 4).round().to(dtype)
+    if dtype.is_floating_point:
+        base.view(-1)[:: 997] = float("nan")
+    flat = torch.empty(base.numel() + 1, dtype=dtype)
+    flat[1:] = base.flatten()
+    for x in (base.cuda(), flat.cuda()[1:].view(shape)):
+        for ours, theirs in ((reduce_op.max, torch.max), (reduce_op.min, torch.min)):
+            got, ref = ours(x, 1), theirs(x.cpu(), 1)
+            assert torch.equal(got.indices.cpu(), ref.indices), (dtype, shape)
+            v, r = got.values.cpu(), ref.values
+            assert torch.equal(v.isnan(), r.isnan()) if dtype.is_floating_point else torch.equal(v, r)

@@ -276,6 +276,36 @@ def test_indexed_columns_split_in_cluster(case, device, gen):
         assert not any("indexed_finish" in k for k in names), names
 
 
+# Dense planes of columns that no vector fits ([O, R, C] over dim 1, C odd
+# or not a whole vector), from 256 KB: the CUDA key reads them through
+# tiles in shared memory, a tile of whole planes with an output a thread
+# (many planes) or a few threads an output (few planes), or a plane a
+# block in tiles of rows (planes larger than a tile). The views start one
+# element into their storage, so that no tile starts on a 16-byte boundary.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", [((20000, 3, 7), torch.float32), ((250, 30, 127), torch.int16),
+                                  ((600, 100, 127), torch.bfloat16), ((600, 19, 127), torch.float64),
+                                  ((30000, 2, 12), torch.uint8), ((70000, 3, 5), torch.bool),
+                                  ((9000, 4, 9), torch.int64)], ids=str)
+def test_indexed_dense_planes_of_columns(case, device, gen):
+    shape, dtype = case
+    if dtype == torch.bool:
+        base = torch.rand(shape, generator=gen) < 0.1
+    elif dtype.is_floating_point:
+        base = _special((torch.randn(shape, generator=gen) * 4).round().to(dtype), gen, nan=True)
+    else:
+        base = _special(torch.randint(-9, 9, shape, generator=gen).to(dtype), gen, nan=False)
+    n = base.numel()
+    shifted = torch.empty(n + 1, dtype=dtype)
+    shifted[1:] = base.flatten()
+    for label, x in (("fresh", base.to(device)), ("one element in", shifted.to(device)[1:].view(shape))):
+        with labelled(f"{shape} {dtype} {label}"):
+            _check_all_forms(x, 1, False)
+    if device == "cuda":
+        names = cuda_kernels_run(lambda: reduce_op.min(x, 1))
+        assert any("indexed_dense_tiles" in k for k in names), names
+
+
 # Columns of a dense inner dim a 16-byte vector divides, few rows an output,
 # many outputs: the CUDA key's vector columns kernel stores each thread's
 # results in 16-byte stores where the outputs are aligned to them, else an

@@ -1,5 +1,5 @@
 // The CUDA kernels of the engine's indexed pass (engine/indexed_pass.h):
-// argmax, argmin, max.dim and min.dim, through ArgExtremumOp. Three shapes,
+// argmax, argmin, max.dim and min.dim, through ArgExtremumOp. Four shapes,
 // as the sum-like kernels have them:
 //   groups   rows of up to a few thousand elements, a group of G lanes (a
 //            power of two up to a warp) per row, G sized to the row, so that
@@ -9,7 +9,10 @@
 //            kernel;
 //   columns  a reduced dim outer to a kept one: neighbouring threads take
 //            neighbouring outputs and walk the reduced dim together, split
-//            across blocks where the outputs are few.
+//            across blocks where the outputs are few;
+//   tiles    dense planes of columns no vector fits (a middle dim with a
+//            few odd columns): tiles of the stream in shared memory
+//            (indexed_dense_tiles).
 // Each thread reads batches of kUnroll loads in increasing position, keeps
 // the part of the batch whose extreme is its best (NaN kept) in registers,
 // and looks for the index once, after its walk, in what it kept (walk_row,
@@ -36,8 +39,10 @@
 #include "../device_info.h"
 #include "../instance.h"
 #include "../launch.h"
+#include "../policy.h"
 #include "../workspace.h"
 #include "common.cuh"
+#include "dense.cuh"
 
 namespace gpureduce {
 
@@ -92,6 +97,12 @@ struct IndexedPolicy {
   static constexpr int64_t kColumnRowsPerThread = 8;
   // Blocks a multiprocessor that a split pass aims for.
   static constexpr int64_t kSplitBlocksPerSm = 4;
+  // Rows a plane at most of dense planes of columns read through the tiles
+  // (indexed_tiles_pay): 1- and 2-byte elements, 4- and 8-byte ones, and
+  // either in passes under kLatencyBoundBytes.
+  static constexpr int64_t kTilesMaxRowsNarrow = 512;
+  static constexpr int64_t kTilesMaxRowsWide = 24;
+  static constexpr int64_t kTilesSmallPassMaxRows = 4;
 };
 
 template <typename in_t>
@@ -940,6 +951,92 @@ __global__ void __launch_bounds__(IndexedPolicy::kColumnThreads, indexed_columns
   store_column_group<in_t, CV>(a.values != nullptr ? a.values + out_off : nullptr, a.indices + out_off, s);
 }
 
+// Dense planes of columns no vector fits (an inner kept dim of C elements,
+// the reduced dim right outside it, each plane of R rows right after the
+// one before: [O, R, C] over dim 1 with C odd), through the dense tiles of
+// the sum engine (engine/dense.cuh): a block copies a tile of the stream
+// into shared memory with 16-byte loads, the next tile's loads in flight
+// while it reduces this one. Whole planes a tile: a thread walks an
+// output's R rows (group 1, the outputs looped over) or rows j, j + group,
+// ... of it, the group's states merged through shared memory; planes
+// larger than a tile: a block per plane, row tile after row tile, each
+// thread's state kept across them. A thread's positions rise, so reduce
+// keeps the first of equal values; combine's choice does not depend on
+// order: the same bits for every tiling. The element columns kernel read
+// these a 1-4 byte piece a load, a warp's loads touching 32-byte sectors
+// of C * sizeof(in_t) bytes in several planes ([199891, 19, 11] float32
+// over dim 1: 1.74 TB/s, 0.78x torch.max, H200, NOTES.md session 46).
+template <class Op, typename in_t>
+__global__ void __launch_bounds__(DensePolicy::kThreads, DensePolicy::kMinBlocksPerSm)
+    indexed_dense_tiles(DenseArgs d, IndexedArgs<in_t> a) {
+  using acc_t = arg_acc_t<in_t>;
+  using S = typename Op::state;
+  constexpr unsigned E = sizeof(in_t);
+  __shared__ __align__(16) unsigned char tile[DenseTileLayout<in_t>::kBytes];
+  __shared__ S merged[DensePolicy::kThreads];
+  wait_for_prior_grid();
+  // Indices inside a tile fit 32 bits (a tile holds at most 16 K elements).
+  const int C = static_cast<int>(d.C), g = d.group, t = static_cast<int>(threadIdx.x);
+  const bool looped = d.planes_per_tile >= 1 && g == 1;
+  const int c_slot = t % C, j_slot = t / C % g, p_slot = t / (C * g);
+  const unsigned row_bytes = static_cast<unsigned>(C) * E;
+  DenseTileCursor cur{static_cast<int64_t>(blockIdx.x), 0};
+  if (!cur.valid(d)) return;
+  TileLoad<in_t> next;
+  int next_head = next.load(a.in, d.total, cur.first_element(d), cur.elements(d));
+  S run = Op::identity();
+  while (cur.valid(d)) {
+    next.store(tile);
+    const int head = next_head;
+    __syncthreads();
+    DenseTileCursor ahead = cur;
+    ahead.advance(d);
+    if (ahead.valid(d)) next_head = next.load(a.in, d.total, ahead.first_element(d), ahead.elements(d));
+    const int64_t p0 = cur.first_plane(d);
+    const int np = static_cast<int>(cur.planes(d)), nr = static_cast<int>(cur.rows(d));
+    if (looped) {
+      // Output (p, c) = (q / C, q % C) for q = t, t + kThreads, ...,
+      // stepped as the sum engine's dense tiles step theirs.
+      const int R = static_cast<int>(d.R);
+      int p = p_slot, c = c_slot;
+      unsigned byte = static_cast<unsigned>(head) + static_cast<unsigned>(p * static_cast<int>(d.plane) + c) * E;
+      const bool one_outer = d.outer.ndim == 1;
+      int64_t o = one_outer ? (p0 + p) * d.outer.out_strides[0] + c * d.out_col_stride : 0;
+      while (p < np) {
+        acc_t best = static_cast<acc_t>(tile_at<in_t>(tile, byte));
+        int best_r = 0;
+        unsigned b = byte + row_bytes;
+#pragma unroll 4
+        for (int r = 1; r < R; ++r, b += row_bytes) {
+          const acc_t x = static_cast<acc_t>(tile_at<in_t>(tile, b));
+          const bool win = Op::beats(x, best);
+          best = win ? x : best;
+          best_r = win ? r : best_r;
+        }
+        store_indexed<Op>(a, one_outer ? o : dense_out_offset(d, p0 + p, c), 0, S{best, best_r}, false);
+        p += d.step_p, c += d.step_c, byte += d.byte_step, o += d.out_step;
+        if (c >= C) c -= C, ++p, byte += d.byte_wrap, o += d.out_wrap;
+      }
+    } else if (p_slot < np) {
+      unsigned b = static_cast<unsigned>(head) + static_cast<unsigned>((p_slot * nr + j_slot) * C + c_slot) * E;
+      for (int r = j_slot; r < nr; r += g, b += g * row_bytes)
+        run = Op::reduce(run, static_cast<acc_t>(tile_at<in_t>(tile, b)), cur.r0 + r);
+    }
+    if (!looped && cur.last_of_unit(d)) {
+      merged[t] = run;
+      __syncthreads();
+      if (j_slot == 0 && p_slot < np) {
+        S s = run;
+        for (int k = 1; k < g; ++k) s = Op::combine(s, merged[(p_slot * g + k) * C + c_slot]);
+        store_indexed<Op>(a, dense_out_offset(d, p0 + p_slot, c_slot), 0, s, false);
+      }
+      run = Op::identity();
+    }
+    __syncthreads();  // the tile (and merged) are free for the next store
+    cur = ahead;
+  }
+}
+
 // The split passes' second launch: a group of `group` lanes (a power of two
 // up to the block's 256) per output merges its `split` states, a few a
 // lane. A warp an output, whatever the split, made the finish of [23, 16,
@@ -987,6 +1084,93 @@ int64_t row_edges(const IndexedPass& p, const in_t* in, int V) {
   const int64_t misalign = static_cast<int64_t>((reinterpret_cast<uintptr_t>(in) / sizeof(in_t)) % V);
   const int64_t head = std::min<int64_t>(p.n_reduce, misalign == 0 ? 0 : V - misalign);
   return head + (p.n_reduce - head) % V;
+}
+
+// Pass p as dense planes of columns (indexed_dense_tiles): its innermost
+// kept dim (C of them, C > 1) dense, the reduced dim right outside it, and
+// the planes' outer dims each right after the one before; d.outer then maps
+// a plane to its output offset. False where the pass is not one.
+inline bool indexed_dense_geometry(const IndexedPass& p, DenseArgs& d) {
+  if (p.outer.ndim < 1 || p.outer.in_strides[0] != 1) return false;
+  const int64_t C = static_cast<int64_t>(p.outer.sizes[0].divisor);
+  if (C < 2 || p.reduce_stride != C) return false;
+  d.R = p.n_reduce;
+  d.C = C;
+  d.plane = d.R * C;
+  d.out_col_stride = p.outer.out_strides[0];
+  OuterIndexer planes{};
+  planes.ndim = p.outer.ndim - 1;
+  int64_t next = d.plane;
+  for (int k = 1; k < p.outer.ndim; ++k) {
+    if (p.outer.in_strides[k] != next) return false;
+    next *= static_cast<int64_t>(p.outer.sizes[k].divisor);
+    planes.sizes[k - 1] = p.outer.sizes[k];
+    planes.in_strides[k - 1] = p.outer.in_strides[k];
+    planes.out_strides[k - 1] = p.outer.out_strides[k];
+  }
+  d.outer = planes;
+  d.n_planes = p.n_out / C;
+  d.total = d.n_planes * d.plane;
+  return true;
+}
+
+// Launches indexed_dense_tiles for pass p if it is dense planes of columns
+// that the tiles suit (as launch_dense sizes the sum engine's): a column
+// leaves two threads or more an output, and planes larger than a tile (a
+// block each) are enough to fill the GPU. False, launching nothing,
+// otherwise.
+template <class Op, typename in_t>
+bool launch_indexed_dense(const IndexedPass& p, const IndexedArgs<in_t>& a) {
+  constexpr int64_t T = DensePolicy::kThreads;
+  const int64_t E = DensePolicy::kTileBytes / int64_t(sizeof(in_t));
+  const int64_t sms = sm_count();
+  DenseArgs d{};
+  if (!indexed_dense_geometry(p, d) || d.C * 2 > T) return false;
+  if (d.plane <= E) {
+    // As many planes as fit a tile, but two tiles an SM or more where the
+    // planes are that many.
+    d.planes_per_tile = std::min(E / d.plane, std::max<int64_t>(ceil_div64(d.n_planes, 2 * sms), 1));
+    d.rows_per_tile = d.R;
+    d.n_units = ceil_div64(d.n_planes, d.planes_per_tile);
+    const int64_t outs = d.planes_per_tile * d.C;
+    d.group = outs * 2 <= T ? static_cast<int>(std::min<int64_t>(T / outs, pow2_at_most(2 * d.R - 1, 256))) : 1;
+    if (d.group == 1) d.set_output_steps(sizeof(in_t));
+  } else {
+    if (d.n_planes < HostPolicy::kDenseMinPlanesPerSm * sms) return false;
+    d.planes_per_tile = 0;
+    d.rows_per_tile = E / d.C;
+    d.n_units = d.n_planes;
+    d.group = static_cast<int>(T / d.C);
+  }
+  const int64_t blocks = std::min(d.n_units, sms * HostPolicy::kDenseBlocksPerSm);
+  launch_kernel(&indexed_dense_tiles<Op, in_t>, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(T)),
+                c10::cuda::getCurrentCUDAStream(), false, d, a);
+  return true;
+}
+
+// Whether dense planes of columns that no vector fits read faster through
+// the tiles (launch_indexed_dense) than through the element columns
+// kernel. A/B on the H200 over 60 such passes of argmax and max.dim
+// (NOTES.md, session 46): from 1 MB, 1- and 2-byte planes gained at every
+// row count to 328 ([1990083, 2, 12] uint8 0.67x -> 2.45x of torch.argmax,
+// [204923, 19, 33] int16 0.82x -> 1.61x, [52784, 100, 11] bfloat16 0.74x
+// -> 0.96x) and lost at 1000 ([9673, 1000, 3] uint8 1.14x -> 1.06x); 4-
+// and 8-byte planes gained to 19 rows ([199891, 19, 11] float32 0.78x ->
+// 1.05x, [153799, 5, 63] float64 0.79x -> 1.52x; 64 MB: at 24 rows 1.01x
+// -1.29x against 0.94x-1.26x at 25 through columns), were as slow at 32
+// and lost from 48, where the columns kernel's loads of neighbouring
+// columns merge in L1 and the tiles' threads each walk a long column
+// through shared memory ([15887, 48, 11] float64 0.91x -> 0.78x, [88155,
+// 176, 15] float32 0.87x -> 0.49x); under 1 MB only planes of up to 4 rows
+// gained ([3672, 2, 23] int32 0.99x -> 1.10x, [1138, 32, 6] float16 2.15x
+// -> 1.84x lost); under 256 KB they were mixed ([440, 2, 23] float64
+// 1.01x -> 0.95x, [1487, 3, 33] int8 1.03x -> 1.07x) and stay.
+template <typename in_t>
+bool indexed_tiles_pay(const IndexedPass& p) {
+  const int64_t bytes = p.n_out * p.n_reduce * int64_t(sizeof(in_t));
+  if (bytes < HostPolicy::kTinyPassBytes) return false;
+  if (bytes < IndexedPolicy::kLatencyBoundBytes) return p.n_reduce <= IndexedPolicy::kTilesSmallPassMaxRows;
+  return p.n_reduce <= (sizeof(in_t) <= 2 ? IndexedPolicy::kTilesMaxRowsNarrow : IndexedPolicy::kTilesMaxRowsWide);
 }
 
 template <class Op, typename in_t>
@@ -1082,6 +1266,7 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
                    ceil_div64(p.n_out / cv, P::kColumnThreads) >= sms);
   };
   const int cv = columns_fit(CV) ? CV : kHalfCV != CV && columns_fit(kHalfCV) ? kHalfCV : 1;
+  if (cv == 1 && indexed_tiles_pay<in_t>(p) && launch_indexed_dense<Op>(p, a)) return;
   IndexedArgs<in_t> av = a;
   if (cv > 1) {
     av.outer.sizes[0] = FastDivmod(static_cast<uint64_t>(p.outer.sizes[0].divisor / cv));
