@@ -418,6 +418,26 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
       return;
     }
   }
+  // Every element of a contiguous input, read as it is into a result of the
+  // kernels' own dtype: the one rows pass the planner below would make (its
+  // dims merge into one row of numel elements at stride 1, no outer dims),
+  // made here without its views and vectors, a third of the host time of
+  // max(x) on 10 float32 (CPU, one thread: 1205 -> 829 ns a call, torch.max
+  // 1006; NOTES.md session 46). Two elements or more: one is read as a
+  // columns pass of one row (reduce_strided).
+  const bool keeps_dtype = op.keeps_result_dtype && !is_wide_unsigned(out.scalar_type());
+  const auto result_kernel_dtype = [&](at::ScalarType t) { return keeps_dtype ? t : kernel_out_dtype(t); };
+  if (input.numel() >= 2 && input.is_contiguous() && std::all_of(mask.begin(), mask.end(), [](bool m) { return m; }) &&
+      result_kernel_dtype(out.scalar_type()) == out.scalar_type() &&
+      staged_input_dtype(input.scalar_type(), out.scalar_type()) == input.scalar_type()) {
+    ReducePass pass;
+    pass.kind = ReducePass::Kind::kRows;
+    pass.row_len = input.numel();
+    if (op.averages) pass.projection.divisor = std::max(static_cast<double>(count) - correction, 0.0);
+    pass.projection.root = op.roots;
+    op.run(pass, input, out);
+    return;
+  }
   // Dims of stride 0 are read once: a reduced one of size k is dropped here
   // and folded in as k copies at the end; a kept one is computed at index 0
   // and broadcast. (Before the cast below, which would copy the expansion.)
@@ -442,8 +462,6 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   // With repeats to fold, 16-bit float results stay in float until the fold,
   // so that it rounds once, as torch's float accumulation does.
   // (amax and amin: the result's own dtype, but for the wide unsigned ints.)
-  const bool keeps_dtype = op.keeps_result_dtype && !is_wide_unsigned(out.scalar_type());
-  const auto result_kernel_dtype = [&](at::ScalarType t) { return keeps_dtype ? t : kernel_out_dtype(t); };
   at::ScalarType kout = result_kernel_dtype(out.scalar_type());
   if (repeats > 1 && !keeps_dtype && (kout == at::kHalf || kout == at::kBFloat16)) kout = at::kFloat;
 
