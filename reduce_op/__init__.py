@@ -119,6 +119,13 @@ def _sum(
     return _calls.call_sum(input, dim, keepdim, dtype, out)
 
 
+def _family_args(name: str, dim: Any, keepdim: Any, dtype: Any) -> Tuple[Any, bool, Optional[torch.dtype]]:
+    """(dims, keepdim, dtype) of an op with an ``int[1]?`` dim, a bool
+    keepdim and a dtype=, checked as torch's binding checks them
+    (reduce_op._args), for the operator's boxed call."""
+    return (_args.family_dims(name, dim), _args.family_keepdim(name, keepdim), _args.family_dtype(name, dtype))
+
+
 def nansum(
     input: torch.Tensor,
     dim: DimArg = None,
@@ -132,11 +139,12 @@ def nansum(
     (``inf + -inf``) stays. Integer and bool inputs sum to int64, as in
     torch. Runs on CPU, CUDA and meta tensors."""
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
+    if out is None and _fast_path_open(input):
+        r = _fast.nansum(input, dims, keepdim, dtype)
+        if r is not NotImplemented:
+            return r
+    dims, keepdim, dtype = _family_args("nansum", dim, keepdim, dtype)
     if out is None:
-        if _fast_path_open(input):
-            r = _fast.nansum(input, dims, keepdim, dtype)
-            if r is not NotImplemented:
-                return r
         return torch.ops.gpureduce.nansum(input, dims, keepdim, dtype=dtype)
     torch.ops.gpureduce.nansum.out(input, dims, keepdim, dtype=dtype, out=out)
     return out
@@ -156,13 +164,14 @@ def mean(
     runs sum's kernels, each output divided by its count in the same pass.
     Runs on CPU, CUDA and meta tensors."""
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
+    if out is None and _fast_path_open(input):
+        whole = dims is None and keepdim is False
+        r = _fast.mean_all(input, dtype) if whole else _fast.mean_dims(input, dims, keepdim, dtype)
+        if r is not NotImplemented:
+            return r
+    dims, keepdim, dtype = _family_args("mean", dim, keepdim, dtype)
     if out is None:
-        whole = dims is None and not keepdim
-        if _fast_path_open(input):
-            r = _fast.mean_all(input, dtype) if whole else _fast.mean_dims(input, dims, keepdim, dtype)
-            if r is not NotImplemented:
-                return r
-        if whole:
+        if dims is None and not keepdim:
             return torch.ops.gpureduce.mean(input, dtype=dtype)
         return torch.ops.gpureduce.mean.dim(input, dims, keepdim, dtype=dtype)
     torch.ops.gpureduce.mean.out(input, dims, keepdim, dtype=dtype, out=out)
@@ -182,18 +191,20 @@ def prod(
     gradient is right where the input holds zeros (one or several), as
     torch's is."""
     if dim is None:
-        if keepdim:
-            raise TypeError("prod(): keepdim=True needs a dim, as torch.prod's overloads do")
+        if keepdim is not False:
+            raise TypeError("prod(): keepdim needs a dim, as torch.prod's overloads do")
         if _fast_path_open(input):
             r = _fast.prod_all(input, dtype)
             if r is not NotImplemented:
                 return r
-        return torch.ops.gpureduce.prod(input, dtype=dtype)
+        return torch.ops.gpureduce.prod(input, dtype=_args.family_dtype("prod", dtype))
     if _fast_path_open(input):
         r = _fast.prod_dim(input, dim, keepdim, dtype)
         if r is not NotImplemented:
             return r
-    return torch.ops.gpureduce.prod.dim_int(input, dim, keepdim, dtype=dtype)
+    dim = _args.family_dim("prod", dim)
+    keepdim = _args.family_keepdim("prod", keepdim)
+    return torch.ops.gpureduce.prod.dim_int(input, dim, keepdim, dtype=_args.family_dtype("prod", dtype))
 
 
 def amax(
@@ -211,7 +222,7 @@ def amax(
         r = _fast.amax(input, dim, keepdim)
         if r is not NotImplemented:
             return r
-    return _extremum(torch.ops.gpureduce.amax, input, dim, keepdim, out)
+    return _extremum("amax", torch.ops.gpureduce.amax, input, dim, keepdim, out)
 
 
 def amin(
@@ -228,13 +239,16 @@ def amin(
         r = _fast.amin(input, dim, keepdim)
         if r is not NotImplemented:
             return r
-    return _extremum(torch.ops.gpureduce.amin, input, dim, keepdim, out)
+    return _extremum("amin", torch.ops.gpureduce.amin, input, dim, keepdim, out)
 
 
 def _with_indices(name: str, input: torch.Tensor, dim: Optional[int], keepdim: bool,
                   out: Optional[Any]) -> Any:
     """max's or min's (`name`) three forms: of every element, or (values,
-    indices) along one dim, into out=(values, indices) where given."""
+    indices) along one dim, into out=(values, indices) where given. (The C
+    functions max and min refuse dim=None, and keepdim without a dim, as
+    torch does; here, where compiled code traces them, a dim of None is
+    one left out.)"""
     op = getattr(torch.ops.gpureduce, name)
     if dim is None:
         if keepdim or out is not None:
@@ -307,13 +321,14 @@ min = _fast.min  # noqa: A001 - mirrors torch.min on purpose
 def _arg(op: Any, fast_call: Any, input: torch.Tensor, dim: Optional[int], keepdim: bool,
          out: Optional[torch.Tensor]) -> torch.Tensor:
     """argmax's or argmin's operator (`op`; `fast_call` its _fast binding)."""
-    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
-        dim = operator.index(dim)
+    if out is None and _fast_path_open(input):
+        r = fast_call(input, dim, keepdim)
+        if r is not NotImplemented:
+            return r
+    name = op.__name__.split(".")[-1]
+    dim = _args.family_dim(name, dim)
+    keepdim = _args.family_keepdim(name, keepdim)
     if out is None:
-        if _fast_path_open(input):
-            r = fast_call(input, dim, keepdim)
-            if r is not NotImplemented:
-                return r
         return op(input, dim, keepdim)
     op.out(input, dim, keepdim, out=out)
     return out
@@ -358,11 +373,13 @@ def logsumexp(
     are not taken yet (NotImplementedError). Its gradient is the softmax of
     each slice times the incoming gradient, as torch's is."""
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
+    if out is None and _fast_path_open(input):
+        r = _fast.logsumexp(input, dims, keepdim)
+        if r is not NotImplemented:
+            return r
+    dims = _args.family_dims("logsumexp", dim, required=True)
+    keepdim = _args.family_keepdim("logsumexp", keepdim)
     if out is None:
-        if _fast_path_open(input):
-            r = _fast.logsumexp(input, dims, keepdim)
-            if r is not NotImplemented:
-                return r
         return torch.ops.gpureduce.logsumexp(input, dims, keepdim)
     torch.ops.gpureduce.logsumexp.out(input, dims, keepdim, out=out)
     return out
@@ -413,11 +430,13 @@ def _spread(name: str, input: torch.Tensor, dim: Any, unbiased: Optional[bool], 
     .correction overload, or .correction_out where out is given."""
     dims, c = _correction(name, input, dim, unbiased, correction)
     op = getattr(torch.ops.gpureduce, name)
+    if out is None and _fast_path_open(input):
+        r = getattr(_fast, name)(input, dims, c, keepdim)
+        if r is not NotImplemented:
+            return r
+    dims = _args.family_dims(name, dims)
+    keepdim = _args.family_keepdim(name, keepdim)
     if out is None:
-        if _fast_path_open(input):
-            r = getattr(_fast, name)(input, dims, c, keepdim)
-            if r is not NotImplemented:
-                return r
         return op.correction(input, dims, correction=c, keepdim=keepdim)
     op.correction_out(input, dims, correction=c, keepdim=keepdim, out=out)
     return out
@@ -505,18 +524,24 @@ def vector_norm(
     elif not isinstance(ord, numbers.Number):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(ord).__name__}")
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
+    if out is None and _fast_path_open(x):
+        r = _fast.vector_norm(x, ord, dims, keepdim, dtype)
+        if r is not NotImplemented:
+            return r
+    dims, keepdim, dtype = _family_args("linalg_vector_norm", dim, keepdim, dtype)
     if out is None:
-        if _fast_path_open(x):
-            r = _fast.vector_norm(x, ord, dims, keepdim, dtype)
-            if r is not NotImplemented:
-                return r
         return torch.ops.gpureduce.linalg_vector_norm(x, ord, dims, keepdim, dtype=dtype)
     torch.ops.gpureduce.linalg_vector_norm.out(x, ord, dims, keepdim, dtype=dtype, out=out)
     return out
 
 
-def _extremum(op, input: torch.Tensor, dim: DimArg, keepdim: bool, out: Optional[torch.Tensor]) -> torch.Tensor:
-    """amax's or amin's operator (`op`), through its out= overload where out is given."""
+def _extremum(name: str, op, input: torch.Tensor, dim: DimArg, keepdim: bool,
+              out: Optional[torch.Tensor]) -> torch.Tensor:
+    """amax's or amin's (`name`) operator (`op`), through its out= overload
+    where out is given. dim=None is every dim, as torch takes it."""
+    dims = _args.family_dims(name, dim)
+    dim = [] if dims is None else dims
+    keepdim = _args.family_keepdim(name, keepdim)
     if out is None:
         return op(input, dim, keepdim)
     op.out(input, dim, keepdim, out=out)

@@ -95,3 +95,64 @@ def normalize(input: Any, dim: Any, keepdim: Any, dtype: Any) -> Tuple[Optional[
             raise ArgumentError("sum() received an invalid combination of arguments - got "
                                 f"(Tensor, dtype={_type_name(dtype)})")
     return dims, keepdim, dtype
+
+
+# ---- The reduction family's argument forms (nansum, mean, prod, amax/amin,
+# argmax/argmin, logsumexp, var/std, vector_norm) ----
+#
+# Their Python functions hand the forms their C bindings do not take to
+# torch.ops, whose boxed argument parsing is laxer than torch's binding: it
+# took keepdim=None or 1, dtype=float and dim=True where torch raises
+# TypeError, and answered dim=1.5 with a RuntimeError naming the schema.
+# These checks give torch's TypeError (and take torch's Python-type dtypes)
+# on that path only; the C bindings already take the plain forms alone.
+
+
+def _index_or_raise(name: str, d: Any, expected: str, dim: Any) -> int:
+    if isinstance(d, bool) or (isinstance(d, torch.Tensor) and (d.dim() != 0 or d.is_floating_point()
+                                                              or d.is_complex() or d.dtype == torch.bool)):
+        raise ArgumentError(f"{name}(): argument 'dim' must be {expected}, not {_type_name(dim)}")
+    try:
+        return operator.index(d)
+    except TypeError:
+        raise ArgumentError(f"{name}(): argument 'dim' must be {expected}, not {_type_name(dim)}") from None
+
+
+def family_dims(name: str, dim: Any, required: bool = False) -> Optional[List[int]]:
+    """An ``int[1]?`` dim (``int[1]`` where ``required``) as a list of ints,
+    or None; a list of str dims (named tensors) is left as given for the
+    operator (which has no such overload: RuntimeError, as torch's for an
+    unnamed tensor)."""
+    if dim is None:
+        if required:
+            raise ArgumentError(f"{name}(): argument 'dim' must be tuple of ints, not NoneType")
+        return None
+    if isinstance(dim, (list, tuple)) and any(isinstance(d, str) for d in dim):
+        return dim
+    if isinstance(dim, (list, tuple)):
+        return [_index_or_raise(name, d, "tuple of ints", dim) for d in dim]
+    return [_index_or_raise(name, dim, "tuple of ints", dim)]
+
+
+def family_dim(name: str, dim: Any) -> Optional[int]:
+    """An ``int?`` dim (argmax, argmin, prod) as an int, or None."""
+    if dim is None:
+        return dim
+    return _index_or_raise(name, dim, "int", dim)
+
+
+def family_keepdim(name: str, keepdim: Any) -> bool:
+    if isinstance(keepdim, bool):
+        return keepdim
+    if type(keepdim).__name__ == "bool_":  # numpy's bool
+        return bool(keepdim)
+    raise ArgumentError(f"{name}(): argument 'keepdim' must be bool, not {_type_name(keepdim)}")
+
+
+def family_dtype(name: str, dtype: Any) -> Optional[torch.dtype]:
+    """A dtype= as torch takes it: a torch dtype, or a Python type."""
+    if dtype is None or isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype in _PY_DTYPES:
+        return _PY_DTYPES[dtype]
+    raise ArgumentError(f"{name}(): argument 'dtype' must be torch.dtype, not {_type_name(dtype)}")

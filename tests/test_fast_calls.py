@@ -182,12 +182,16 @@ def test_max_min_forms_the_c_functions_hand_to_python():
                 assert torch.equal(g, e), (args, kwargs)
     # torch.max(x, other) is the elementwise maximum, which reduce_op does
     # not provide: a TypeError, not a reduction along dim int(other).
-    # (torch also refuses max(x, None) and max(x, keepdim=False), which
-    # reduce_op takes as max(x).)
+    # So are max(x, None), max(x, dim=None) and max(x, keepdim=False), which
+    # match none of torch's overloads (the signature's None and False stand
+    # for a dim and keepdim left out).
     for fn in (reduce_op.max, reduce_op.min):
         with pytest.raises(TypeError):
             fn(x, torch.tensor(0))
-        assert torch.equal(fn(x, None), fn(x)) and torch.equal(fn(x, keepdim=False), fn(x))
+        for args, kwargs in (((x, None), {}), ((x,), {"dim": None}), ((x,), {"keepdim": False}),
+                             ((x, None, True), {}), ((x,), {"dim": None, "keepdim": False})):
+            with pytest.raises(TypeError):
+                fn(*args, **kwargs)
 
 
 @pytest.mark.parametrize("dynamo_first", [False, True])

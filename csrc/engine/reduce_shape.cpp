@@ -22,6 +22,7 @@ std::vector<bool> reduced_dims_mask(int64_t ndim, at::OptionalIntArrayRef dim) {
   // streaming an integer into a TORCH_CHECK message from this library crashed
   // (benchmarks/NOTES.md, 2026-11-22).
   const int64_t range = std::max<int64_t>(ndim, 1);
+  bool zero_d_taken = false;  // (a 0-d tensor's dim 0, given as 0 or -1)
   for (int64_t d : *dim) {
     if (d < -range || d >= range) {
       throw c10::IndexError(
@@ -29,7 +30,14 @@ std::vector<bool> reduced_dims_mask(int64_t ndim, at::OptionalIntArrayRef dim) {
           "Dimension out of range (expected to be in range of [" + std::to_string(-range) + ", " +
               std::to_string(range - 1) + "], but got " + std::to_string(d) + ")");
     }
-    if (ndim == 0) continue;
+    if (ndim == 0) {
+      if (zero_d_taken) {
+        throw c10::Error({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                         "dim 0 appears multiple times in the list of dims");
+      }
+      zero_d_taken = true;
+      continue;
+    }
     const int64_t wrapped = d < 0 ? d + ndim : d;
     if (mask[wrapped]) {
       throw c10::Error({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
@@ -165,8 +173,10 @@ void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at:
     TORCH_CHECK(!dim.empty(), name,
                 "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with "
                 "the 'dim' argument.");
-    reduced_dims_mask(input.dim(), dim);  // raises for a dim out of range, as torch's size(dim) does
+    // Each dim in turn, its range then its size, and only then repeats, as
+    // torch's checks come.
     for (int64_t d : dim) {
+      reduced_dims_mask(input.dim(), at::IntArrayRef(&d, 1));  // torch's range error, as its size(dim) raises
       const int64_t wrapped = d < 0 ? d + input.dim() : d;
       if (input.sym_size(wrapped) == 0) {
         throw c10::IndexError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
@@ -179,6 +189,8 @@ void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at:
   const bool supported = (at::isIntegralType(t, /*includeBool=*/true) && !wide_unsigned) || t == at::kFloat ||
                          t == at::kDouble || t == at::kHalf || t == at::kBFloat16 ||
                          (wide_unsigned && t != at::kUInt64 && !input.is_cpu());
+  // A dim out of range or repeated is torch's error before the dtype's.
+  if (!supported) reduced_dims_mask(input.dim(), dim);
   TORCH_CHECK_NOT_IMPLEMENTED(supported, "\"", kernel_name, "\" not implemented for '", c10::toString(t), "'");
 }
 
@@ -186,12 +198,12 @@ at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim
                                     const char* device, bool* computed_then_cast) {
   const at::ScalarType t = input.scalar_type();
   const std::string dev(device);
+  reduced_dims_mask(input.dim(), dim);  // torch's range and repeat errors, before the dtype's
   TORCH_CHECK_NOT_IMPLEMENTED(!at::isComplexType(t), "gpureduce::logsumexp does not take complex inputs yet (",
                               c10::toString(t), "); torch.logsumexp does");
   TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(t, /*includeBool=*/true) || t == at::kHalf || t == at::kBFloat16 ||
                                   t == at::kFloat || t == at::kDouble,
                               "\"max_values_", dev, "\" not implemented for '", c10::toString(t), "'");
-  reduced_dims_mask(input.dim(), dim);  // torch's range and repeat errors
   const at::ScalarType natural =
       at::isIntegralType(t, /*includeBool=*/true) ? c10::typeMetaToScalarType(c10::get_default_dtype()) : t;
   at::ScalarType compute = natural;

@@ -216,6 +216,14 @@ PyObject* sum(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t nargs, PyObj
     }
     take = false;
   }
+  // keepdim without a dim (None included) matches none of torch.sum's
+  // overloads: its TypeError.
+  if (take && arg[2] != nullptr && arg[1] == nullptr && arg[6] == nullptr) {
+    PyErr_SetString(PyExc_TypeError, "sum() received an invalid combination of arguments - got (Tensor, keepdim=...)"
+                                     ", but expected (Tensor input, tuple of ints dim, bool keepdim, *, torch.dtype "
+                                     "dtype) or (Tensor input, *, torch.dtype dtype)");
+    return nullptr;
+  }
   auto absent = [](PyObject* o) { return o == nullptr || o == Py_None; };
   std::optional<at::ScalarType> dtype;
   std::optional<DimList> dims;
@@ -326,6 +334,10 @@ PyObject* dropin_sum(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc)
     }
   }
   if (keepdim != Py_True && keepdim != Py_False) Py_RETURN_NONE;
+  // keepdim without a dim matches none of torch.sum's overloads: torch's
+  // parser raises its TypeError.
+  if (dim == nullptr && (n > 2 || (kwargs != Py_None && PyDict_GetItemString(kwargs, "keepdim") != nullptr)))
+    Py_RETURN_NONE;
   std::optional<at::ScalarType> dtype;
   if (parse_dtype(dtype_arg, &dtype) != Parsed::kTaken) Py_RETURN_NONE;
   std::optional<DimList> dims;
@@ -607,12 +619,18 @@ PyObject* extreme_entry(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t na
               "reduce_op._fast.max/min: reduce_op has not set its Python functions");
   PyObject* arg[4] = {};
   bool take = bind_slots(argv, nargs, kwnames, 3, &extreme_keyword_slot, arg);
-  // (of every element: dim None or left out, and no keepdim=True, which the
-  // Python function refuses)
-  const bool whole = arg[1] == nullptr || arg[1] == Py_None;
+  // dim=None, or keepdim without a dim, matches none of torch.max's
+  // overloads: its TypeError (the signature's None and False stand for a
+  // dim and keepdim left out).
+  if (take && arg[0] != nullptr && (arg[1] == Py_None || (arg[1] == nullptr && arg[2] != nullptr))) {
+    PyErr_Format(PyExc_TypeError, "%s() received an invalid combination of arguments - got (Tensor, %s)", kName,
+                 arg[1] == Py_None ? "dim=NoneType" : "keepdim without dim");
+    return nullptr;
+  }
+  // (of every element: dim and keepdim left out)
+  const bool whole = arg[1] == nullptr;
   take = take && arg[0] != nullptr && THPVariable_Check(arg[0]) && (arg[3] == nullptr || arg[3] == Py_None) &&
-         (arg[2] == nullptr || arg[2] == Py_False || (arg[2] == Py_True && !whole)) &&
-         (whole || PyLong_CheckExact(arg[1]));
+         (whole ? arg[2] == nullptr : PyLong_CheckExact(arg[1]) && (arg[2] == nullptr || PyBool_Check(arg[2])));
   if (take) {
     PyObject* has = PyObject_CallOneArg(g_has_torch_function, arg[0]);
     if (has == nullptr) return nullptr;
