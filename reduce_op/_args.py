@@ -83,11 +83,7 @@ def normalize(input: Any, dim: Any, keepdim: Any, dtype: Any) -> Tuple[Optional[
         dims = [_one_dim(d, input, dim) for d in dim]
     else:
         dims = [_one_dim(dim, input, dim)]
-    if not isinstance(keepdim, bool):
-        if type(keepdim).__name__ == "bool_":  # numpy's bool
-            keepdim = bool(keepdim)
-        else:
-            raise ArgumentError(f"sum(): argument 'keepdim' must be bool, not {_type_name(keepdim)}")
+    keepdim = family_keepdim("sum", keepdim)
     if dtype is not None and not isinstance(dtype, torch.dtype):
         if dtype in _PY_DTYPES:
             dtype = _PY_DTYPES[dtype]
