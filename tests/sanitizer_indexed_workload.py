@@ -1,8 +1,9 @@
 """A small run of every kernel of the indexed pass (argmax, argmin, max.dim,
 min.dim: groups of 1 to 32 lanes with short and long walks, vector and
 element loads, split blocks and their finish, columns of an element and of
-a vector a thread (results stored aligned and not), outputs numbered in
-tiles, and split columns, finished in a cluster or by a finish kernel;
+a vector a thread (16-, 8- and 4-byte vectors; results stored aligned and
+not), outputs numbered in tiles, and split rows and columns, finished in a
+cluster or by a finish kernel;
 dense planes of columns through shared-memory tiles (an output a thread,
 a few threads an output, a plane a block in row tiles);
 finishes of a lane, a group and a block an output; dims of one element a
@@ -19,7 +20,8 @@ cases = [((1 << 18) + 3, None), (5000, None), ((256, 16), 1), ((64, 300), 1), ((
          ((3, 30000, 4), 1), ((2, 50001), 0), ((5, 20000, 2), 1), ((64, 48, 32), 1), ((9, 300, 64), 0),
          ((7, 300, 10), 1), ((40, 128, 64), 1), ((15, 7, 256), 1), ((24, 80, 512), 1), ((5000, 3, 7), 1),
          ((300, 1024), 1), ((300, 1030), 1), ((60, 334, 7), 1), ((1, 3642, 3), 1), ((5593, 1, 3), 1),
-         ((4, 23, 43), 2), ((48, 95), 1)]
+         ((4, 23, 43), 2), ((48, 95), 1), ((12, 8192), 1), ((20, 128, 1024), 1), ((40, 6, 4094), 1),
+         ((30, 5, 1028), 1)]
 for dtype in (torch.float32, torch.float16, torch.float64, torch.int8, torch.int64, torch.bool):
     for shape, dim in cases:
         base = torch.randint(-5, 5, tuple(shape) if isinstance(shape, tuple) else (shape,)) if not dtype.is_floating_point \

@@ -253,14 +253,20 @@ def test_indexed_single_element_slices(dtype, device, gen):
         assert not any("copy" in k.lower() or "fill" in k.lower() for k in names), names
 
 
-# Columns of few outputs and a few hundred rows or more: the CUDA key splits
-# their rows among up to 8 blocks of a cluster, which combine their states
-# in it (no finish kernel); more blocks, through partials and a finish.
+# Columns of few outputs and a few hundred rows or more, and a few long rows:
+# the CUDA key splits their rows among up to 8 blocks of a cluster, which
+# combine their states in it (no finish kernel); more blocks, through
+# partials and a finish. Columns of an element a thread and of vectors
+# (whose states merge in rounds where the block has many columns), rows in
+# blocks.
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("case", [((60, 334, 7), torch.bfloat16), ((961, 328, 15), torch.int32),
                                   ((1, 3642, 3), torch.float32), ((2, 1390, 3), torch.float16),
-                                  ((341, 477, 15), torch.float64), ((3, 20000, 5), torch.float32)], ids=str)
-def test_indexed_columns_split_in_cluster(case, device, gen):
+                                  ((341, 477, 15), torch.float64), ((3, 20000, 5), torch.float32),
+                                  ((49, 128, 1024), torch.uint8), ((8, 512, 4096), torch.float32),
+                                  ((2, 3000, 2048), torch.bfloat16), ((84, 8192), torch.int64),
+                                  ((12, 8193), torch.float16), ((30, 20000), torch.float32)], ids=str)
+def test_indexed_split_in_cluster(case, device, gen):
     shape, dtype = case
     x = torch.randn(shape, generator=gen) if dtype.is_floating_point else torch.randint(-9, 9, shape, generator=gen)
     x = x.to(dtype)
@@ -270,10 +276,37 @@ def test_indexed_columns_split_in_cluster(case, device, gen):
     for keepdim in (False, True):
         with labelled(f"{shape} {dtype} dim=1 keepdim={keepdim}"):
             _check_all_forms(x, 1, keepdim)
-    if device == "cuda" and shape == (60, 334, 7):
+    if device == "cuda" and shape in ((60, 334, 7), (49, 128, 1024), (84, 8192)):
         names = cuda_kernels_run(lambda: reduce_op.max(x, 1))
-        assert any("indexed_columns" in k for k in names), names
+        kernel = "indexed_rows_blocks" if len(shape) == 2 else "indexed_columns_vec" if shape[2] == 1024 else "indexed_columns"
+        assert any(kernel in k for k in names), names
         assert not any("indexed_finish" in k for k in names), names
+
+
+# Dense columns that no 16- or 8-byte vector fits but a 4-byte one does
+# (16-bit columns of 2 mod 4, bytes of 4 mod 8), too wide for the tiles: the
+# CUDA key reads them two or four columns a thread. One element into their
+# storage, an element a thread.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", [((40, 17, 4094), torch.bfloat16), ((9, 40, 2050), torch.float16),
+                                  ((100, 6, 1030), torch.int16), ((300, 8, 1028), torch.uint8),
+                                  ((64, 5, 4100), torch.int8), ((100, 9, 1292), torch.bool)], ids=str)
+def test_indexed_narrow_column_vectors(case, device, gen):
+    shape, dtype = case
+    if dtype == torch.bool:
+        base = torch.rand(shape, generator=gen) < 0.1
+    elif dtype.is_floating_point:
+        base = _special((torch.randn(shape, generator=gen) * 4).round().to(dtype), gen, nan=True)
+    else:
+        base = _special(torch.randint(-9, 9, shape, generator=gen).to(dtype), gen, nan=False)
+    shifted = torch.empty(base.numel() + 1, dtype=dtype)
+    shifted[1:] = base.flatten()
+    for label, x in (("fresh", base.to(device)), ("one element in", shifted.to(device)[1:].view(shape))):
+        with labelled(f"{shape} {dtype} {label}"):
+            _check_all_forms(x, 1, False)
+    if device == "cuda":
+        names = cuda_kernels_run(lambda: reduce_op.min(base.to(device), 1))
+        assert any("indexed_columns_vec" in k for k in names), names
 
 
 # Dense planes of columns that no vector fits ([O, R, C] over dim 1, C odd

@@ -38,6 +38,35 @@ class ResidentWave {
   PerDevice per_warps_[512 / 32 + 1];
 };
 
+// Clusters of one kernel that the whole GPU holds at once, by cluster size
+// (blocks of a cluster share a GPC, so fewer may be resident than
+// ResidentWave's blocks), for blocks of `block` threads: cached per device
+// and size. Each kernel keeps its own, and is launched with one block size.
+class ResidentClusters {
+ public:
+  template <typename... Params>
+  int64_t clusters(void (*kernel)(Params...), dim3 block, int size) {
+    return per_size_[size].get([&](int) {
+      cudaLaunchAttribute attribute{};
+      attribute.id = cudaLaunchAttributeClusterDimension;
+      attribute.val.clusterDim.x = static_cast<unsigned>(size);
+      attribute.val.clusterDim.y = 1;
+      attribute.val.clusterDim.z = 1;
+      cudaLaunchConfig_t config = {};
+      config.gridDim = dim3(static_cast<unsigned>(size));
+      config.blockDim = block;
+      config.attrs = &attribute;
+      config.numAttrs = 1;
+      int n = 0;
+      C10_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &config));
+      return std::max(n, 1);
+    });
+  }
+
+ private:
+  PerDevice per_size_[9];  // up to kMaxClusterSplit blocks
+};
+
 // Launches `kernel` on `stream` with one launch attribute.
 template <typename... Params, typename... Args>
 void launch_with_attribute(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream,

@@ -114,8 +114,8 @@ struct IndexedArgs {
   int64_t n_out, n_reduce, reduce_stride;
   // A split pass: `split` chunks of `chunk` positions an output, whose states
   // go to partials[o * split + chunk index] for the finish kernel, or, with
-  // cluster_finish (the element columns kernel, splits of up to
-  // kMaxClusterSplit), are combined inside the blocks' cluster.
+  // cluster_finish (splits of up to kMaxClusterSplit on sm_90), are combined
+  // inside the blocks' cluster (cluster_merge).
   int64_t split, chunk;
   void* partials;
   int cluster_finish;
@@ -132,6 +132,13 @@ constexpr int indexed_vector() {
 template <typename in_t>
 constexpr int indexed_column_vector() {
   return sizeof(in_t) >= 2 ? 16 / int(sizeof(in_t)) : 8;
+}
+
+// The next narrower vector of columns than cv: half as many, down to
+// 4-byte loads of two columns or more (cv itself where there is none).
+template <typename in_t>
+constexpr int narrower_column_vector(int cv) {
+  return cv / 2 >= 2 && cv / 2 * int(sizeof(in_t)) >= 4 ? cv / 2 : cv;
 }
 
 // An output's state: its value and index at out_off (the output's offset,
@@ -355,16 +362,18 @@ __device__ __forceinline__ void keep_columns(unsigned (&kept)[U][NW], const unsi
   }
 }
 
-// A load of NW 32-bit words (16 or 8 bytes) at p.
+// A load of NW 32-bit words (16, 8 or 4 bytes) at p.
 template <int NW>
 __device__ __forceinline__ void load_words(const void* p, unsigned (&w)[NW]) {
   if constexpr (NW == 4) {
     const uint4 v = *reinterpret_cast<const uint4*>(p);
     w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
-  } else {
-    static_assert(NW == 2, "16- or 8-byte loads");
+  } else if constexpr (NW == 2) {
     const uint2 v = *reinterpret_cast<const uint2*>(p);
     w[0] = v.x, w[1] = v.y;
+  } else {
+    static_assert(NW == 1, "16-, 8- or 4-byte loads");
+    w[0] = *reinterpret_cast<const unsigned*>(p);
   }
 }
 
@@ -545,6 +554,47 @@ __device__ __forceinline__ typename Op::state walk_row(const in_t* p, int64_t st
   }
   return s;
 }
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// A split of a few blocks launched as one cluster (IndexedArgs::
+// cluster_finish): each block's holding threads leave their states in
+// shared memory, and once the cluster has synchronised the first block's
+// holders combine the other blocks' into theirs; no partials and no finish
+// kernel, whose launch took 1.8-2.4 us of passes of 5-16 us ([961, 328,
+// 15] int32 min over dim 1: 8.9 + 1.9 us, 0.75x torch.min; H200, NOTES.md
+// session 44). A thread's states s[c0, c0 + count) go to slots[(c - c0) *
+// pitch + slot]. Every thread of the block calls it; true for the threads
+// whose states are merged. combine is a total order: the bits are those
+// of the finish kernel's merge.
+template <class Op, int N>
+__device__ __forceinline__ bool cluster_merge(typename Op::state (&s)[N], int c0, int count,
+                                              typename Op::state* slots, int slot, int pitch, bool holder,
+                                              int64_t split) {
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  if (holder) {
+#pragma unroll
+    for (int c = 0; c < N; ++c) {
+      if (c >= c0 && c < c0 + count) slots[(c - c0) * pitch + slot] = s[c];
+    }
+  }
+  cluster.sync();
+  const bool merges = holder && cluster.block_rank() == 0;
+  if (merges) {
+#pragma unroll
+    for (int k = 1; k < kMaxClusterSplit; ++k) {
+      if (k >= split) break;
+      const typename Op::state* theirs = cluster.map_shared_rank(slots, k);
+#pragma unroll
+      for (int c = 0; c < N; ++c) {
+        if (c >= c0 && c < c0 + count) s[c] = Op::combine(s[c], theirs[(c - c0) * pitch + slot]);
+      }
+    }
+  }
+  cluster.sync();  // every block's shared memory stays until the first has read it
+  return merges;
+}
+#endif
 
 // The states of a columns block's row threads (threadIdx.y, a power of two
 // of them) merged into those of threadIdx.y == 0, by halves through shared
@@ -751,6 +801,16 @@ __global__ void __launch_bounds__(IndexedPolicy::kBlockThreads, indexed_blocks_m
   const int64_t e = std::min(a.n_reduce, b + a.chunk);
   typename Op::state s = walk_row<Op, in_t, V>(a.in + in_off, a.reduce_stride, b, e, a.n_reduce, threadIdx.x, blockDim.x);
   s = block_reduce<Op>(s);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (a.cluster_finish) {
+    // (a row's chunks one cluster along x)
+    __shared__ typename Op::state held;
+    typename Op::state mine[1] = {s};
+    if (cluster_merge<Op>(mine, 0, 1, &held, 0, 1, threadIdx.x == 0, a.split))
+      store_indexed<Op>(a, out_off, o, mine[0], false);
+    return;
+  }
+#endif
   if (threadIdx.x == 0) store_indexed<Op>(a, out_off, o * a.split + blockIdx.x, s, a.split > 1);
 }
 
@@ -788,24 +848,10 @@ __global__ void __launch_bounds__(IndexedPolicy::kColumnThreads, indexed_columns
   s = merge_rows<Op>(s, merged);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (a.cluster_finish) {
-    // A split of a few blocks, one cluster along y: each block leaves its
-    // states in its shared memory, and the first reads the others' once the
-    // cluster has synchronised; no partials and no finish kernel, whose
-    // launch took 1.8-2.4 us of passes of 5-16 us ([961, 328, 15] int32
-    // min over dim 1: 8.9 + 1.9 us, 0.75x torch.min; H200, NOTES.md
-    // session 44). combine is a total order: the same bits in any order.
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
-    if (threadIdx.y == 0) merged[threadIdx.x] = s;
-    cluster.sync();
-    if (cluster.block_rank() == 0 && threadIdx.y == 0 && o < a.n_out) {
-#pragma unroll
-      for (int k = 1; k < kMaxClusterSplit; ++k) {
-        if (k < a.split) s = Op::combine(s, cluster.map_shared_rank(merged, k)[threadIdx.x]);
-      }
-      store_indexed<Op>(a, out_off, o, s, false);
-    }
-    cluster.sync();  // every block's shared memory stays until the first has read it
+    // (an output's chunks one cluster along y)
+    S mine[1] = {s};
+    if (cluster_merge<Op>(mine, 0, 1, merged, threadIdx.x, blockDim.x, threadIdx.y == 0, a.split) && o < a.n_out)
+      store_indexed<Op>(a, out_off, o, mine[0], false);
     return;
   }
 #endif
@@ -942,6 +988,19 @@ __global__ void __launch_bounds__(IndexedPolicy::kColumnThreads, indexed_columns
   }
 #pragma unroll
   for (int c = 0; c < CV; ++c) s[c] = merge_rows<Op>(s[c], merged);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (a.cluster_finish) {
+    // (the chunks one cluster along y) Rounds of as many of a thread's CV
+    // states as `merged` holds for the block's columns.
+    const int per_round = IndexedPolicy::kColumnThreads / blockDim.x;
+    bool merges = false;
+    for (int c0 = 0; c0 < CV; c0 += per_round)
+      merges = cluster_merge<Op>(s, c0, per_round, merged, threadIdx.x, blockDim.x, threadIdx.y == 0, a.split);
+    if (merges && ov < a.n_out)
+      store_column_group<in_t, CV>(a.values != nullptr ? a.values + out_off : nullptr, a.indices + out_off, s);
+    return;
+  }
+#endif
   if (threadIdx.y != 0 || ov >= a.n_out) return;
   if (a.split > 1) {
 #pragma unroll
@@ -1173,6 +1232,27 @@ bool indexed_tiles_pay(const IndexedPass& p) {
   return p.n_reduce <= (sizeof(in_t) <= 2 ? IndexedPolicy::kTilesMaxRowsNarrow : IndexedPolicy::kTilesMaxRowsWide);
 }
 
+// Whether a pass split `split` ways (up to kMaxClusterSplit) finishes in
+// clusters of its blocks rather than through partials and a finish kernel:
+// on sm_90 with code built for it (the kernels of one build share their
+// architectures), and, where `resident` is given, where its `n_clusters`
+// clusters are all resident at once. A/B on the H200 over 66 split passes
+// (NOTES.md session 47): rows in blocks and vector columns gained where
+// their clusters fitted one wave ([35, 49292] bfloat16 argmax over dim 1
+// 1.88x -> 2.37x of torch.argmax, [84, 8192] int64 0.73x -> 0.87x, [55,
+// 159, 256] float64 1.18x -> 1.33x) and lost where they did not ([8, 512,
+// 4096] float32, 256 clusters of 3, 1.38x -> 1.29x; [127, 998895] int16,
+// 127 of 3, 2.09x -> 1.85x); the element columns kernel's short walks
+// gained without the test ([961, 328, 15] int32, 451 clusters of 2: 0.87x,
+// 0.79x through the finish kernel).
+template <typename Kernel>
+bool finish_in_clusters(Kernel kernel, ResidentClusters* resident, dim3 block, int64_t split, int64_t n_clusters) {
+  static PerDevice clusters;  // 1: no, 2: yes
+  if (split < 2 || split > kMaxClusterSplit) return false;
+  if (clusters.get([&](int) { return device_major() >= 9 && runs_sm90_code(kernel) ? 2 : 1; }) != 2) return false;
+  return resident == nullptr || n_clusters <= resident->clusters(kernel, block, static_cast<int>(split));
+}
+
 template <class Op, typename in_t>
 void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
   using S = typename Op::state;
@@ -1213,8 +1293,15 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
       const int64_t split = std::min(want, most);
       a.chunk = ceil_div64(ceil_div64(R, split), width) * width;
       a.split = ceil_div64(R, a.chunk);
-      if (a.split > 1) a.partials = partials_workspace<S>(workspace, p.n_out * a.split);
       const dim3 grid(static_cast<unsigned>(a.split), static_cast<unsigned>(p.n_out));
+      static ResidentClusters clusters_vec, clusters_elem;  // by kernel
+      if (finish_in_clusters(kernel, vec ? &clusters_vec : &clusters_elem, dim3(P::kBlockThreads), a.split, p.n_out)) {
+        a.cluster_finish = 1;
+        launch_kernel_clustered(kernel, grid, dim3(P::kBlockThreads), dim3(static_cast<unsigned>(a.split), 1, 1),
+                                stream, a);
+        return;
+      }
+      if (a.split > 1) a.partials = partials_workspace<S>(workspace, p.n_out * a.split);
       launch_kernel(kernel, grid, dim3(P::kBlockThreads), stream, false, a);
       finish();
       return;
@@ -1247,9 +1334,14 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
   // split across blocks where the outputs leave the GPU idle.
   // Vectors of 16 bytes, else of 8 for 2- and 4-byte elements (an inner dim
   // of 28 float16 columns: [16293, 32, 28, 28] over dim 2 read an element
-  // a thread at 1055 GB/s, 0.79x torch.min).
+  // a thread at 1055 GB/s, 0.79x torch.min), else, where the tiles do not
+  // take them, of 4 for 1- and 2-byte ones (16-bit columns of 2 mod 4 read
+  // an element a thread: [345, 17, 46354] bfloat16 argmax over dim 1 0.66x
+  // -> 1.21x, [3439, 5, 3914] float16 0.71x -> 1.40x; bytes of 4 mod 8 were
+  // level, 1.43-1.56x either way; H200, NOTES.md session 47).
   constexpr int CV = indexed_column_vector<in_t>();
-  constexpr int kHalfCV = sizeof(in_t) == 2 || sizeof(in_t) == 4 ? CV / 2 : CV;
+  constexpr int kHalfCV = narrower_column_vector<in_t>(CV);
+  constexpr int kQuarterCV = narrower_column_vector<in_t>(kHalfCV);
   const auto columns_fit = [&](int cv) {
     bool fit = p.outer.in_strides[0] == 1 && p.outer.out_strides[0] == 1 &&
                static_cast<int64_t>(p.outer.sizes[0].divisor) % cv == 0 && p.reduce_stride % cv == 0 &&
@@ -1265,8 +1357,9 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
     return fit && (p.n_out * R * int64_t(sizeof(in_t)) >= P::kLatencyBoundBytes ||
                    ceil_div64(p.n_out / cv, P::kColumnThreads) >= sms);
   };
-  const int cv = columns_fit(CV) ? CV : kHalfCV != CV && columns_fit(kHalfCV) ? kHalfCV : 1;
+  int cv = columns_fit(CV) ? CV : kHalfCV != CV && columns_fit(kHalfCV) ? kHalfCV : 1;
   if (cv == 1 && indexed_tiles_pay<in_t>(p) && launch_indexed_dense<Op>(p, a)) return;
+  if (cv == 1 && kQuarterCV != kHalfCV && columns_fit(kQuarterCV)) cv = kQuarterCV;
   IndexedArgs<in_t> av = a;
   if (cv > 1) {
     av.outer.sizes[0] = FastDivmod(static_cast<uint64_t>(p.outer.sizes[0].divisor / cv));
@@ -1295,27 +1388,30 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
   const dim3 grid(static_cast<unsigned>(blocks_x), static_cast<unsigned>(av.split));
   // (a thread's rows: ceil(chunk / rows))
   const bool short_walk = av.chunk <= int64_t(rows) * P::kUnroll;
-  const auto element_kernel = short_walk ? &indexed_columns<Op, in_t, true> : &indexed_columns<Op, in_t, false>;
-  static PerDevice clusters;  // 1: no, 2: yes
-  if (cv == 1 && av.split > 1 && av.split <= kMaxClusterSplit &&
-      clusters.get([&](int) { return device_major() >= 9 && runs_sm90_code(element_kernel) ? 2 : 1; }) == 2) {
-    av.cluster_finish = 1;
-    launch_kernel_clustered(element_kernel, grid, dim3(cols, rows), dim3(1, static_cast<unsigned>(av.split), 1),
-                            stream, av);
-    return;
-  }
-  if (av.split > 1) av.partials = partials_workspace<S>(workspace, p.n_out * av.split);
-  a.chunk = av.chunk;
-  a.split = av.split;
-  a.partials = av.partials;
+  const auto run = [&](auto kernel, ResidentClusters* resident) {
+    if (finish_in_clusters(kernel, resident, dim3(cols, rows), av.split, blocks_x)) {
+      av.cluster_finish = 1;
+      launch_kernel_clustered(kernel, grid, dim3(cols, rows), dim3(1, static_cast<unsigned>(av.split), 1), stream,
+                              av);
+      return;
+    }
+    if (av.split > 1) av.partials = partials_workspace<S>(workspace, p.n_out * av.split);
+    a.chunk = av.chunk;
+    a.split = av.split;
+    a.partials = av.partials;
+    launch_kernel(kernel, grid, dim3(cols, rows), stream, false, av);
+    finish();
+  };
+  static ResidentClusters clusters_cv, clusters_half, clusters_quarter;  // by kernel
   if (cv == CV) {
-    launch_kernel(&indexed_columns_vec<Op, in_t, CV>, grid, dim3(cols, rows), stream, false, av);
+    run(&indexed_columns_vec<Op, in_t, CV>, &clusters_cv);
   } else if (cv == kHalfCV) {
-    launch_kernel(&indexed_columns_vec<Op, in_t, kHalfCV>, grid, dim3(cols, rows), stream, false, av);
+    run(&indexed_columns_vec<Op, in_t, kHalfCV>, &clusters_half);
+  } else if (cv == kQuarterCV) {
+    run(&indexed_columns_vec<Op, in_t, kQuarterCV>, &clusters_quarter);
   } else {
-    launch_kernel(element_kernel, grid, dim3(cols, rows), stream, false, av);
+    run(short_walk ? &indexed_columns<Op, in_t, true> : &indexed_columns<Op, in_t, false>, nullptr);
   }
-  finish();
 }
 
 template <typename in_t>
