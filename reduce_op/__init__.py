@@ -254,10 +254,12 @@ def _with_indices(name: str, input: torch.Tensor, dim: Optional[int], keepdim: b
         if keepdim or out is not None:
             raise TypeError(f"{name}() received an invalid combination of arguments: keepdim= and out= need a dim")
         return op(input)
-    if isinstance(dim, torch.Tensor):
-        # torch.max(input, other): the elementwise maximum, not a reduction
-        raise TypeError(f"{name}() takes a dim, not a tensor: torch.{name}(input, other) is the elementwise "
-                        f"{name}imum, which reduce_op does not provide")
+    if isinstance(dim, torch.Tensor) and keepdim is False:
+        # max(input, other): torch's first overload for a tensor alone after
+        # the input, the elementwise maximum (with a keepdim, a tensor is
+        # read as a dim, as torch reads it)
+        op = torch.maximum if name == "max" else torch.minimum
+        return op(input, dim) if out is None else op(input, dim, out=out)
     if isinstance(dim, bool) or not isinstance(keepdim, bool):
         raise TypeError(f"{name}(): dim must be an int and keepdim a bool (as torch.{name})")
     if not isinstance(dim, int):
@@ -291,8 +293,11 @@ def _max(
     first occurrence along ``dim`` (of the first NaN where the slice holds
     one), as torch's. The values' gradient goes to the element each index
     names; of every element, it is split evenly among the ties.
-    (torch.max(input, other), the elementwise maximum, is not a reduction
-    and is not here.)"""
+    ``max(input, other)``, a tensor after the input without a keepdim, is
+    the elementwise maximum, as torch binds it (torch.maximum's: not a
+    reduction). (A tensor given as ``dim=`` is read so too: this signature,
+    which torch.compile needs to be the C function's, cannot tell it from
+    one given by position.)"""
     return _with_indices("max", input, dim, keepdim, out)
 
 
@@ -303,8 +308,9 @@ def _min(
     *,
     out: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
 ) -> Any:
-    """:func:`min` in Python (as :func:`_max`): torch.min's reductions, as
-    :func:`max`, for the smallest element."""
+    """:func:`min` in Python (as :func:`_max`): torch.min's forms, as
+    :func:`max`, for the smallest element (``min(input, other)``:
+    torch.minimum's)."""
     return _with_indices("min", input, dim, keepdim, out)
 
 

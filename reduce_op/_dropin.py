@@ -276,9 +276,6 @@ def _route(sig: Callable[..., Any], args, kwargs) -> Optional[Dict[str, Any]]:
     # torch.prod's overloads: torch raises for them.
     if sig is _prod_sig and ("dim" in given and given["dim"] is None or ("dim" not in given and "keepdim" in given)):
         return None
-    # Complex logsumexp has no kernel of ours yet: torch's.
-    if sig is _logsumexp_sig and x.is_complex():
-        return None
     # An order that is not a real number: torch's TypeError or RuntimeError.
     if sig is _vector_norm_sig and not isinstance(given.get("ord", 2), (int, float)):
         return None

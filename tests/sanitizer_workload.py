@@ -252,13 +252,17 @@ torch.cuda.synchronize()
 # max and the sum scaled to it) in their shuffles, shared memory and split
 # partials: the cases above, and pitch rows, stream columns, dense tiles,
 # columns split over blocks and a full reduction split over blocks.
-for dtype in (torch.float32, torch.bfloat16, torch.float64):
+# Complex inputs: a state of a real max and a complex sum (16 bytes of
+# complex64, 32 of complex128 with its alignment).
+for dtype in (torch.float32, torch.bfloat16, torch.float64, torch.complex64, torch.complex128):
     for shape, dim in cases + [((4000, 1000), 1), ((3000, 372), 1), ((1, 90000, 7), 1), ((3, 3000, 255), 1),
                                ((300000, 5), 1), ((3, 200000, 2), 1), ((342, 20000), 0), (((1 << 22) + 5,), 0)]:
-        x = (torch.randn(shape) * 10).to(dtype).cuda()
+        x = (torch.randn(shape, dtype=dtype if dtype.is_complex else torch.float32) * 10).to(dtype).cuda()
         dims = list(range(x.dim())) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
-        ref = torch.logsumexp(x.cpu().double(), dims)
-        got = reduce_op.logsumexp(x, dims).cpu().double()
+        ref = torch.logsumexp(x.cpu().to(torch.complex128 if dtype.is_complex else torch.float64), dims)
+        got = reduce_op.logsumexp(x, dims).cpu().to(ref.dtype)
+        if dtype.is_complex:  # the imaginary parts modulo 2 pi (either side of log's branch cut)
+            got, ref = torch.view_as_real(got.exp() / ref.exp()), torch.view_as_real(torch.ones_like(ref))
         assert torch.allclose(got, ref, rtol=1e-2, atol=1e-2), (dtype, shape, dim)
 # var and std: a state of three words (mean, squared deviations, count)
 # through the same kernels, std's root in the projection; three reduced

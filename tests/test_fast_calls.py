@@ -180,14 +180,27 @@ def test_max_min_forms_the_c_functions_hand_to_python():
             assert type(got) is type(expected), (args, kwargs, type(got))
             for g, e in zip(_parts(got), _parts(expected)):
                 assert torch.equal(g, e), (args, kwargs)
-    # torch.max(x, other) is the elementwise maximum, which reduce_op does
-    # not provide: a TypeError, not a reduction along dim int(other).
-    # So are max(x, None), max(x, dim=None) and max(x, keepdim=False), which
-    # match none of torch's overloads (the signature's None and False stand
-    # for a dim and keepdim left out).
+    # torch.max(x, other) is the elementwise maximum, as torch binds it: a
+    # tensor alone after the input; with a keepdim, a one-element integer
+    # tensor is a dim. max(x, None), max(x, dim=None) and max(x,
+    # keepdim=False) match none of torch's overloads (the signature's None
+    # and False stand for a dim and keepdim left out).
+    y = torch.randn(x.shape)
+    for ours, theirs in ((reduce_op.max, torch.max), (reduce_op.min, torch.min)):
+        for args, kwargs in (((x, y), {}), ((x, torch.tensor(0)), {}), ((x, y), {"out": torch.empty(0)}),
+                             ((x, torch.tensor(1), True), {}), ((x, y, True), {}), ((x, y), {"keepdim": True}),
+                             ((x, 1), {"other": y})):
+            try:
+                expected = theirs(*args, **kwargs)
+            except Exception as e:  # noqa: BLE001 - the error's type is what is compared
+                with pytest.raises(type(e)):
+                    ours(*args, **kwargs)
+                continue
+            got = ours(*args, **kwargs)
+            assert type(got) is type(expected), (args, kwargs, type(got))
+            for g, e in zip(_parts(got), _parts(expected)):
+                assert torch.equal(g, e), (args, kwargs)
     for fn in (reduce_op.max, reduce_op.min):
-        with pytest.raises(TypeError):
-            fn(x, torch.tensor(0))
         for args, kwargs in (((x, None), {}), ((x,), {"dim": None}), ((x,), {"keepdim": False}),
                              ((x, None, True), {}), ((x,), {"dim": None, "keepdim": False})):
             with pytest.raises(TypeError):

@@ -279,7 +279,8 @@ struct GpureduceLogsumexpBackward : public GpureduceSumBackward {
     const at::Tensor self = self_.unpack();
     const bool records = at::GradMode::is_enabled() && self.requires_grad();
     const at::Tensor result = records ? call_logsumexp(self, reduced, /*keepdim=*/true) : broadcast(result_.unpack());
-    return {broadcast(grads[0]).mul(self.sub(result).exp())};
+    // (conjugated for complex inputs, as torch's logsumexp_backward)
+    return {broadcast(grads[0]).mul(self.sub(result).exp().conj())};
   }
   void release_variables() override {
     self_.reset_data();

@@ -152,12 +152,19 @@ constexpr int64_t kStageScatteredMinOutputs = int64_t(1) << 16;
 
 // Whether pass p, taking no tile, writes its scattered outputs through a
 // scratch (run_indexed_cuda): enough of them, kScatteredMinStride or more
-// apart. (Also where a warp's stores fall in short runs: written directly,
-// runs of 2 indices took [7761, 16, 32, 32] channels_last uint8 argmax over
-// dim 2 to 0.68x of torch.argmax, 1.21x staged; NOTES.md session 45.)
+// apart, unless its own order already stores each warp's indices in whole
+// 32-byte sectors (dim 0 of 8 outputs or fewer, runs of 4 or more along a
+// dim 1 of neighbouring outputs). Written directly, runs of 2 indices took
+// [7761, 16, 32, 32] channels_last uint8 argmax over dim 2 to 0.68x of
+// torch.argmax, 1.21x staged (NOTES.md session 45); runs of 4 ...
 bool stages_scattered_outputs(const IndexedPass& p) {
-  return !p.along_rows() && p.outer.ndim > 1 && std::abs(p.outer.out_strides[0]) >= kScatteredMinStride &&
-         p.n_out >= kStageScatteredMinOutputs;
+  if (p.along_rows() || p.outer.ndim < 2 || std::abs(p.outer.out_strides[0]) < kScatteredMinStride ||
+      p.n_out < kStageScatteredMinOutputs)
+    return false;
+  const char* e = std::getenv("GPUREDUCE_PROBE_STAGE");  // PROBE
+  if (e != nullptr && e[0] == '1') return true;  // PROBE
+  const OutputTile own = own_order(p);
+  return !(std::abs(p.outer.out_strides[1]) == 1 && own.tk * int64_t(sizeof(int64_t)) >= 32);
 }
 
 // Runs pass p into indices and values (contiguous, p's out_strides): with

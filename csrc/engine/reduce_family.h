@@ -92,10 +92,10 @@ struct MeanFamily : SumFamily {
   static constexpr bool kAverages = true;
 };
 
-// torch.logsumexp: float results only (integer and bool inputs are cast to
-// the default float dtype first, as torch computes them). k copies of x
-// fold to x + log(k), and an element is its own partial (the logsumexp of
-// one input is itself); over no elements the result is -inf.
+// torch.logsumexp: float and complex results (integer and bool inputs are
+// cast to the default float dtype first, as torch computes them). k copies
+// of x fold to x + log(k), and an element is its own partial (the
+// logsumexp of one input is itself); over no elements the result is -inf.
 struct LogSumExpFamily : FamilyBase {
   static constexpr bool kKeepsResultDtype = false;
   static constexpr bool kAverages = false;
@@ -178,12 +178,13 @@ struct KernelsFor<ExtremumFamily<kMax>, G> {
   static constexpr bool kTaken = G != InputGroup::kComplex;
 };
 
-// logsumexp: real floating inputs only (check_logsumexp_args; the entry
-// points cast integers to a float dtype first).
+// logsumexp: floating and complex inputs (the entry points cast integers to
+// a float dtype first).
 template <InputGroup G>
 struct KernelsFor<LogSumExpFamily, G> {
   using type = LogSumExpFamily;
-  static constexpr bool kTaken = G == InputGroup::kFloat || G == InputGroup::kHalf || G == InputGroup::kBFloat16;
+  static constexpr bool kTaken = G == InputGroup::kFloat || G == InputGroup::kHalf || G == InputGroup::kBFloat16 ||
+                                 G == InputGroup::kComplex;
 };
 
 // var and std: real floating inputs only (check_variance_args).

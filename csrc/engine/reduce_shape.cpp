@@ -199,10 +199,9 @@ at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim
   const at::ScalarType t = input.scalar_type();
   const std::string dev(device);
   reduced_dims_mask(input.dim(), dim);  // torch's range and repeat errors, before the dtype's
-  TORCH_CHECK_NOT_IMPLEMENTED(!at::isComplexType(t), "gpureduce::logsumexp does not take complex inputs yet (",
-                              c10::toString(t), "); torch.logsumexp does");
   TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(t, /*includeBool=*/true) || t == at::kHalf || t == at::kBFloat16 ||
-                                  t == at::kFloat || t == at::kDouble,
+                                  t == at::kFloat || t == at::kDouble || t == at::kComplexFloat ||
+                                  t == at::kComplexDouble,
                               "\"max_values_", dev, "\" not implemented for '", c10::toString(t), "'");
   const at::ScalarType natural =
       at::isIntegralType(t, /*includeBool=*/true) ? c10::typeMetaToScalarType(c10::get_default_dtype()) : t;
