@@ -415,6 +415,28 @@ def test_indexed_scattered_outputs(case, dtype, device, gen):
         assert len(kernels) == 1 and "indexed_columns" in kernels[0], kernels
 
 
+# Transposed inputs whose innermost kept dim (in memory) is a few elements
+# a plane apart in the result: with 8 or fewer there, the pass's own order
+# stores each warp's indices in whole sectors, and the CUDA key writes them
+# directly for elements of 2 bytes or more (a scratch and a copy for bytes,
+# and from 16 there). The same results either way.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", [((2, 6000, 20, 8), 3), ((3, 9000, 10, 4), 3), ((3, 4000, 30, 2), 3),
+                                  ((2, 3000, 20, 16), 3), ((5, 3000, 16, 4), 2)], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.uint8, torch.int64], ids=str)
+def test_indexed_transposed_outputs(case, dtype, device, gen):
+    shape, d = case
+    x = torch.randn(shape, generator=gen) if dtype.is_floating_point else torch.randint(0, 9, shape, generator=gen)
+    x = _special(x.to(dtype), gen, nan=dtype.is_floating_point).to(device).transpose(0, 3)
+    for keepdim in (False, True):
+        with labelled(f"{tuple(shape)}.transpose(0, 3) {dtype} dim={d} keepdim={keepdim}"):
+            _check_all_forms(x, d, keepdim)
+    if device == "cuda" and shape == (2, 6000, 20, 8):
+        kernels = [k for k in cuda_kernels_run(lambda: reduce_op.max(x, d)) if k.startswith("void ")]
+        direct = dtype.itemsize >= 2  # (bytes: the kernel into a scratch, then copies)
+        assert (len(kernels) == 1) == direct and any("indexed_columns" in k for k in kernels), kernels
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_indexed_nan_ties_and_extremes(device):
     nan, inf = float("nan"), float("inf")

@@ -153,18 +153,22 @@ constexpr int64_t kStageScatteredMinOutputs = int64_t(1) << 16;
 // Whether pass p, taking no tile, writes its scattered outputs through a
 // scratch (run_indexed_cuda): enough of them, kScatteredMinStride or more
 // apart, unless its own order already stores each warp's indices in whole
-// 32-byte sectors (dim 0 of 8 outputs or fewer, runs of 4 or more along a
-// dim 1 of neighbouring outputs). Written directly, runs of 2 indices took
-// [7761, 16, 32, 32] channels_last uint8 argmax over dim 2 to 0.68x of
-// torch.argmax, 1.21x staged (NOTES.md session 45); runs of 4 ...
-bool stages_scattered_outputs(const IndexedPass& p) {
+// 32-byte sectors (a dim 0 of 8 outputs or fewer, runs of 4 or more along a
+// dim 1 of neighbouring outputs) and its elements are 2 bytes or more.
+// Written directly, runs of 2 indices took [7761, 16, 32, 32] channels_last
+// uint8 argmax over dim 2 to 0.68x of torch.argmax, 1.21x staged (NOTES.md
+// session 45). A/B over 24 transposes on the H200 (session 47): whole
+// sectors written directly gained ([2, 145168, 80, 8] float32 transposed
+// (0, 3) over dim 3, runs of 4: max 0.56x -> 1.52x of torch.max, argmax
+// 0.73x -> 1.45x; bfloat16 [2, 158034, 30, 8] 0.52x -> 1.22x), but 1-byte
+// inputs lost ([5, 11350, 64, 4] uint8, runs of 8: argmax 1.15x -> 0.80x).
+bool stages_scattered_outputs(const IndexedPass& p, int64_t element_size) {
   if (p.along_rows() || p.outer.ndim < 2 || std::abs(p.outer.out_strides[0]) < kScatteredMinStride ||
       p.n_out < kStageScatteredMinOutputs)
     return false;
-  const char* e = std::getenv("GPUREDUCE_PROBE_STAGE");  // PROBE
-  if (e != nullptr && e[0] == '1') return true;  // PROBE
   const OutputTile own = own_order(p);
-  return !(std::abs(p.outer.out_strides[1]) == 1 && own.tk * int64_t(sizeof(int64_t)) >= 32);
+  const bool whole_sectors = std::abs(p.outer.out_strides[1]) == 1 && own.tk * int64_t(sizeof(int64_t)) >= 32;
+  return !(whole_sectors && element_size >= 2);
 }
 
 // Runs pass p into indices and values (contiguous, p's out_strides): with
@@ -180,7 +184,7 @@ void run_indexed_cuda(const IndexedPass& p, const at::Tensor& in, const at::Tens
     run_kernels(tiled(p, *t), in, values, indices, extreme);
     return;
   }
-  if (!stages_scattered_outputs(p)) {
+  if (!stages_scattered_outputs(p, in.element_size())) {
     run_kernels(p, in, values, indices, extreme);
     return;
   }
@@ -222,7 +226,7 @@ constexpr int64_t kSingleSlicePassMaxBytes = int64_t(256) << 10;
 // channels_last float32 over dim 0 1.03x -> 0.51x).
 bool runs_single_slices(const IndexedPass& p, int64_t element_size) {
   return p.n_out * element_size < kSingleSlicePassMaxBytes &&
-         (output_tile(p, element_size, true).has_value() || !stages_scattered_outputs(p));
+         (output_tile(p, element_size, true).has_value() || !stages_scattered_outputs(p, element_size));
 }
 
 const IndexedKernels& indexed_kernels() {
