@@ -253,6 +253,27 @@ def test_indexed_single_element_slices(dtype, device, gen):
         assert not any("copy" in k.lower() or "fill" in k.lower() for k in names), names
 
 
+def _fresh_and_shifted(shape, dtype, device, gen):
+    """Small integers (floats with NaN and infinities among them; bool
+    mostly False) of `shape` on `device`: a fresh tensor, and the same
+    values one element into their storage (no 16-byte alignment)."""
+    if dtype == torch.bool:
+        base = torch.rand(shape, generator=gen) < 0.1
+    elif dtype.is_floating_point:
+        base = _special((torch.randn(shape, generator=gen) * 4).round().to(dtype), gen, nan=True)
+    else:
+        base = _special(torch.randint(-9, 9, shape, generator=gen).to(dtype), gen, nan=False)
+    shifted = torch.empty(base.numel() + 1, dtype=dtype)
+    shifted[1:] = base.flatten()
+    return base.to(device), shifted.to(device)[1:].view(shape)
+
+
+def _check_fresh_and_shifted(base, shifted):
+    for label, x in (("fresh", base), ("one element in", shifted)):
+        with labelled(f"{tuple(x.shape)} {x.dtype} {label}"):
+            _check_all_forms(x, 1, False)
+
+
 # Columns of few outputs and a few hundred rows or more, and a few long rows:
 # the CUDA key splits their rows among up to 8 blocks of a cluster, which
 # combine their states in it (no finish kernel); more blocks, through
@@ -293,19 +314,10 @@ def test_indexed_split_in_cluster(case, device, gen):
                                   ((64, 5, 4100), torch.int8), ((100, 9, 1292), torch.bool)], ids=str)
 def test_indexed_narrow_column_vectors(case, device, gen):
     shape, dtype = case
-    if dtype == torch.bool:
-        base = torch.rand(shape, generator=gen) < 0.1
-    elif dtype.is_floating_point:
-        base = _special((torch.randn(shape, generator=gen) * 4).round().to(dtype), gen, nan=True)
-    else:
-        base = _special(torch.randint(-9, 9, shape, generator=gen).to(dtype), gen, nan=False)
-    shifted = torch.empty(base.numel() + 1, dtype=dtype)
-    shifted[1:] = base.flatten()
-    for label, x in (("fresh", base.to(device)), ("one element in", shifted.to(device)[1:].view(shape))):
-        with labelled(f"{shape} {dtype} {label}"):
-            _check_all_forms(x, 1, False)
+    base, shifted = _fresh_and_shifted(shape, dtype, device, gen)
+    _check_fresh_and_shifted(base, shifted)
     if device == "cuda":
-        names = cuda_kernels_run(lambda: reduce_op.min(base.to(device), 1))
+        names = cuda_kernels_run(lambda: reduce_op.min(base, 1))
         assert any("indexed_columns_vec" in k for k in names), names
 
 
@@ -322,20 +334,10 @@ def test_indexed_narrow_column_vectors(case, device, gen):
                                   ((9000, 4, 9), torch.int64)], ids=str)
 def test_indexed_dense_planes_of_columns(case, device, gen):
     shape, dtype = case
-    if dtype == torch.bool:
-        base = torch.rand(shape, generator=gen) < 0.1
-    elif dtype.is_floating_point:
-        base = _special((torch.randn(shape, generator=gen) * 4).round().to(dtype), gen, nan=True)
-    else:
-        base = _special(torch.randint(-9, 9, shape, generator=gen).to(dtype), gen, nan=False)
-    n = base.numel()
-    shifted = torch.empty(n + 1, dtype=dtype)
-    shifted[1:] = base.flatten()
-    for label, x in (("fresh", base.to(device)), ("one element in", shifted.to(device)[1:].view(shape))):
-        with labelled(f"{shape} {dtype} {label}"):
-            _check_all_forms(x, 1, False)
+    base, shifted = _fresh_and_shifted(shape, dtype, device, gen)
+    _check_fresh_and_shifted(base, shifted)
     if device == "cuda":
-        names = cuda_kernels_run(lambda: reduce_op.min(x, 1))
+        names = cuda_kernels_run(lambda: reduce_op.min(shifted, 1))
         assert any("indexed_dense_tiles" in k for k in names), names
 
 

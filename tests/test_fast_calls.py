@@ -170,16 +170,7 @@ def test_max_min_forms_the_c_functions_hand_to_python():
                          ((x, 1), {"foo": 2}), ((x, 2**70), {}), ((x, 5), {}), ((x, 1, False, None), {}),
                          ((x, 0), {"out": (torch.empty(4), torch.empty(4, dtype=torch.long))})]:
         for ours, theirs in ((reduce_op.max, torch.max), (reduce_op.min, torch.min)):
-            try:
-                expected = theirs(*args, **kwargs)
-            except Exception as e:  # noqa: BLE001 - the error's type is what is compared
-                with pytest.raises(type(e)):
-                    ours(*args, **kwargs)
-                continue
-            got = ours(*args, **kwargs)
-            assert type(got) is type(expected), (args, kwargs, type(got))
-            for g, e in zip(_parts(got), _parts(expected)):
-                assert torch.equal(g, e), (args, kwargs)
+            _same_as_torchs(ours, theirs, args, kwargs)
     # torch.max(x, other) is the elementwise maximum, as torch binds it: a
     # tensor alone after the input; with a keepdim, a one-element integer
     # tensor is a dim. max(x, None), max(x, dim=None) and max(x,
@@ -190,16 +181,7 @@ def test_max_min_forms_the_c_functions_hand_to_python():
         for args, kwargs in (((x, y), {}), ((x, torch.tensor(0)), {}), ((x, y), {"out": torch.empty(0)}),
                              ((x, torch.tensor(1), True), {}), ((x, y, True), {}), ((x, y), {"keepdim": True}),
                              ((x, 1), {"other": y})):
-            try:
-                expected = theirs(*args, **kwargs)
-            except Exception as e:  # noqa: BLE001 - the error's type is what is compared
-                with pytest.raises(type(e)):
-                    ours(*args, **kwargs)
-                continue
-            got = ours(*args, **kwargs)
-            assert type(got) is type(expected), (args, kwargs, type(got))
-            for g, e in zip(_parts(got), _parts(expected)):
-                assert torch.equal(g, e), (args, kwargs)
+            _same_as_torchs(ours, theirs, args, kwargs)
     for fn in (reduce_op.max, reduce_op.min):
         for args, kwargs in (((x, None), {}), ((x,), {"dim": None}), ((x,), {"keepdim": False}),
                              ((x, None, True), {}), ((x,), {"dim": None, "keepdim": False})):
@@ -270,6 +252,21 @@ _FAMILY = [
 
 def _parts(r):
     return list(r) if isinstance(r, tuple) else [r]
+
+
+def _same_as_torchs(ours, theirs, args, kwargs):
+    """ours(*args, **kwargs) gives theirs' result (its type, and each part
+    equal) or raises an error of the type theirs raises."""
+    try:
+        expected = theirs(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - the error's type is what is compared
+        with pytest.raises(type(e)):
+            ours(*args, **kwargs)
+        return
+    got = ours(*args, **kwargs)
+    assert type(got) is type(expected), (args, kwargs, type(got))
+    for g, e in zip(_parts(got), _parts(expected)):
+        assert torch.equal(g, e), (args, kwargs)
 
 
 @pytest.mark.parametrize("case", range(len(_FAMILY)), ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(_FAMILY)])

@@ -797,6 +797,14 @@ struct LogSumExpOp<c10::complex<T>> : OpBase<LogSumExpOp<c10::complex<T>>, MaxSc
       T s, c;
 #if defined(__CUDA_ARCH__)
       ::sincos(z.imag(), &s, &c);
+#elif defined(__GLIBC__)
+      // (one range reduction for both: sin and cos apart cost the CPU's
+      // complex128 rows 1.3x torch.logsumexp's time)
+      if constexpr (std::is_same_v<T, float>) {
+        ::sincosf(z.imag(), &s, &c);
+      } else {
+        ::sincos(z.imag(), &s, &c);
+      }
 #else
       s = std::sin(z.imag());
       c = std::cos(z.imag());
