@@ -15,14 +15,26 @@ inc=$("$PY" -c "from torch.utils.cpp_extension import include_paths; print(' '.j
 pyinc=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['include'])")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-pids=()
+# At most CUDA_COMPILE_JOBS compiles at once (default: twice the cores): each nvcc holds
+# 0.5-1 GB, and all 41 files at once ran a 24 GB CI machine out of memory
+# (the kernel killed a cudafe++). The compiles are CPU-bound, so a few more
+# than the cores take no longer.
+jobs_max=${CUDA_COMPILE_JOBS:-$(( 2 * $(nproc) ))}
+status=0
+running=0
 for cu in $(find csrc -name '*.cu' | sort); do
+  if [ "$running" -ge "$jobs_max" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
   obj="$out/$(echo "$cu" | tr '/' '_').o"
   "$NVCC" -c "$cu" -o "$obj" -std=c++20 -O3 -arch=sm_90 --expt-relaxed-constexpr \
     -DC10_CUDA_NO_CMAKE_CONFIGURE_FILE -D_GLIBCXX_USE_CXX11_ABI=1 $inc -I"$pyinc" &
-  pids+=($!)
+  running=$((running + 1))
 done
-status=0
-for p in "${pids[@]}"; do wait "$p" || status=1; done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
+done
 [ $status -eq 0 ] && echo "compile_cuda_objects: all .cu files compiled for sm_90"
 exit $status
