@@ -288,4 +288,18 @@ for dtype in (torch.float32, torch.bfloat16, torch.float64):
             ref = torch.linalg.vector_norm(x.cpu().double(), ord, dim)
             got = reduce_op.vector_norm(x, ord, dim).cpu().double()
             assert torch.allclose(got, ref, rtol=2e-2, atol=1e-6), (ord, dtype, shape, dim)
+# Integer and bool inputs of float results, read at their own width: sum
+# and mean into float32 and float64 (dtype=), logsumexp into float32.
+for dtype in (torch.bool, torch.int8, torch.int16, torch.int32, torch.int64):
+    for shape, dim in cases:
+        x = (torch.randn(shape) * 10).to(dtype).cuda()
+        wide = x.cpu().double()
+        for result in (torch.float32, torch.float64):
+            got = reduce_op.sum(x, dim, dtype=result).cpu().double()
+            assert torch.allclose(got, wide.sum(dim if dim is not None else []), rtol=1e-5, atol=1e-3), (dtype, shape)
+            got = reduce_op.mean(x, dim, dtype=result).cpu().double()
+            assert torch.allclose(got, wide.mean(dim if dim is not None else []), rtol=1e-5, atol=1e-5), (dtype, shape)
+        got = reduce_op.logsumexp(x, dim if dim is not None else list(range(x.dim()))).cpu().double()
+        ref = torch.logsumexp(wide, dim if dim is not None else list(range(x.dim())))
+        assert torch.allclose(got, ref, rtol=1e-5, atol=1e-5), (dtype, shape, dim)
 print("workload ok")

@@ -147,3 +147,76 @@ def test_superset_columns_plan(case, op_name, device):
         viewed = any(e.name == "aten::as_strided" for e in prof.events())
         nbytes = x.numel() * step * x.element_size()
         assert viewed == (step <= 4 and (x.shape[-1] - 1) * step + 1 >= 256 and nbytes >= 1 << 20), viewed
+
+
+# Integer and bool inputs of float32 and float64 results (sum, mean and
+# nansum with dtype=, logsumexp's default float result): on CUDA the kernels
+# read them at their own width, each element converted as torch's cast
+# would, so the pass launches no cast; on the CPU they are cast first.
+# Sizes around the vector widths, rows, columns, a middle dim, strided and
+# expanded views and a channels_last map; large int64 values whose float32
+# conversions round.
+INTEGER_TO_FLOAT_CASES = [
+    # (shape, view, dims)
+    ((1,), None, None), ((17,), None, None), ((4099,), None, None), (((1 << 20) + 5,), None, None),
+    ((37, 1000), None, [1]), ((1000, 37), None, [0]), ((6, 129, 5), None, [1]), ((64, 3, 40), None, [0, 2]),
+    ((40, 64), "t", [1]), ((40, 130), "step", [1]), ((300,), "expand", [0]), ((300,), "expand", [1]),
+    ((4, 16, 9, 9), "channels_last", [2, 3]), ((0, 5), None, [0]),
+]
+INTEGER_TO_FLOAT_OPS = {
+    "sum": (lambda x, d, t: reduce_op.sum(x, d, dtype=t), lambda x, d, t: torch.sum(x, d, dtype=t)),
+    "mean": (lambda x, d, t: reduce_op.mean(x, d, dtype=t), lambda x, d, t: torch.mean(x, d, dtype=t)),
+    "nansum": (lambda x, d, t: reduce_op.nansum(x, d, dtype=t), lambda x, d, t: torch.nansum(x, d, dtype=t)),
+    # logsumexp computes integers in the default float dtype, or in an out= of float64
+    "logsumexp": (lambda x, d, t: reduce_op.logsumexp(x, d, out=torch.empty(0, dtype=t, device=x.device)),
+                  lambda x, d, t: torch.logsumexp(x, d, out=torch.empty(0, dtype=t, device=x.device))),
+}
+
+
+def _integer_input(shape, view, dtype, device, large, gen):
+    if dtype == torch.bool:
+        base = torch.rand(shape, generator=gen) < 0.5
+    elif large:  # 2^40 and above: float32 rounds each conversion
+        base = torch.randint(-(1 << 45), 1 << 45, shape, generator=gen, dtype=torch.int64)
+    else:
+        info = torch.iinfo(dtype)
+        base = torch.randint(max(info.min, -100), min(info.max, 100) + 1, shape, generator=gen, dtype=torch.int64)
+    x = base.to(dtype).to(device)
+    if view == "t":
+        return x.t()
+    if view == "step":
+        return x[:, ::2]
+    if view == "expand":
+        return x[:, None].expand(-1, 7)
+    if view == "channels_last":
+        return x.contiguous(memory_format=torch.channels_last)
+    return x
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", range(len(INTEGER_TO_FLOAT_CASES)))
+@pytest.mark.parametrize("dtype", [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64],
+                         ids=str)
+@pytest.mark.parametrize("op_name", sorted(INTEGER_TO_FLOAT_OPS))
+def test_integer_inputs_of_float_results(op_name, dtype, case, device):
+    shape, view, dims = INTEGER_TO_FLOAT_CASES[case]
+    ours, ref = INTEGER_TO_FLOAT_OPS[op_name]
+    gen = torch.Generator().manual_seed(case)
+    for large in ([False, True] if dtype == torch.int64 else [False]):
+        x = _integer_input(shape, view, dtype, device, large, gen)
+        d = dims if dims is not None else list(range(x.dim()))
+        for result in (torch.float32, torch.float64):
+            got, want = ours(x, d, result), ref(x, d, result)
+            assert got.dtype == want.dtype == result and got.shape == want.shape
+            # float64 of the cast elements: the reference both results approximate
+            exact = ref(x.to(result).cpu().double(), d, torch.float64)
+            scale = ref(x.to(result).cpu().double().abs(), d, torch.float64) if op_name != "logsumexp" else exact.abs()
+            eps = torch.finfo(result).eps
+            allowed = 8 * eps * scale + 4 * eps * exact.abs() + torch.finfo(result).tiny
+            assert torch.equal(torch.isnan(got.cpu()), torch.isnan(want.cpu()))
+            err = (got.cpu().double() - exact).abs().nan_to_num(0)
+            assert (err <= allowed.nan_to_num(0)).all(), (op_name, result, err.max().item())
+        if device == "cuda" and x.numel() > 0:
+            # one pass over the integers, no cast of them launched first
+            names = cuda_kernels_run(lambda: ours(x, d, torch.float32))
+            assert names and all("gpureduce" in n for n in names), names

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace gpureduce {
 
@@ -21,7 +22,13 @@ struct TypeTag {
 // The pairs grouped by input type, about three each: a backend may compile
 // each group in a translation unit of its own, so that a parallel build
 // compiles them side by side (the CUDA engine's sum took 2 minutes as one).
-enum class InputGroup { kAll, kFloat, kHalf, kBFloat16, kComplex, kNarrowInt, kWideInt };
+// kIntegerToFloat and kIntegerToDouble are grouped by their result instead:
+// integer and bool inputs of a float32 or a float64 result (sum's, mean's,
+// logsumexp's), read at their own width where a backend compiles them
+// (with_pass_group); an op may take the one without the other.
+enum class InputGroup {
+  kAll, kFloat, kHalf, kBFloat16, kComplex, kNarrowInt, kWideInt, kIntegerToFloat, kIntegerToDouble
+};
 
 inline InputGroup input_group(at::ScalarType in) {
   switch (in) {
@@ -65,6 +72,35 @@ decltype(auto) with_input_group(at::ScalarType in, F&& f) {
   }
 }
 
+// Whether the kernels of an integer-to-float group may read `in`: an
+// integer or bool input, not uint16 to uint64 (staged as int64).
+inline bool is_integer_input(at::ScalarType in) {
+  const bool wide_unsigned = in == at::kUInt16 || in == at::kUInt32 || in == at::kUInt64;
+  return at::isIntegralType(in, /*includeBool=*/true) && !wide_unsigned;
+}
+
+// Integer-to-float groups an op's kernels on a backend read (OpSpec).
+struct IntegerToFloatGroups {
+  bool into_float = false;   // kIntegerToFloat: float32 results
+  bool into_double = false;  // kIntegerToDouble: float64 results
+  bool read(at::ScalarType in, at::ScalarType out) const {
+    return is_integer_input(in) && ((out == at::kFloat && into_float) || (out == at::kDouble && into_double));
+  }
+};
+
+// with_input_group for a pass from `in` to `out`, where the backend compiles
+// the integer-to-float pairs as groups of their own (kIntegerToFloatKernels).
+template <bool kIntegerToFloatKernels, typename F>
+decltype(auto) with_pass_group(at::ScalarType in, at::ScalarType out, F&& f) {
+  if constexpr (kIntegerToFloatKernels) {
+    if (is_integer_input(in) && out == at::kFloat)
+      return f(std::integral_constant<InputGroup, InputGroup::kIntegerToFloat>{});
+    if (is_integer_input(in) && out == at::kDouble)
+      return f(std::integral_constant<InputGroup, InputGroup::kIntegerToDouble>{});
+  }
+  return with_input_group(in, std::forward<F>(f));
+}
+
 // Calls f(TypeTag<in_t>{}, TypeTag<out_t>{}) for the pair (in, out), one of
 // group G's (of any group by default).
 template <InputGroup G = InputGroup::kAll, typename F>
@@ -97,13 +133,30 @@ void dispatch_reduce_types(at::ScalarType in, at::ScalarType out, F&& f) {
   GPUREDUCE_PAIR(kNarrowInt, kChar, int8_t, kChar, int8_t)
   GPUREDUCE_PAIR(kWideInt, kShort, int16_t, kShort, int16_t)
   GPUREDUCE_PAIR(kWideInt, kInt, int32_t, kInt, int32_t)
+  // Integer and bool inputs of float results, each element converted as
+  // torch's cast would, then reduced as floats (sum, mean, logsumexp).
+  GPUREDUCE_PAIR(kIntegerToFloat, kBool, bool, kFloat, float)
+  GPUREDUCE_PAIR(kIntegerToFloat, kByte, uint8_t, kFloat, float)
+  GPUREDUCE_PAIR(kIntegerToFloat, kChar, int8_t, kFloat, float)
+  GPUREDUCE_PAIR(kIntegerToFloat, kShort, int16_t, kFloat, float)
+  GPUREDUCE_PAIR(kIntegerToFloat, kInt, int32_t, kFloat, float)
+  GPUREDUCE_PAIR(kIntegerToFloat, kLong, int64_t, kFloat, float)
+  GPUREDUCE_PAIR(kIntegerToDouble, kBool, bool, kDouble, double)
+  GPUREDUCE_PAIR(kIntegerToDouble, kByte, uint8_t, kDouble, double)
+  GPUREDUCE_PAIR(kIntegerToDouble, kChar, int8_t, kDouble, double)
+  GPUREDUCE_PAIR(kIntegerToDouble, kShort, int16_t, kDouble, double)
+  GPUREDUCE_PAIR(kIntegerToDouble, kInt, int32_t, kDouble, double)
+  GPUREDUCE_PAIR(kIntegerToDouble, kLong, int64_t, kDouble, double)
 #undef GPUREDUCE_PAIR
   TORCH_INTERNAL_ASSERT(false, "gpureduce: no kernel for ", in, " -> ", out);
 }
 
-// Whether a kernel pair above reads `in` directly to produce `out`.
-inline bool kernel_reads_directly(at::ScalarType in, at::ScalarType out) {
+// Whether a kernel pair above reads `in` directly to produce `out`; the
+// integer-to-float pairs count only for an op and backend that compile them
+// (`integers`, OpSpec::integer_to_float).
+inline bool kernel_reads_directly(at::ScalarType in, at::ScalarType out, IntegerToFloatGroups integers = {}) {
   const bool wide_unsigned = in == at::kUInt16 || in == at::kUInt32 || in == at::kUInt64;
+  if (integers.read(in, out)) return true;
   switch (out) {
     case at::kLong:
       return at::isIntegralType(in, /*includeBool=*/true) && !wide_unsigned;

@@ -153,18 +153,29 @@ using NormInfFamily = NormFamily<NormKind::kInf>;
 template <class Family, InputGroup G>
 struct KernelsFor {
   using type = Family;
+  // Integer inputs of float results are staged through a cast for an op
+  // unless it says otherwise below.
+  static constexpr bool kTaken = G != InputGroup::kIntegerToFloat && G != InputGroup::kIntegerToDouble;
+};
+// sum: integers and bool read at their own width into float32 and float64
+// results too (dtype=), each element converted as torch's cast would.
+template <InputGroup G>
+struct KernelsFor<SumFamily, G> {
+  using type = SumFamily;
   static constexpr bool kTaken = true;
 };
 // nansum: integers and bool hold no NaN, so sum's kernels run them; complex
 // inputs are refused (check_nansum_args).
 template <InputGroup G>
 struct KernelsFor<NanSumFamily, G> {
-  using type = std::conditional_t<G == InputGroup::kNarrowInt || G == InputGroup::kWideInt, SumFamily, NanSumFamily>;
+  using type = std::conditional_t<G == InputGroup::kNarrowInt || G == InputGroup::kWideInt ||
+                                       G == InputGroup::kIntegerToFloat || G == InputGroup::kIntegerToDouble,
+                                   SumFamily, NanSumFamily>;
   static constexpr bool kTaken = G != InputGroup::kComplex;
 };
 
-// mean: sum's kernels for every input (integer inputs are cast to the
-// floating dtype= first, as sum stages them).
+// mean: sum's kernels for every input (integer inputs of a float dtype=
+// are read at their own width, as sum's are).
 template <InputGroup G>
 struct KernelsFor<MeanFamily, G> {
   using type = SumFamily;
@@ -175,16 +186,18 @@ struct KernelsFor<MeanFamily, G> {
 template <bool kMax, InputGroup G>
 struct KernelsFor<ExtremumFamily<kMax>, G> {
   using type = ExtremumFamily<kMax>;
-  static constexpr bool kTaken = G != InputGroup::kComplex;
+  static constexpr bool kTaken =
+      G != InputGroup::kComplex && G != InputGroup::kIntegerToFloat && G != InputGroup::kIntegerToDouble;
 };
 
-// logsumexp: floating and complex inputs (the entry points cast integers to
-// a float dtype first).
+// logsumexp: floating and complex inputs, and integer and bool inputs of a
+// float32 result (torch computes those in the default float dtype; a
+// float64 out= casts them first, a rare case not worth its compile).
 template <InputGroup G>
 struct KernelsFor<LogSumExpFamily, G> {
   using type = LogSumExpFamily;
   static constexpr bool kTaken = G == InputGroup::kFloat || G == InputGroup::kHalf || G == InputGroup::kBFloat16 ||
-                                 G == InputGroup::kComplex;
+                                 G == InputGroup::kComplex || G == InputGroup::kIntegerToFloat;
 };
 
 // var and std: real floating inputs only (check_variance_args).
@@ -238,13 +251,15 @@ struct PartialsKernelsFor<NormFamily<K>> {
 };
 
 // Calls run(TypeTag<K>{}, group) with the family K whose kernels run pass
-// p over inputs of dtype `in` (KernelsFor, or PartialsKernelsFor for a pass
-// that reads partials the op's reduce would not take as inputs), and
-// group, the std::integral_constant of in's InputGroup. Each backend routes
-// its passes through this.
-template <class Family, class Run>
-void with_pass_kernels(const ReducePass& p, at::ScalarType in, Run&& run) {
-  with_input_group(in, [&](auto group) {
+// p from dtype `in` into dtype `out` (KernelsFor, or PartialsKernelsFor for
+// a pass that reads partials the op's reduce would not take as inputs), and
+// group, the std::integral_constant of the pair's InputGroup. Each backend
+// routes its passes through this; kIntegerToFloatKernels says whether it
+// compiles that group (the planner stages the pairs of a backend that does
+// not: OpSpec::integer_to_float).
+template <class Family, bool kIntegerToFloatKernels, class Run>
+void with_pass_kernels(const ReducePass& p, at::ScalarType in, at::ScalarType out, Run&& run) {
+  with_pass_group<kIntegerToFloatKernels>(in, out, [&](auto group) {
     constexpr InputGroup G = decltype(group)::value;
     using Kernels = KernelsFor<Family, G>;
     using K = typename Kernels::type;
@@ -263,13 +278,18 @@ void with_pass_kernels(const ReducePass& p, at::ScalarType in, Run&& run) {
   });
 }
 
-template <class Family>
+// The OpSpec of Family's op on a backend whose passes run through
+// with_pass_kernels<Family, kIntegerToFloatKernels>.
+template <class Family, bool kIntegerToFloatKernels>
 OpSpec op_spec(PassRunner run, const char* kernel_name, bool roots = false) {
   OpSpec spec{std::move(run), nullptr, &Family::fill_empty, kernel_name,
               Family::kInputIsPartial, Family::kKeepsResultDtype, Family::kAverages};
   if constexpr (Family::kFoldsRepeats) spec.fold_repeats = &Family::fold_repeats;
   spec.roots = roots;
   spec.hands_partials_on = Family::kHandsPartialsOn;
+  spec.integer_to_float.into_float = kIntegerToFloatKernels && KernelsFor<Family, InputGroup::kIntegerToFloat>::kTaken;
+  spec.integer_to_float.into_double =
+      kIntegerToFloatKernels && KernelsFor<Family, InputGroup::kIntegerToDouble>::kTaken;
   return spec;
 }
 

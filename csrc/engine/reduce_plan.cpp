@@ -40,10 +40,10 @@ at::ScalarType kernel_out_dtype(at::ScalarType out) {
 
 // The dtype the kernels read for a given result dtype: the input's own where
 // the kernels take it directly, else what torch would cast it to first.
-at::ScalarType staged_input_dtype(at::ScalarType in, at::ScalarType out) {
+at::ScalarType staged_input_dtype(at::ScalarType in, at::ScalarType out, const OpSpec& op) {
   if (out == at::kBool) return at::kBool;  // bool(x) is not modular: cast first
   const at::ScalarType kout = kernel_out_dtype(out);
-  if (kernel_reads_directly(in, kout)) return in;
+  if (kernel_reads_directly(in, kout, op.integer_to_float)) return in;
   if (at::isIntegralType(out, /*includeBool=*/true)) {
     const at::ScalarType as_int = at::isIntegralType(in, true) ? in : out;
     return is_wide_unsigned(as_int) ? at::kLong : as_int;
@@ -429,7 +429,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   const auto result_kernel_dtype = [&](at::ScalarType t) { return keeps_dtype ? t : kernel_out_dtype(t); };
   if (input.numel() >= 2 && input.is_contiguous() && std::all_of(mask.begin(), mask.end(), [](bool m) { return m; }) &&
       result_kernel_dtype(out.scalar_type()) == out.scalar_type() &&
-      staged_input_dtype(input.scalar_type(), out.scalar_type()) == input.scalar_type()) {
+      staged_input_dtype(input.scalar_type(), out.scalar_type(), op) == input.scalar_type()) {
     ReducePass pass;
     pass.kind = ReducePass::Kind::kRows;
     pass.row_len = input.numel();
@@ -520,7 +520,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     broadcast_dims.clear();
     kout = result_kernel_dtype(out.scalar_type());
   }
-  const at::ScalarType kin = staged_input_dtype(input.scalar_type(), out.scalar_type());
+  const at::ScalarType kin = staged_input_dtype(input.scalar_type(), out.scalar_type(), op);
   at::Tensor in;
   if (reread && input.scalar_type() == kin) {
     in = input;

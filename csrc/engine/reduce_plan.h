@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "fast_divmod.h"
+#include "reduce_dtypes.h"
 #include "projection.h"
 
 // Declared only: the CUDA kernels' files include this header and compile
@@ -129,6 +130,10 @@ struct OpSpec {
   // dtype): where the reduced dims need more than one pass, the input is
   // first copied with them innermost, where they merge into one.
   bool hands_partials_on = true;
+  // Which float results the backend's kernels read integer and bool inputs
+  // into at their own width (InputGroup::kIntegerToFloat, kIntegerToDouble),
+  // rather than from a float copy staged first.
+  IntegerToFloatGroups integer_to_float;
 };
 
 // Reduces `input` over the dims in `mask` into `out`, whose shape and dtype
