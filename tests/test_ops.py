@@ -150,9 +150,9 @@ def test_superset_columns_plan(case, op_name, device):
 
 
 # Integer and bool inputs of float32 and float64 results (sum, mean and
-# nansum with dtype=, logsumexp's default float result): on CUDA the kernels
-# read them at their own width, each element converted as torch's cast
-# would, so the pass launches no cast; on the CPU they are cast first.
+# nansum with dtype=, logsumexp's default float result): the kernels read
+# them at their own width, each element converted as torch's cast would, so
+# no cast of the input runs first (logsumexp into float64 still casts).
 # Sizes around the vector widths, rows, columns, a middle dim, strided and
 # expanded views and a channels_last map; large int64 values whose float32
 # conversions round.
@@ -216,7 +216,13 @@ def test_integer_inputs_of_float_results(op_name, dtype, case, device):
             assert torch.equal(torch.isnan(got.cpu()), torch.isnan(want.cpu()))
             err = (got.cpu().double() - exact).abs().nan_to_num(0)
             assert (err <= allowed.nan_to_num(0)).all(), (op_name, result, err.max().item())
-        if device == "cuda" and x.numel() > 0:
-            # one pass over the integers, no cast of them launched first
-            names = cuda_kernels_run(lambda: ours(x, d, torch.float32))
-            assert names and all("gpureduce" in n for n in names), names
+        if x.numel() > 0:
+            # no cast of the integers first (an aten copy) ...
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+                ours(x, d, torch.float32)
+            names = {e.name for e in prof.events()}
+            assert not names & {"aten::_to_copy", "aten::copy_", "aten::to"}, names
+            if device == "cuda":
+                # ... and on CUDA our kernels alone
+                names = cuda_kernels_run(lambda: ours(x, d, torch.float32))
+                assert names and all("gpureduce" in n for n in names), names

@@ -532,6 +532,18 @@ __attribute__((always_inline)) inline void widen_block(const in_t* p, int64_t st
   for (int k = 0; k < B; ++k) x[k] = widen_one(p[k * stride]);
 }
 
+// What an op's reduce_block takes for inputs widened to W: W itself, or
+// for integer inputs (logsumexp's) the op's own float type, that of its pad.
+template <class Op, typename W>
+struct BlockValueOf {
+  using type = W;
+};
+template <class Op, typename W>
+  requires std::is_integral_v<W>
+struct BlockValueOf<Op, W> {
+  using type = decltype(Op::block_pad());
+};
+
 // A leaf of an op that folds blocks (Op::kCpuBlock): blocks of
 // inputs widened to the op's value type and folded by reduce_block, the
 // rest in short blocks of Op::kCpuShortBlock padded with Op::block_pad()
@@ -543,7 +555,7 @@ template <class L, typename in_t>
 __attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p, int64_t n, int64_t stride) {
   using Op = typename L::op;
   constexpr int B = Op::kCpuBlock;
-  using value_t = decltype(widen_one(p[0]));
+  using value_t = typename BlockValueOf<Op, decltype(widen_one(p[0]))>::type;
   typename L::acc acc = Op::identity();
   value_t x[B];
   int64_t i = 0;

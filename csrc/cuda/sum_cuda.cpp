@@ -12,14 +12,14 @@ namespace gpureduce {
 namespace {
 
 const OpSpec& sum_spec() {
-  static const OpSpec spec = op_spec<SumFamily, true>(&cuda::run_pass_cuda<SumFamily>, "sum_cuda");
+  static const OpSpec spec = op_spec<SumFamily>(&cuda::run_pass_cuda<SumFamily>, "sum_cuda");
   return spec;
 }
 
 }  // namespace
 
 const OpSpec& cuda::mean_spec() {
-  static const OpSpec spec = op_spec<MeanFamily, true>(&cuda::run_pass_cuda<MeanFamily>, "mean_cuda");
+  static const OpSpec spec = op_spec<MeanFamily>(&cuda::run_pass_cuda<MeanFamily>, "mean_cuda");
   return spec;
 }
 

@@ -79,7 +79,7 @@ inline bool is_integer_input(at::ScalarType in) {
   return at::isIntegralType(in, /*includeBool=*/true) && !wide_unsigned;
 }
 
-// Integer-to-float groups an op's kernels on a backend read (OpSpec).
+// The integer-to-float groups whose pairs an op's kernels read (OpSpec).
 struct IntegerToFloatGroups {
   bool into_float = false;   // kIntegerToFloat: float32 results
   bool into_double = false;  // kIntegerToDouble: float64 results
@@ -88,16 +88,14 @@ struct IntegerToFloatGroups {
   }
 };
 
-// with_input_group for a pass from `in` to `out`, where the backend compiles
-// the integer-to-float pairs as groups of their own (kIntegerToFloatKernels).
-template <bool kIntegerToFloatKernels, typename F>
+// with_input_group for a pass from `in` to `out`: the integer-to-float
+// pairs are groups of their own.
+template <typename F>
 decltype(auto) with_pass_group(at::ScalarType in, at::ScalarType out, F&& f) {
-  if constexpr (kIntegerToFloatKernels) {
-    if (is_integer_input(in) && out == at::kFloat)
-      return f(std::integral_constant<InputGroup, InputGroup::kIntegerToFloat>{});
-    if (is_integer_input(in) && out == at::kDouble)
-      return f(std::integral_constant<InputGroup, InputGroup::kIntegerToDouble>{});
-  }
+  if (is_integer_input(in) && out == at::kFloat)
+    return f(std::integral_constant<InputGroup, InputGroup::kIntegerToFloat>{});
+  if (is_integer_input(in) && out == at::kDouble)
+    return f(std::integral_constant<InputGroup, InputGroup::kIntegerToDouble>{});
   return with_input_group(in, std::forward<F>(f));
 }
 
@@ -152,7 +150,7 @@ void dispatch_reduce_types(at::ScalarType in, at::ScalarType out, F&& f) {
 }
 
 // Whether a kernel pair above reads `in` directly to produce `out`; the
-// integer-to-float pairs count only for an op and backend that compile them
+// integer-to-float pairs count only for an op that compiles them
 // (`integers`, OpSpec::integer_to_float).
 inline bool kernel_reads_directly(at::ScalarType in, at::ScalarType out, IntegerToFloatGroups integers = {}) {
   const bool wide_unsigned = in == at::kUInt16 || in == at::kUInt32 || in == at::kUInt64;

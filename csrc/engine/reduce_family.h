@@ -254,12 +254,10 @@ struct PartialsKernelsFor<NormFamily<K>> {
 // p from dtype `in` into dtype `out` (KernelsFor, or PartialsKernelsFor for
 // a pass that reads partials the op's reduce would not take as inputs), and
 // group, the std::integral_constant of the pair's InputGroup. Each backend
-// routes its passes through this; kIntegerToFloatKernels says whether it
-// compiles that group (the planner stages the pairs of a backend that does
-// not: OpSpec::integer_to_float).
-template <class Family, bool kIntegerToFloatKernels, class Run>
+// routes its passes through this.
+template <class Family, class Run>
 void with_pass_kernels(const ReducePass& p, at::ScalarType in, at::ScalarType out, Run&& run) {
-  with_pass_group<kIntegerToFloatKernels>(in, out, [&](auto group) {
+  with_pass_group(in, out, [&](auto group) {
     constexpr InputGroup G = decltype(group)::value;
     using Kernels = KernelsFor<Family, G>;
     using K = typename Kernels::type;
@@ -279,17 +277,16 @@ void with_pass_kernels(const ReducePass& p, at::ScalarType in, at::ScalarType ou
 }
 
 // The OpSpec of Family's op on a backend whose passes run through
-// with_pass_kernels<Family, kIntegerToFloatKernels>.
-template <class Family, bool kIntegerToFloatKernels>
+// with_pass_kernels<Family>.
+template <class Family>
 OpSpec op_spec(PassRunner run, const char* kernel_name, bool roots = false) {
   OpSpec spec{std::move(run), nullptr, &Family::fill_empty, kernel_name,
               Family::kInputIsPartial, Family::kKeepsResultDtype, Family::kAverages};
   if constexpr (Family::kFoldsRepeats) spec.fold_repeats = &Family::fold_repeats;
   spec.roots = roots;
   spec.hands_partials_on = Family::kHandsPartialsOn;
-  spec.integer_to_float.into_float = kIntegerToFloatKernels && KernelsFor<Family, InputGroup::kIntegerToFloat>::kTaken;
-  spec.integer_to_float.into_double =
-      kIntegerToFloatKernels && KernelsFor<Family, InputGroup::kIntegerToDouble>::kTaken;
+  spec.integer_to_float.into_float = KernelsFor<Family, InputGroup::kIntegerToFloat>::kTaken;
+  spec.integer_to_float.into_double = KernelsFor<Family, InputGroup::kIntegerToDouble>::kTaken;
   return spec;
 }
 

@@ -130,8 +130,8 @@ struct OpSpec {
   // dtype): where the reduced dims need more than one pass, the input is
   // first copied with them innermost, where they merge into one.
   bool hands_partials_on = true;
-  // Which float results the backend's kernels read integer and bool inputs
-  // into at their own width (InputGroup::kIntegerToFloat, kIntegerToDouble),
+  // Which float results the op's kernels read integer and bool inputs into
+  // at their own width (InputGroup::kIntegerToFloat, kIntegerToDouble),
   // rather than from a float copy staged first.
   IntegerToFloatGroups integer_to_float;
 };
