@@ -104,9 +104,9 @@ def bound_scale(dtype: torch.dtype) -> float:
     return 0.0
 
 
-def cuda_kernels_run(fn) -> set:
-    """Names of the CUDA kernels that fn launches: the profiler trace's
-    kernel events, not the runtime calls that launched them."""
+def cuda_kernel_launches(fn) -> list:
+    """(name, grid, block) of each CUDA kernel that fn launches, from the
+    profiler's trace: its kernel events, not the runtime calls that launched them."""
     import json
     import tempfile
 
@@ -120,7 +120,12 @@ def cuda_kernels_run(fn) -> set:
         prof.export_chrome_trace(path)
         with open(path) as f:
             events = json.load(f)["traceEvents"]
-    return {e["name"] for e in events if e.get("cat") == "kernel"}
+    return [(e["name"], e["args"].get("grid"), e["args"].get("block")) for e in events if e.get("cat") == "kernel"]
+
+
+def cuda_kernels_run(fn) -> set:
+    """Names of the CUDA kernels that fn launches."""
+    return {name for name, _, _ in cuda_kernel_launches(fn)}
 
 
 def assert_matches_torch(ours: torch.Tensor, x: torch.Tensor, dim, keepdim: bool,

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import reduce_op
-from axes import assert_matches_torch, cuda_kernels_run, random_tensor
+from axes import assert_matches_torch, cuda_kernel_launches, cuda_kernels_run, random_tensor
 
 pytestmark = pytest.mark.cuda
 
@@ -640,7 +640,7 @@ def test_columns_split_within_wave(shape, dim, dtype, cl):
     assert_matches_torch(ours, x, dim, False)
     assert torch.equal(ours, reduce_op.sum(x, dim))
     if torch.cuda.get_device_properties(0).multi_processor_count == 132:
-        grids = [g for n, g, _ in _launches(lambda: reduce_op.sum(x, dim)) if "gpureduce_columns" in n]
+        grids = [g for n, g, _ in cuda_kernel_launches(lambda: reduce_op.sum(x, dim)) if "gpureduce_columns" in n]
         assert len(grids) == 1 and grids[0][1] > 1 and grids[0][0] * grids[0][1] <= 264, grids
 
 
@@ -657,24 +657,6 @@ def test_columns_few_rows(shape, dim, cl, dtype):
         x = x.contiguous(memory_format=torch.channels_last)
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
-
-
-def _launches(fn):
-    """(name, grid, block) of each CUDA kernel that fn launches, from the profiler's trace."""
-    import json
-    import tempfile
-
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "trace.json")
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            events = json.load(f)["traceEvents"]
-    return [(e["name"], e["args"].get("grid"), e["args"].get("block")) for e in events if e.get("cat") == "kernel"]
 
 
 # Grids of a few waves folded into one (fold_into_one_wave): columns passes
@@ -713,7 +695,8 @@ def test_one_wave_fold(case, dtype):
     assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
     if dtype is None and launch is not None and torch.cuda.get_device_properties(0).multi_processor_count == 132:
         kernel, grid, block = launch
-        ours = [(g, b) for n, g, b in _launches(lambda: reduce_op.sum(x, dim)) if f"gpureduce_{kernel}" in n]
+        launches = cuda_kernel_launches(lambda: reduce_op.sum(x, dim))
+        ours = [(g, b) for n, g, b in launches if f"gpureduce_{kernel}" in n]
         assert ours == [(grid, block)], ours
 
 
@@ -753,11 +736,11 @@ def test_transposed_output(case, dtype):
         out_t = torch.empty([x.size(d) for d in kept], device="cuda").permute(*[kept.index(d) for d in range(x.dim()) if d not in dims])
         reduce_op.sum(x, dim, out=out_t)
         assert torch.equal(out_t, reduce_op.sum(x, dim))
-        names = [n for n, _, _ in _launches(lambda: reduce_op.sum(x, dim))]
+        names = [n for n, _, _ in cuda_kernel_launches(lambda: reduce_op.sum(x, dim))]
         ours = [n for n in names if "gpureduce_" in n]
         assert len(ours) == 1 and names[0] == ours[0], names
         assert len(names) == (2 if staged else 1), names
-        assert [n for n, _, _ in _launches(lambda: reduce_op.sum(x, dim, out=out_t))] == ours
+        assert [n for n, _, _ in cuda_kernel_launches(lambda: reduce_op.sum(x, dim, out=out_t))] == ours
 
 
 # Columns stores: a thread's V outputs in 16-byte words where they are

@@ -214,6 +214,7 @@ def test_integer_inputs_of_float_results(op_name, dtype, case, device):
             eps = torch.finfo(result).eps
             allowed = 8 * eps * scale + 4 * eps * exact.abs() + torch.finfo(result).tiny
             assert torch.equal(torch.isnan(got.cpu()), torch.isnan(want.cpu()))
+            assert torch.equal(got.cpu().isinf(), want.cpu().isinf())  # logsumexp over nothing: -inf
             err = (got.cpu().double() - exact).abs().nan_to_num(0)
             assert (err <= allowed.nan_to_num(0)).all(), (op_name, result, err.max().item())
         if x.numel() > 0:

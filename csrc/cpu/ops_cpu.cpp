@@ -63,16 +63,14 @@ const OpSpec& logsumexp_spec() { return cpu_spec<LogSumExpFamily>("logsumexp_cpu
 // errors name "std_cpu" for both.
 const OpSpec& var_spec() { return cpu_spec<VarianceFamily>("std_cpu"); }
 const OpSpec& std_spec() {
-  static const OpSpec spec =
-      op_spec<VarianceFamily>(&run_pass_best_isa<VarianceFamily>, "std_cpu", /*roots=*/true);
+  static const OpSpec spec = op_spec<VarianceFamily>(&run_pass_best_isa<VarianceFamily>, "std_cpu", /*roots=*/true);
   return spec;
 }
 
 // vector_norm's kernels (orders 1, 2 rooted, and inf), and sum's and
 // amin's for the orders it stages. torch's errors name "norm_cpu".
 NormSpecs norm_specs() {
-  static const OpSpec two =
-      op_spec<NormTwoFamily>(&run_pass_best_isa<NormTwoFamily>, "norm_cpu", /*roots=*/true);
+  static const OpSpec two = op_spec<NormTwoFamily>(&run_pass_best_isa<NormTwoFamily>, "norm_cpu", /*roots=*/true);
   return {cpu_spec<NormOneFamily>("norm_cpu"), two, cpu_spec<NormInfFamily>("norm_cpu"), sum_spec(), amin_spec()};
 }
 

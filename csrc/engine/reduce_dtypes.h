@@ -72,11 +72,15 @@ decltype(auto) with_input_group(at::ScalarType in, F&& f) {
   }
 }
 
-// Whether the kernels of an integer-to-float group may read `in`: an
-// integer or bool input, not uint16 to uint64 (staged as int64).
+// uint16 to uint64: no kernel reads them; they are staged as int64.
+inline bool is_wide_unsigned(at::ScalarType t) {
+  return t == at::kUInt16 || t == at::kUInt32 || t == at::kUInt64;
+}
+
+// An integer or bool input that the kernels read as it is (into int64, or
+// in an integer-to-float group).
 inline bool is_integer_input(at::ScalarType in) {
-  const bool wide_unsigned = in == at::kUInt16 || in == at::kUInt32 || in == at::kUInt64;
-  return at::isIntegralType(in, /*includeBool=*/true) && !wide_unsigned;
+  return at::isIntegralType(in, /*includeBool=*/true) && !is_wide_unsigned(in);
 }
 
 // The integer-to-float groups whose pairs an op's kernels read (OpSpec).
@@ -153,11 +157,10 @@ void dispatch_reduce_types(at::ScalarType in, at::ScalarType out, F&& f) {
 // integer-to-float pairs count only for an op that compiles them
 // (`integers`, OpSpec::integer_to_float).
 inline bool kernel_reads_directly(at::ScalarType in, at::ScalarType out, IntegerToFloatGroups integers = {}) {
-  const bool wide_unsigned = in == at::kUInt16 || in == at::kUInt32 || in == at::kUInt64;
   if (integers.read(in, out)) return true;
   switch (out) {
     case at::kLong:
-      return at::isIntegralType(in, /*includeBool=*/true) && !wide_unsigned;
+      return is_integer_input(in);
     case at::kFloat:
       return in == at::kFloat || in == at::kHalf || in == at::kBFloat16;
     case at::kDouble:

@@ -24,10 +24,6 @@ struct Dim {
   uint64_t orig_dims;  // bit d set: this (coalesced) dim holds input dim d
 };
 
-bool is_wide_unsigned(at::ScalarType t) {
-  return t == at::kUInt16 || t == at::kUInt32 || t == at::kUInt64;
-}
-
 // The dtype the kernels write. Integer results are computed in int64 and cast
 // afterwards: integer casts wrap modulo 2^k, and so do the integer adds and
 // multiplies of sum and prod, so this equals torch's order (cast each
