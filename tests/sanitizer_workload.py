@@ -210,6 +210,25 @@ for dtype in (torch.float32, torch.bfloat16):
         x = view(b)
         ref = torch.sum(x.cpu().double(), dim if dim is not None else [])
         assert torch.allclose(reduce_op.sum(x, dim).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, base_shape)
+# Rows of a small element stride as planes through the stream-rows kernel
+# (1 MB and more of stream), one ending at its storage's last element.
+for dtype in (torch.bfloat16, torch.int16, torch.int8):
+    def strided_base(shape):
+        return (torch.randn(shape) * 10).to(dtype).cuda()
+    n, r = 2000, 300
+    end = strided_base(((n - 1) * 2 * r + 2 * r - 1,)).as_strided((n, r), (2 * r, 2))
+    views = [strided_base((2697, 1526))[:, ::2], strided_base((2697, 1527))[:, ::2],
+             strided_base((4000, 301))[:, 1::2], strided_base((20, 300, 202))[..., ::2], end]
+    if dtype == torch.int8:
+        views.append(strided_base((6000, 301))[:, ::3])
+    for x in views:
+        d = x.dim() - 1
+        ref = torch.sum(x.cpu().double(), d)
+        assert torch.allclose(reduce_op.sum(x, d).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, x.shape)
+        if dtype.is_floating_point:
+            assert torch.equal(reduce_op.amax(x, d).cpu(), torch.amax(x.cpu(), d))
+            reduce_op.logsumexp(x, d)
+            reduce_op.var(x, d)
 for name in reduce_op.kernels():
     for dtype in (torch.float32, torch.int32, torch.bfloat16):
         if name == "cpu":

@@ -395,6 +395,82 @@ def test_stream_rows(case, offset, dtype):
         assert any("gpureduce_stream_rows" in n for n in names) == expected[dtype], names
 
 
+# Rows of a small element stride s, one per output at a pitch of about s
+# times their length, whose s elements span at most 4 bytes, from 1 MB of
+# stream: read as planes of R rows of s columns by the stream-rows kernel,
+# of which only the first column is summed (strided_rows_geometry), unless
+# stride-2 vectors fit them. Pitches of R s - 1 to R s + 1, strides 2 to 4,
+# two outer dims, a misaligned start, and a last row that ends at its
+# storage's last element (nothing read past it); wider elements and strides
+# take the rows kernels, checked alike.
+def _exact_end_rows(n, r, s, dtype):
+    pitch = r * s
+    buf = random_tensor(((n - 1) * pitch + (r - 1) * s + 1,), dtype, "cpu", _gen()).cuda()
+    return buf.as_strided((n, r), (pitch, s))
+
+
+def _strided_stream_expected(x):
+    e, r, (pitch, s) = x.element_size(), x.shape[-1], x.stride()[-2:]
+    n = x.numel() // r
+    vector = 16 // e  # stride-2 vectors: 2- and 4-byte elements only
+    to_end = x.untyped_storage().nbytes() - x.storage_offset() * e
+    vectors_fit = (s == 2 and e in (2, 4) and (2 * r) % vector == 0 and pitch % vector == 0 and x.data_ptr() % 16 == 0
+                   and to_end >= ((n - 1) * pitch + 2 * r) * e)
+    return s * e <= 4 and n * pitch * e >= (1 << 20) and pitch * e <= 16352 and not vectors_fit
+
+
+STRIDED_ROW_CASES = [
+    lambda dt: random_tensor((2697, 1526), dt, "cpu", _gen()).cuda()[:, ::2],
+    lambda dt: random_tensor((2697, 1527), dt, "cpu", _gen()).cuda()[:, ::2],
+    lambda dt: random_tensor((4000, 301), dt, "cpu", _gen()).cuda()[:, 1::2],
+    lambda dt: random_tensor((6000, 301), dt, "cpu", _gen()).cuda()[:, ::3],
+    lambda dt: random_tensor((3000, 403), dt, "cpu", _gen()).cuda()[:, 1::4],
+    lambda dt: random_tensor((100000, 16), dt, "cpu", _gen()).cuda()[:, ::2],
+    lambda dt: random_tensor((600, 1000, 2), dt, "cpu", _gen()).cuda()[..., 0],
+    lambda dt: random_tensor((20, 300, 202), dt, "cpu", _gen()).cuda()[..., ::2],
+    lambda dt: _exact_end_rows(5000, 200, 2, dt),
+    lambda dt: _exact_end_rows(4001, 99, 3, dt),
+]
+
+
+@pytest.mark.parametrize("case", range(len(STRIDED_ROW_CASES)))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int32,
+                                   torch.int16, torch.int8, torch.bool], ids=str)
+def test_strided_rows_stream(case, dtype):
+    x = STRIDED_ROW_CASES[case](dtype)
+    dim = x.dim() - 1
+    got = reduce_op.sum(x, dim)
+    assert_matches_torch(got, x, dim, False)
+    assert torch.equal(got, reduce_op.sum(x, dim))
+    if dtype.is_floating_point:
+        assert torch.equal(reduce_op.amax(x, dim), torch.amax(x, dim))
+        torch.testing.assert_close(reduce_op.logsumexp(x, dim), torch.logsumexp(x, dim),
+                                   rtol=2e-2 if dtype.itemsize == 2 else 1e-5, atol=1e-5)
+        torch.testing.assert_close(reduce_op.var(x, dim).double(), torch.var(x.double(), dim),
+                                   rtol=2e-2 if dtype.itemsize == 2 else 1e-4, atol=1e-5)
+    names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
+    assert any("gpureduce_stream_rows" in n for n in names) == _strided_stream_expected(x), names
+
+
+# Rows passes of fewer than a block's loop of chunks per thread take a warp
+# per output (inner rows) once their outputs give every SM 16 warps (2112 on
+# 132 SMs), a block per output (split rows) below that, and outputs of
+# several ragged rows keep the split rows kernel's vector bodies.
+@pytest.mark.parametrize("make,dims,kernel", [
+    (lambda: torch.randn(2697, 1526, device="cuda")[:, ::2], 1, "inner_rows"),
+    (lambda: torch.randn(2, 4000, 1500, device="cuda"), (0, 2), "inner_rows"),
+    (lambda: torch.randn(2, 2000, 1500, device="cuda"), (0, 2), "split_rows"),
+    (lambda: torch.randn(5, 2300, 999, device="cuda"), (0, 2), "split_rows"),
+    (lambda: torch.randn(512, 8190, device="cuda").bfloat16()[:, ::2], 1, "split_rows"),
+], ids=["strided", "two_rows", "two_rows_few", "ragged_rows", "strided_few"])
+def test_rows_warp_or_block_per_output(make, dims, kernel):
+    x = make()
+    assert_matches_torch(reduce_op.sum(x, dims), x, dims, False)
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dims))
+        assert any(f"gpureduce_{kernel}<" in n for n in names), names
+
+
 # Slabs: rows of the stream-rows kind that lie in several streams, one for
 # each index of an outer reduced dim ([A, N, w] over (0, 2)). A block
 # carries its outputs across the slabs; the host takes slabs only with at

@@ -313,12 +313,19 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, bool ragged = fal
   // (launch_pitch_rows), unless the outputs are few.
   const bool pitch_rows =
       kStep == 1 && p.n_rows == 1 && p.elem_stride == 1 && p.outer.ndim == 1 && p.row_len < (int64_t(1) << 31);
-  // Pitch rows of fewer than a block's loop per thread with enough outputs to
-  // give every SM kPitchOutputsPerSm warps are not few: [4092, 6000] bfloat16
-  // over dim 1 ran a block per output at 35.1 us, a warp per output 14.2
-  // (torch.sum 17.7).
-  const bool warp_per_output_fills =
-      pitch_rows && !long_rows && p.n_out >= int64_t(sm_count()) * HostPolicy::kPitchOutputsPerSm;
+  // Rows of fewer than a block's loop per thread with enough outputs to give
+  // every SM kPitchOutputsPerSm warps are not few: [4092, 6000] bfloat16
+  // over dim 1 (pitch rows) ran a block per output at 35.1 us, a warp per
+  // output 14.2 (torch.sum 17.7). The same held for rows of other layouts,
+  // A/B on the H200 (NOTES.md, session 49), torch.sum's time over ours:
+  // [2697, 1526][:, ::2] float32 0.50x -> 0.75x, float64 0.78x -> 0.98x,
+  // int32 1.43x -> 2.09x, [2, 4000, 1500] float32 over (0, 2) 1.34x ->
+  // 1.62x, [3, 2500, 2048] bfloat16 3.0x -> 3.5x; [2, 3000, 2048] float32
+  // 2.30x -> 1.99x. Not outputs of several ragged rows, whose vector bodies
+  // only the split kernel reads ([5, 2300, 999] float32 over (0, 2) 2.43x
+  // -> 1.71x through element loads).
+  const bool warp_per_output_fills = !(ragged && p.n_rows > 1) && !long_rows &&
+                                     p.n_out >= int64_t(sm_count()) * HostPolicy::kPitchOutputsPerSm;
   // A single output (a full sum) always takes whole blocks: through the
   // inner rows kernel, one warp of one block summed 2^10 bfloat16 values in
   // 2.3 µs against 1.4 µs for 2^10 float32 here (H200).
@@ -796,6 +803,7 @@ inline bool dense_geometry(const ReducePass& p, DenseArgs& a, bool slabs = false
     a.R = p.n_reduce, a.C = p.n_cols, a.out_col_stride = p.out_col_stride;
   }
   a.plane = a.R * a.C;
+  a.kept = a.C;
   int64_t next = a.plane;
   for (int d = 0; d < p.outer.ndim; ++d) {
     if (p.outer.in_strides[d] != next) return false;
@@ -806,6 +814,42 @@ inline bool dense_geometry(const ReducePass& p, DenseArgs& a, bool slabs = false
   a.total = a.n_planes * a.plane * a.n_slabs;
   a.projection = p.projection;
   return true;
+}
+
+// Rows of a small element stride s, one per output, as dense planes of R
+// rows of s columns whose first column is the output's (DenseArgs::kept),
+// for the stream-rows kernel ([N, W][:, ::2] over dim 1): each row starts
+// (R - 1) s + 1 to (R + 1) s elements after the one before, along outer dims
+// that continue the stream densely, and in passes of kLatencyBoundBytes or
+// more (as launch_stream_rows). Only where s elements span at most 4 bytes:
+// there a warp's one-element loads move at most 128 bytes each, and the
+// tiles' 16-byte copies read the same sectors in a quarter of the
+// instructions or fewer. A/B on the H200 against the rows kernels over 77
+// strided passes of 30 KB to 134 MB (NOTES.md, session 49), torch.sum's
+// time over ours: 2-byte elements at stride 2 and bytes at stride 2 to 4
+// gained ([2697, 1526][:, ::2] bfloat16 0.50x -> 0.76x, [4, 77029,
+// 186][..., ::2] bfloat16 0.82x -> 2.02x, [278163, 112][:, ::2] int8 2.02x
+// -> 7.06x); wider strides lost as often as they gained ([5000, 800][:, ::4]
+// float32 0.93x -> 0.67x, [8796, 281][:, ::2] float64 1.22x -> 0.89x,
+// [4, 249494, 5][..., ::2] float32 0.97x -> 1.52x).
+inline bool strided_rows_geometry(const ReducePass& p, int64_t elem_bytes, DenseArgs& a) {
+  const int64_t s = p.elem_stride;
+  if (p.kind != ReducePass::Kind::kRows || p.n_rows != 1 || p.row_len < 2 || s < 2 || s * elem_bytes > 4 ||
+      p.outer.ndim < 1)
+    return false;
+  const int64_t pitch = p.outer.in_strides[0];
+  if (pitch < (p.row_len - 1) * s + 1 || pitch > (p.row_len + 1) * s) return false;
+  int64_t next = pitch;
+  for (int d = 0; d < p.outer.ndim; ++d) {
+    if (p.outer.in_strides[d] != next) return false;
+    next *= static_cast<int64_t>(p.outer.sizes[d].divisor);
+  }
+  a.R = p.row_len, a.C = s, a.kept = 1, a.plane = pitch, a.out_col_stride = 0;
+  a.outer = p.outer;
+  a.n_planes = p.n_out;
+  a.total = a.n_planes * pitch;
+  a.projection = p.projection;
+  return a.total * elem_bytes >= HostPolicy::kLatencyBoundBytes;
 }
 
 // The size from which passes of rows, or of planes of at most 64 rows, read
@@ -844,6 +888,8 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   a.outer = d.outer;
   a.R = static_cast<int>(d.R);
   a.C = static_cast<int>(d.C);
+  a.kept = static_cast<int>(d.kept);
+  a.plane = static_cast<int>(d.plane);
   a.out_col_stride = d.out_col_stride;
   a.n_slabs = static_cast<int>(d.n_slabs);
   a.slab_bytes = d.slab_stride * int64_t(sizeof(in_t));
@@ -869,10 +915,14 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   a.rows_per_tile = static_cast<int>(rows);
   a.n_tiles = ceil_div(a.n_rows, int64_t(a.rows_per_tile));
   a.tile_bytes = static_cast<unsigned>(a.rows_per_tile * plane_bytes);
-  a.last_tile_bytes = static_cast<unsigned>((a.n_rows - (a.n_tiles - 1) * a.rows_per_tile) * plane_bytes);
+  // The last tile ends at its last plane's last element read (a strided
+  // row's dropped elements after it may lie outside the storage).
+  const int64_t last_plane_bytes = ((d.R - 1) * d.C + d.kept) * int64_t(sizeof(in_t));
+  a.last_tile_bytes =
+      static_cast<unsigned>((a.n_rows - (a.n_tiles - 1) * a.rows_per_tile - 1) * plane_bytes + last_plane_bytes);
   // Lanes per output: as many as fill the block with a tile's outputs, up
   // to the plane's rows and a warp.
-  const int64_t outs = int64_t(a.rows_per_tile) * a.C;
+  const int64_t outs = int64_t(a.rows_per_tile) * a.kept;
   int shift = 0;
   while (shift < 5 && (int64_t(1) << (shift + 1)) <= pow2_at_least(d.R) && outs << (shift + 1) <= P::kThreads) ++shift;
   a.group_shift = shift;
@@ -1179,6 +1229,13 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
   DenseArgs dense{};
   const bool dense_ok = dense_geometry(p, dense);
   if (p.kind == ReducePass::Kind::kRows) {
+    // Rows of a small element stride (strided_rows_geometry) that a stride-2
+    // vector does not fit: as planes, through the stream-rows kernel. (Where
+    // the vectors fit they read faster: [2697, 1528][:, ::2] bfloat16 1.03x
+    // of torch.sum against 0.80x through the stream, [8192, 1024][:, ::2]
+    // 1.11x against 0.85x; H200, NOTES.md session 49.)
+    DenseArgs strided{};
+    const bool strided_ok = strided_rows_geometry(p, int64_t(sizeof(in_t)), strided);
     const bool vec = base_ok && p.elem_stride == 1 && p.row_len % kVec == 0 &&
                      (p.n_rows == 1 || p.row_stride % kVec == 0);
     if constexpr (kVec > 1) {
@@ -1203,6 +1260,7 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
       if (ragged_rows && (p.row_len - (kVec - 1)) / kVec >= HostPolicy::kRaggedRowMinChunks)
         return launch_rows<Op, in_t, out_t, kVec>(p, x, y, /*ragged=*/true);
     }
+    if (strided_ok && launch_stream_tiles<Op>(strided, x, y)) return;
     // Dense rows of a width (or alignment) that no vector fits, in one
     // stream or in slabs.
     if (dense_ok && launch_stream_rows<Op>(dense, x, y)) return;

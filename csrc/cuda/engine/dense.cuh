@@ -36,7 +36,13 @@ struct DensePolicy {
 };
 
 struct DenseArgs {
-  int64_t n_planes, R, C, plane;  // plane = R * C elements
+  int64_t n_planes, R, C, plane;  // plane = R * C elements (see kept)
+  // Of a plane's C columns, the first `kept` are outputs: C, but for rows of
+  // element stride C read as planes of R rows of C (strided_rows_geometry,
+  // the stream-rows kernel only), where kept is 1 and `plane`, the elements
+  // from one plane's start to the next's, may be under R * C: the dropped
+  // columns of a plane's last row may lie in the next plane.
+  int64_t kept;
   // >= 1: each tile is this many whole planes, and a unit of work is a tile;
   // 0: each tile is rows_per_tile rows of one plane, and a unit is a plane.
   int64_t planes_per_tile;

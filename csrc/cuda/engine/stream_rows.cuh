@@ -8,7 +8,11 @@
 // threads then sum the rows from shared memory, a group of lanes per row.
 // With kPlanes, a "row" is a dense plane of R rows of C narrow columns (a
 // middle dim with a small kept inner dim, [B, R, C] over R) with C outputs,
-// a group of lanes per column.
+// a group of lanes per column. Rows of a small element stride s, one per
+// output at a pitch of about s times their length ([N, W][:, ::2] over dim
+// 1), are such planes of R rows of s columns, of which only the first is
+// summed (kept = 1): the tile's copies read every byte, as one-element loads
+// would read every sector, but in 16-byte pieces.
 //
 // The dense tiles (engine/dense.cuh) read such rows through registers, one
 // tile in flight per block at 64 registers (four blocks per SM), and ran
@@ -62,8 +66,11 @@ struct StreamRowsArgs {
   int group_shift;           // lanes per output: 1 << group_shift (1 to 32)
   int slot_rounds;           // ceil(outputs of a tile << group_shift, kThreads)
   // A row's elements (R, C = 1); with kPlanes, a plane's R rows of C
-  // columns, and the outputs of a plane's columns out_col_stride apart.
-  int R, C;
+  // columns, of which the first `kept` are outputs (C, or 1 for rows of
+  // element stride C), out_col_stride apart, and `plane` elements from one
+  // plane's start to the next's (R * C, or fewer for strided rows: see
+  // DenseArgs::kept).
+  int R, C, kept, plane;
   int64_t out_col_stride;
   // The streams of an output's elements (1 but for slabs), slab_bytes apart.
   int n_slabs;
@@ -143,8 +150,8 @@ __device__ __forceinline__ void issue_stream_tile(const StreamRowsArgs& a, const
 // outputs, a group of 2^kShift lanes per output: slot t + kThreads j is lane
 // t % group of output q = (t + kThreads j) / group, and a lane reads
 // elements lane, lane + group, ... of its row. With kPlanes, output q is
-// column q % C of the tile's plane q / C, and a lane reads that column's
-// rows lane, lane + group, ... The group is a template argument so that a
+// column q % kept of the tile's plane q / kept, and a lane reads that
+// column's rows lane, lane + group, ... The group is a template argument so that a
 // lane's unrolled loads of a row take immediate offsets. The rounds are
 // uniform across the block, so that every lane of a group reaches the
 // shuffles.
@@ -166,11 +173,13 @@ __device__ __forceinline__ void reduce_tile(const StreamRowsArgs& a, const unsig
   const unsigned step = static_cast<unsigned>(G * C) * E;
   auto round = [&](int j, acc_t* carried) {
     const int q = (static_cast<int>(threadIdx.x) + j * P::kThreads) >> kShift;
-    const int pl = kPlanes ? q / C : q;
-    const int c = q - pl * C;
+    const int kept = kPlanes ? a.kept : 1;
+    const int pl = kPlanes ? q / kept : q;
+    const int c = q - pl * kept;
     acc_t acc = Op::identity();
     if (pl < nr) {
-      const unsigned char* p = tile + static_cast<unsigned>((pl * a.R + lane) * C + c) * E;
+      const int first = kPlanes ? pl * a.plane + lane * C + c : pl * a.R + lane;
+      const unsigned char* p = tile + static_cast<unsigned>(first) * E;
 #pragma unroll 4
       for (int i = 0; i < mine; ++i) acc = Op::reduce(acc, *reinterpret_cast<const in_t*>(p + i * step));
     }
