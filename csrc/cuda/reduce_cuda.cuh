@@ -787,6 +787,17 @@ bool narrow_column_vectors_pay(const ReducePass& p, int64_t v, bool dense_planes
   return sizeof(in_t) >= 4 || !dense_planes || p.n_out * (p.n_cols / v) >= HostPolicy::kNarrowVectorMinLanes;
 }
 
+// Whether the outputs' outer dims lay their planes of `plane` elements each
+// right after the one before in memory, the innermost dim first.
+inline bool planes_follow_densely(const OuterIndexer& outer, int64_t plane) {
+  int64_t next = plane;
+  for (int d = 0; d < outer.ndim; ++d) {
+    if (outer.in_strides[d] != next) return false;
+    next *= static_cast<int64_t>(outer.sizes[d].divisor);
+  }
+  return true;
+}
+
 // The geometry of a pass as one dense stream of planes (engine/dense.cuh),
 // where it is one: rows of one reduced dim, or densely packed columns of one
 // reduced dim, with the planes (the outputs' outer indices, in any number of
@@ -804,11 +815,7 @@ inline bool dense_geometry(const ReducePass& p, DenseArgs& a, bool slabs = false
   }
   a.plane = a.R * a.C;
   a.kept = a.C;
-  int64_t next = a.plane;
-  for (int d = 0; d < p.outer.ndim; ++d) {
-    if (p.outer.in_strides[d] != next) return false;
-    next *= static_cast<int64_t>(p.outer.sizes[d].divisor);
-  }
+  if (!planes_follow_densely(p.outer, a.plane)) return false;
   a.outer = p.outer;
   a.n_planes = p.n_out;
   a.total = a.n_planes * a.plane * a.n_slabs;
@@ -838,12 +845,8 @@ inline bool strided_rows_geometry(const ReducePass& p, int64_t elem_bytes, Dense
       p.outer.ndim < 1)
     return false;
   const int64_t pitch = p.outer.in_strides[0];
-  if (pitch < (p.row_len - 1) * s + 1 || pitch > (p.row_len + 1) * s) return false;
-  int64_t next = pitch;
-  for (int d = 0; d < p.outer.ndim; ++d) {
-    if (p.outer.in_strides[d] != next) return false;
-    next *= static_cast<int64_t>(p.outer.sizes[d].divisor);
-  }
+  if (pitch < (p.row_len - 1) * s + 1 || pitch > (p.row_len + 1) * s || !planes_follow_densely(p.outer, pitch))
+    return false;
   a.R = p.row_len, a.C = s, a.kept = 1, a.plane = pitch, a.out_col_stride = 0;
   a.outer = p.outer;
   a.n_planes = p.n_out;
@@ -1229,13 +1232,6 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
   DenseArgs dense{};
   const bool dense_ok = dense_geometry(p, dense);
   if (p.kind == ReducePass::Kind::kRows) {
-    // Rows of a small element stride (strided_rows_geometry) that a stride-2
-    // vector does not fit: as planes, through the stream-rows kernel. (Where
-    // the vectors fit they read faster: [2697, 1528][:, ::2] bfloat16 1.03x
-    // of torch.sum against 0.80x through the stream, [8192, 1024][:, ::2]
-    // 1.11x against 0.85x; H200, NOTES.md session 49.)
-    DenseArgs strided{};
-    const bool strided_ok = strided_rows_geometry(p, int64_t(sizeof(in_t)), strided);
     const bool vec = base_ok && p.elem_stride == 1 && p.row_len % kVec == 0 &&
                      (p.n_rows == 1 || p.row_stride % kVec == 0);
     if constexpr (kVec > 1) {
@@ -1260,7 +1256,13 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
       if (ragged_rows && (p.row_len - (kVec - 1)) / kVec >= HostPolicy::kRaggedRowMinChunks)
         return launch_rows<Op, in_t, out_t, kVec>(p, x, y, /*ragged=*/true);
     }
-    if (strided_ok && launch_stream_tiles<Op>(strided, x, y)) return;
+    // Rows of a small element stride (strided_rows_geometry) that a stride-2
+    // vector does not fit: as planes, through the stream-rows kernel. (Where
+    // the vectors fit they read faster: [2697, 1528][:, ::2] bfloat16 1.03x
+    // of torch.sum against 0.80x through the stream, [8192, 1024][:, ::2]
+    // 1.11x against 0.85x; H200, NOTES.md session 49.)
+    DenseArgs strided{};
+    if (strided_rows_geometry(p, int64_t(sizeof(in_t)), strided) && launch_stream_tiles<Op>(strided, x, y)) return;
     // Dense rows of a width (or alignment) that no vector fits, in one
     // stream or in slabs.
     if (dense_ok && launch_stream_rows<Op>(dense, x, y)) return;
