@@ -210,6 +210,20 @@ for dtype in (torch.float32, torch.bfloat16):
         x = view(b)
         ref = torch.sum(x.cpu().double(), dim if dim is not None else [])
         assert torch.allclose(reduce_op.sum(x, dim).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, base_shape)
+# Stream rows in segments (runs of planes that follow densely, at gaps along
+# an outer kept dim, in passes of 1 MB): rows from a 16-byte boundary and
+# off it, a last run ending at its storage's last element, runs shorter than
+# a tile, and strided rows in runs.
+for dtype in (torch.float32, torch.bfloat16, torch.uint8):
+    def segment_base(shape):
+        return (torch.randn(shape) * 10).to(dtype).cuda()
+    views = [(segment_base((60, 3000, 7))[:, :2900], 2), (segment_base((60, 3000, 7))[:, 101:], 2),
+             (segment_base((31, 20001, 5))[1::3], 2), (segment_base((3000, 100, 7))[:, 1:99], 2)]
+    if dtype == torch.bfloat16:
+        views.append((segment_base((16, 3000, 402))[:, 3:2900, ::2], 2))
+    for x, d in views:
+        ref = torch.sum(x.cpu().double(), d)
+        assert torch.allclose(reduce_op.sum(x, d).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, x.shape)
 # Rows of a small element stride as planes through the stream-rows kernel
 # (1 MB and more of stream), one ending at its storage's last element.
 for dtype in (torch.bfloat16, torch.int16, torch.int8):

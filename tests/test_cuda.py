@@ -452,6 +452,50 @@ def test_strided_rows_stream(case, dtype):
     assert any("gpureduce_stream_rows" in n for n in names) == _strided_stream_expected(x), names
 
 
+# Segments: dense rows whose outer dims follow one another densely only in
+# runs, a view keeping part of an outer dim ([A, N, w][:, :k], [A, N,
+# w][::3]), read by the stream-rows kernel as one stream per run (runs of
+# HostPolicy::kStreamSegmentMinBytes, passes of 1 MB; 256 KB for byte
+# elements). Checked with runs from a 16-byte boundary and off it, a last
+# run ending at its storage's last element, strided rows in runs, and what
+# stays on the other kernels: planes of narrow columns in runs (the columns
+# kernel) and runs too short (the rows kernels). The flags say whether
+# float32 and bfloat16 take the stream-rows kernel (strided rows: 2-byte
+# elements only).
+STREAM_SEGMENT_CASES = [
+    ((60, 3000, 7), (slice(None), slice(None, 2900)), 2, (True, True)),
+    ((60, 3000, 7), (slice(None), slice(101, None)), 2, (True, True)),  # ends at the storage's end
+    ((30, 20001, 5), (slice(None, None, 3),), 2, (True, True)),
+    ((31, 20001, 5), (slice(1, None, 3),), 2, (True, True)),
+    ((4, 9, 5000, 13), (slice(None), slice(1, 8)), 3, (True, True)),  # two outer dims a run
+    ((16, 3000, 402), (slice(None), slice(3, 2900), slice(None, None, 2)), 2, (False, True)),  # strided rows
+    ((16, 100, 64, 4), (slice(None), slice(None, 90)), 2, (False, False)),  # planes of columns
+    ((4000, 60, 3), (slice(None), slice(None, 25)), 2, (False, False)),  # runs of 300 bytes
+]
+
+
+@pytest.mark.parametrize("case", range(len(STREAM_SEGMENT_CASES)))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int32,
+                                   torch.int16, torch.int8, torch.bool, torch.complex64], ids=str)
+def test_stream_rows_segments(case, dtype):
+    shape, index, dim, stream = STREAM_SEGMENT_CASES[case]
+    x = random_tensor(shape, dtype, "cpu", _gen()).cuda()[index]
+    got = reduce_op.sum(x, dim)
+    assert_matches_torch(got, x, dim, False)
+    assert torch.equal(got, reduce_op.sum(x, dim))
+    assert_matches_torch(reduce_op.sum(x, dim, keepdim=True), x, dim, True)
+    if dtype.is_floating_point:
+        assert torch.equal(reduce_op.amax(x, dim), torch.amax(x, dim))
+        # 16-bit results near 0 (logsumexp and mean of a few values): a unit
+        # in the last place of 1.
+        tol = dict(rtol=2e-2, atol=1e-2) if dtype.itemsize == 2 else dict(rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(reduce_op.logsumexp(x, dim), torch.logsumexp(x, dim), **tol)
+        torch.testing.assert_close(reduce_op.mean(x, dim).double(), torch.mean(x.double(), dim), **tol)
+    if dtype in (torch.float32, torch.bfloat16):
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
+        assert any("gpureduce_stream_rows" in n for n in names) == stream[dtype == torch.bfloat16], names
+
+
 # Rows passes of fewer than a block's loop of chunks per thread take a warp
 # per output (inner rows) once their outputs give every SM 16 warps (2112 on
 # 132 SMs), a block per output (split rows) below that, and outputs of

@@ -156,6 +156,15 @@ struct HostPolicy {
   // few bytes in flight.
   static constexpr int64_t kStreamSlabsMinTilesPerSm = 2;
   static constexpr int64_t kStreamSlabsMinTileBytes = 2048;
+  // Segments of stream rows (runs of planes that follow densely, at gaps
+  // along an outer kept dim) of at least this many bytes each: a shorter
+  // run is a tile of its own whose few bytes leave the block's pipeline
+  // mostly empty. A/B on the H200 over 81 passes of 0.7 to 64 MB with runs
+  // of 60 bytes to 330 KB (NOTES.md, session 50), torch.sum's time over
+  // ours in geometric mean: 1.18x with no segments, 1.35x from 32 KB, 1.64x
+  // from 2 KB, 1.50x from 512 bytes (runs under 2 KB lost: [28197, 52,
+  // 9][:, 10:48] float32 0.72x -> 0.46x).
+  static constexpr int64_t kStreamSegmentMinBytes = int64_t(2) << 10;
   // A pass reading fewer bytes than this is bound by latency: its kernels
   // are sized to give every SM a block in as few memory rounds and
   // instructions as they can, not to keep loads in flight. 1 MB against 4 MB on 1010 random cases of up to 16 MB (H200,

@@ -787,14 +787,35 @@ bool narrow_column_vectors_pay(const ReducePass& p, int64_t v, bool dense_planes
   return sizeof(in_t) >= 4 || !dense_planes || p.n_out * (p.n_cols / v) >= HostPolicy::kNarrowVectorMinLanes;
 }
 
+// How many of the outputs' planes of `plane` elements lie each right after
+// the one before in memory along the innermost outer dims: all of them
+// (n_out) where the outer dims continue the stream densely, else the planes
+// of the dims that do (1 where the innermost does not).
+inline int64_t dense_run_planes(const OuterIndexer& outer, int64_t plane) {
+  int64_t next = plane, planes = 1;
+  for (int d = 0; d < outer.ndim; ++d) {
+    if (outer.in_strides[d] != next) break;
+    next *= static_cast<int64_t>(outer.sizes[d].divisor);
+    planes *= static_cast<int64_t>(outer.sizes[d].divisor);
+  }
+  return planes;
+}
+
 // Whether the outputs' outer dims lay their planes of `plane` elements each
 // right after the one before in memory, the innermost dim first.
-inline bool planes_follow_densely(const OuterIndexer& outer, int64_t plane) {
-  int64_t next = plane;
-  for (int d = 0; d < outer.ndim; ++d) {
-    if (outer.in_strides[d] != next) return false;
-    next *= static_cast<int64_t>(outer.sizes[d].divisor);
-  }
+inline bool planes_follow_densely(const ReducePass& p, int64_t plane) {
+  return dense_run_planes(p.outer, plane) == p.n_out;
+}
+
+// The segments of a stream of planes whose outer dims continue it densely
+// only in part (DenseArgs::seg_planes): runs of at least
+// HostPolicy::kStreamSegmentMinBytes each, and of more than one plane.
+// False where the runs are shorter, or where the planes follow densely
+// throughout (one stream).
+inline bool stream_segments(const ReducePass& p, int64_t plane, int64_t elem_bytes, DenseArgs& a) {
+  const int64_t run = dense_run_planes(p.outer, plane);
+  if (run <= 1 || run >= p.n_out || run * plane * elem_bytes < HostPolicy::kStreamSegmentMinBytes) return false;
+  a.seg_planes = run;
   return true;
 }
 
@@ -803,8 +824,10 @@ inline bool planes_follow_densely(const OuterIndexer& outer, int64_t plane) {
 // reduced dim, with the planes (the outputs' outer indices, in any number of
 // dims) each right after the one before in memory. With `slabs`, also such a
 // stream of rows repeated along an outer reduced dim (several rows an
-// output), for the stream-rows kernel.
-inline bool dense_geometry(const ReducePass& p, DenseArgs& a, bool slabs = false) {
+// output), for the stream-rows kernel. With seg_elem_bytes (the element's
+// size), only planes that follow densely in runs, not throughout: the
+// stream-rows kernel's segments (stream_segments).
+inline bool dense_geometry(const ReducePass& p, DenseArgs& a, bool slabs = false, int64_t seg_elem_bytes = 0) {
   if (p.kind == ReducePass::Kind::kRows) {
     if (p.elem_stride != 1 || (p.n_rows != 1 && !slabs)) return false;
     a.R = p.row_len, a.C = 1, a.out_col_stride = 0;
@@ -815,7 +838,12 @@ inline bool dense_geometry(const ReducePass& p, DenseArgs& a, bool slabs = false
   }
   a.plane = a.R * a.C;
   a.kept = a.C;
-  if (!planes_follow_densely(p.outer, a.plane)) return false;
+  a.seg_planes = p.n_out;
+  if (seg_elem_bytes > 0) {
+    if (a.n_slabs > 1 || !stream_segments(p, a.plane, seg_elem_bytes, a)) return false;
+  } else if (!planes_follow_densely(p, a.plane)) {
+    return false;
+  }
   a.outer = p.outer;
   a.n_planes = p.n_out;
   a.total = a.n_planes * a.plane * a.n_slabs;
@@ -845,8 +873,9 @@ inline bool strided_rows_geometry(const ReducePass& p, int64_t elem_bytes, Dense
       p.outer.ndim < 1)
     return false;
   const int64_t pitch = p.outer.in_strides[0];
-  if (pitch < (p.row_len - 1) * s + 1 || pitch > (p.row_len + 1) * s || !planes_follow_densely(p.outer, pitch))
-    return false;
+  if (pitch < (p.row_len - 1) * s + 1 || pitch > (p.row_len + 1) * s) return false;
+  a.seg_planes = p.n_out;
+  if (!planes_follow_densely(p, pitch) && !stream_segments(p, pitch, elem_bytes, a)) return false;
   a.R = p.row_len, a.C = s, a.kept = 1, a.plane = pitch, a.out_col_stride = 0;
   a.outer = p.outer;
   a.n_planes = p.n_out;
@@ -896,6 +925,8 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   a.out_col_stride = d.out_col_stride;
   a.n_slabs = static_cast<int>(d.n_slabs);
   a.slab_bytes = d.slab_stride * int64_t(sizeof(in_t));
+  const int64_t seg_planes = d.seg_planes > 0 ? d.seg_planes : d.n_planes;
+  if (slabs && seg_planes != d.n_planes) return false;
   // Whole planes whose bytes, padded out to 16-byte boundaries, fit a tile.
   int64_t rows = (P::kTileBytes - 32) / plane_bytes;
   const int64_t resident = int64_t(sm_count()) * P::kMinBlocksPerSm;
@@ -916,13 +947,15 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   }
   if (rows < 1) return false;
   a.rows_per_tile = static_cast<int>(rows);
-  a.n_tiles = ceil_div(a.n_rows, int64_t(a.rows_per_tile));
+  a.seg_planes = seg_planes;
+  a.seg_tiles = ceil_div(seg_planes, int64_t(a.rows_per_tile));
+  a.n_tiles = a.seg_tiles * (a.n_rows / seg_planes);
   a.tile_bytes = static_cast<unsigned>(a.rows_per_tile * plane_bytes);
-  // The last tile ends at its last plane's last element read (a strided
-  // row's dropped elements after it may lie outside the storage).
+  // A segment's last tile ends at its last plane's last element read (a
+  // strided row's dropped elements after it may lie outside the storage).
   const int64_t last_plane_bytes = ((d.R - 1) * d.C + d.kept) * int64_t(sizeof(in_t));
   a.last_tile_bytes =
-      static_cast<unsigned>((a.n_rows - (a.n_tiles - 1) * a.rows_per_tile - 1) * plane_bytes + last_plane_bytes);
+      static_cast<unsigned>((seg_planes - (a.seg_tiles - 1) * a.rows_per_tile - 1) * plane_bytes + last_plane_bytes);
   // Lanes per output: as many as fill the block with a tile's outputs, up
   // to the plane's rows and a warp.
   const int64_t outs = int64_t(a.rows_per_tile) * a.kept;
@@ -1269,6 +1302,23 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
     if (dense_ok && launch_dense<Op>(dense, x, y)) return;
     DenseArgs slabs{};
     if (!dense_ok && dense_geometry(p, slabs, /*slabs=*/true) && launch_stream_rows<Op>(slabs, x, y)) return;
+    // Dense rows in segments, a stream for each run of rows that follow
+    // densely ([A, N, w][:, :k] or [::3] over w): the same rows the stream
+    // takes where the outer dims are dense, which the rows kernels below
+    // read an element per load. A/B on the H200 over 102 passes of 0.3 to
+    // 150 MB (NOTES.md, session 50), torch.sum's time over ours: the 70
+    // that took segments 1.29x -> 2.43x in geometric mean, below 0.97x 25
+    // -> 4 ([491, 42127, 5][::3] float16 0.75x -> 2.37x, [16, 8192,
+    // 5][:, :8000] float32 0.70x -> 1.15x, [225, 14022, 43][:, 1608:9718]
+    // int8 2.35x -> 11.6x); slower by over 5%: rows of 35 to 59 four-byte
+    // elements in two to four runs ([2, 21015, 59] float32 1.72x -> 1.26x).
+    // Not planes of narrow columns in runs, which the columns kernel reads
+    // as fast or faster (of 5 such passes, none faster by over 5% through
+    // the stream, [16, 39, 300, 16] int8 3.80x -> 2.97x).
+    DenseArgs segments{};
+    if (!dense_ok && dense_geometry(p, segments, false, int64_t(sizeof(in_t))) &&
+        launch_stream_rows<Op>(segments, x, y))
+      return;
     launch_rows<Op, in_t, out_t, 1>(p, x, y);
   } else {
     bool vector_fits = false;

@@ -60,6 +60,10 @@ struct DenseArgs {
   // Slabs (the stream-rows kernel only): an outer reduced dim of n_slabs
   // indices, slab_stride elements apart, each a copy of the stream's geometry.
   int64_t n_slabs = 1, slab_stride = 0;
+  // Segments (the stream-rows kernel only): the planes follow densely only
+  // seg_planes at a time (StreamRowsArgs::seg_planes); n_planes (or 0) for
+  // one stream.
+  int64_t seg_planes = 0;
   Projection projection;  // ReducePass::projection
   // Whole planes with group == 1 (set only for those): thread t's outputs q = t, t + kThreads, ...
   // are (p, c) = (q / C, q % C), stepped by (step_p, step_c) and wrapped at

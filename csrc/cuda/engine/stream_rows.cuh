@@ -25,9 +25,14 @@
 // every slab in turn and carries its outputs' sums across them in
 // registers. (The host takes slabs of rows only, not of planes.)
 //
-// Tile k holds rows [k R, (k + 1) R); its bytes, from the 16-byte boundary
-// at or below its first element to the one at or above its end, fit
-// kTileBytes (R is chosen so). The order of every add is fixed by the shape,
+// Segments: where the planes follow one another densely only within a run
+// of them along the innermost outer dims (a view that keeps part of an
+// outer dim: [N, T, C][:, :t] or [::3] over C), each run is a stream of its
+// own, cut into tiles of its own; a tile never spans two.
+//
+// Tile t of a segment holds its rows [t R, (t + 1) R); its bytes, from the
+// 16-byte boundary at or below its first element to the one at or above its
+// end, fit kTileBytes (R is chosen so). The order of every add is fixed by the shape,
 // so results are bitwise reproducible.
 #pragma once
 
@@ -75,6 +80,12 @@ struct StreamRowsArgs {
   // The streams of an output's elements (1 but for slabs), slab_bytes apart.
   int n_slabs;
   int64_t slab_bytes;
+  // Segments: planes that follow densely only seg_planes at a time (a kept
+  // outer dim of a view, [N, T, C][:, :t] over C): each segment of
+  // seg_planes is a stream of its own, at the input offset of its first
+  // plane (outer), cut into seg_tiles tiles, its last one last_tile_bytes.
+  // One segment (seg_planes = n_rows) but for such passes; not with slabs.
+  int64_t seg_planes, seg_tiles;
   Projection projection;  // ReducePass::projection
 };
 
@@ -104,6 +115,32 @@ __device__ __forceinline__ void wait_async_copies() {
 #endif
 }
 
+// Where tile k lies: its segment's stream and first plane, and its index
+// in the segment.
+template <typename in_t>
+struct StreamTile {
+  const unsigned char* stream;  // the segment's first element
+  int64_t first_plane;          // the segment's first plane
+  int64_t t;                    // the tile's index in the segment
+  __device__ __forceinline__ StreamTile(const StreamRowsArgs& a, const in_t* in, int64_t k) {
+    stream = reinterpret_cast<const unsigned char*>(in);
+    first_plane = 0;
+    t = k;
+    if (a.seg_tiles != a.n_tiles) {
+      const int64_t seg = k / a.seg_tiles;
+      t = k - seg * a.seg_tiles;
+      first_plane = seg * a.seg_planes;
+      int64_t in_off, out_off;
+      a.outer.offsets(first_plane, in_off, out_off);
+      stream += in_off * int64_t(sizeof(in_t));
+    }
+  }
+  __device__ __forceinline__ bool last(const StreamRowsArgs& a) const { return t == a.seg_tiles - 1; }
+  __device__ __forceinline__ const unsigned char* start(const StreamRowsArgs& a) const {
+    return stream + static_cast<uintptr_t>(t) * a.tile_bytes;
+  }
+};
+
 // Issues this thread's copies of tile `k` (if it exists) into `buf`. A tile
 // whose 16-byte pieces all lie inside the stream copies them asynchronously;
 // one whose first or last piece reaches outside it (the first tile, the
@@ -114,13 +151,15 @@ template <class P, typename in_t>
 __device__ __forceinline__ void issue_stream_tile(const StreamRowsArgs& a, const in_t* __restrict__ in, int64_t k,
                                                   unsigned buf) {
   if (k >= a.n_tiles) return;
-  const uintptr_t start = reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(k) * a.tile_bytes;
-  const unsigned bytes = k == a.n_tiles - 1 ? a.last_tile_bytes : a.tile_bytes;
+  const StreamTile<in_t> tile(a, in, k);
+  const uintptr_t start = reinterpret_cast<uintptr_t>(tile.start(a));
+  const unsigned bytes = tile.last(a) ? a.last_tile_bytes : a.tile_bytes;
   const uintptr_t a0 = start & ~uintptr_t(15);
   const uintptr_t end16 = (start + bytes + 15) & ~uintptr_t(15);
   const unsigned nvec = static_cast<unsigned>(end16 - a0) / 16;
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(in);
-  const uintptr_t hi = lo + static_cast<uintptr_t>(a.n_tiles - 1) * a.tile_bytes + a.last_tile_bytes;
+  // The segment's (the stream's) first and end bytes.
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(tile.stream);
+  const uintptr_t hi = lo + static_cast<uintptr_t>(a.seg_tiles - 1) * a.tile_bytes + a.last_tile_bytes;
   if (a0 >= lo && end16 <= hi) {
 #pragma unroll
     for (int u = 0; u < P::kVecPerThread; ++u) {
@@ -256,11 +295,10 @@ __global__ void __launch_bounds__(P::kThreads, P::kMinBlocksPerSm)
                          smem0 + (buf == 0 ? S - 1 : buf - 1) * P::kTileBytes);
     commit_async_copies();
     advance(next_k, next_s);
-    const int64_t r0 = k * a.rows_per_tile;
-    const int nr = k == a.n_tiles - 1 ? static_cast<int>(a.n_rows - r0) : a.rows_per_tile;
-    const in_t* stream = slab_stream<kSlabs>(a, in, s);
-    const unsigned char* tile =
-        tiles[buf] + ((reinterpret_cast<uintptr_t>(stream) + static_cast<uintptr_t>(k) * a.tile_bytes) & 15);
+    const StreamTile<in_t> at(a, slab_stream<kSlabs>(a, in, s), k);
+    const int64_t r0 = at.first_plane + at.t * a.rows_per_tile;
+    const int nr = at.last(a) ? static_cast<int>(at.first_plane + a.seg_planes - r0) : a.rows_per_tile;
+    const unsigned char* tile = tiles[buf] + (reinterpret_cast<uintptr_t>(at.start(a)) & 15);
     const bool first = s == 0, last = s == n_slabs - 1;
     switch (a.group_shift) {
       case 0: reduce_tile<Op, in_t, out_t, P, kPlanes, kSlabs, 0>(a, tile, r0, nr, out, carry, first, last); break;
