@@ -152,8 +152,8 @@ def nansum(
 
 def mean(
     input: torch.Tensor,
-    dim: DimArg = None,
-    keepdim: bool = False,
+    dim: DimArg = _args.NO_DIM,
+    keepdim: bool = _args.NO_KEEPDIM,
     *,
     dtype: Optional[torch.dtype] = None,
     out: Optional[torch.Tensor] = None,
@@ -162,7 +162,15 @@ def mean(
     them by default), for floating and complex inputs, or others with a
     floating or complex ``dtype=``, as in torch; NaN over no elements. It
     runs sum's kernels, each output divided by its count in the same pass.
+    ``keepdim`` only with a ``dim`` (None included), as torch's overloads.
     Runs on CPU, CUDA and meta tensors."""
+    # (Inline: mean's per-call cost.)
+    if keepdim is _args.NO_KEEPDIM:
+        keepdim = False
+        if dim is _args.NO_DIM:
+            dim = None
+    elif dim is _args.NO_DIM:
+        raise _args.keepdim_without_dim("mean", keepdim)
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
     if out is None and _fast_path_open(input):
         whole = dims is None and keepdim is False
@@ -180,19 +188,24 @@ def mean(
 
 def prod(
     input: torch.Tensor,
-    dim: Optional[int] = None,
-    keepdim: bool = False,
+    dim: Optional[int] = _args.NO_DIM,
+    keepdim: bool = _args.NO_KEEPDIM,
     *,
     dtype: Optional[torch.dtype] = None,
 ) -> torch.Tensor:
     """Mirrors ``torch.prod``: the product of all elements, or over one
-    ``dim`` (``keepdim`` keeps it as size 1). Integer and bool inputs
-    multiply to int64, as in torch; ``dtype=`` casts the input first. Its
-    gradient is right where the input holds zeros (one or several), as
-    torch's is."""
+    ``dim`` (``keepdim`` keeps it as size 1; neither a keepdim without a dim
+    nor dim=None, as torch's overloads). Integer and bool inputs multiply to
+    int64, as in torch; ``dtype=`` casts the input first. Its gradient is
+    right where the input holds zeros (one or several), as torch's is."""
+    if keepdim is _args.NO_KEEPDIM:
+        keepdim = False
+    elif dim is _args.NO_DIM:
+        raise _args.keepdim_without_dim("prod", keepdim)
     if dim is None:
-        if keepdim is not False:
-            raise TypeError("prod(): keepdim needs a dim, as torch.prod's overloads do")
+        raise _args.ArgumentError("prod() received an invalid combination of arguments - got (Tensor, dim=NoneType): "
+                                  "dim must be an int")
+    if dim is _args.NO_DIM:
         if _fast_path_open(input):
             r = _fast.prod_all(input, dtype)
             if r is not NotImplemented:

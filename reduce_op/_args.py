@@ -152,3 +152,28 @@ def family_dtype(name: str, dtype: Any) -> Optional[torch.dtype]:
     if dtype in _PY_DTYPES:
         return _PY_DTYPES[dtype]
     raise ArgumentError(f"{name}(): argument 'dtype' must be torch.dtype, not {_type_name(dtype)}")
+
+
+class Omitted:
+    """The default of an argument whose omission is a different call from
+    any value given for it: torch.mean and torch.prod take keepdim only with
+    a dim (their overloads without one take no keepdim), and torch.prod no
+    dim=None. Shown as the value that omitting it stands for."""
+
+    __slots__ = ("means",)
+
+    def __init__(self, means: Any) -> None:
+        self.means = means
+
+    def __repr__(self) -> str:
+        return repr(self.means)
+
+
+NO_DIM = Omitted(None)
+NO_KEEPDIM = Omitted(False)
+
+
+def keepdim_without_dim(name: str, keepdim: Any) -> ArgumentError:
+    """torch's TypeError for mean's or prod's keepdim given with no dim."""
+    return ArgumentError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                         f"keepdim={_type_name(keepdim)}): keepdim is taken only with a dim")

@@ -217,7 +217,8 @@ def unpatch() -> None:
 # our op does not take, is torch's to make, so that torch raises its own
 # error). No C++ fast path for them yet: a routed call costs a bind of its
 # arguments in Python.
-def _sum_like_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...  # nansum, mean
+def _nansum_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...
+def _mean_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...  # keepdim only with a dim
 def _prod_sig(input, dim=None, keepdim=False, *, dtype=None): ...
 def _extremum_sig(input, dim=(), keepdim=False, *, out=None): ...
 def _logsumexp_sig(input, dim, keepdim=False, *, out=None): ...
@@ -228,7 +229,7 @@ def _with_indices_sig(input, dim=None, keepdim=False, *, out=None): ...  # max, 
 def _arg_sig(input, dim=None, keepdim=False, *, out=None): ...  # argmax, argmin
 
 
-_REDUCTION_SIGS = {"nansum": _sum_like_sig, "mean": _sum_like_sig, "prod": _prod_sig,
+_REDUCTION_SIGS = {"nansum": _nansum_sig, "mean": _mean_sig, "prod": _prod_sig,
                    "amax": _extremum_sig, "amin": _extremum_sig, "logsumexp": _logsumexp_sig,
                    "var": _spread_sig, "std": _spread_sig, "var_mean": _spread_mean_sig, "std_mean": _spread_mean_sig,
                    "vector_norm": _vector_norm_sig, "max": _with_indices_sig, "min": _with_indices_sig,
@@ -272,9 +273,15 @@ def _route(sig: Callable[..., Any], args, kwargs) -> Optional[Dict[str, Any]]:
     x = given.get("input")
     if not isinstance(x, torch.Tensor) or not _ours(x) or _names_a_dim(given.get("dim")):
         return None
-    # prod(x, dim=None, ...) and prod(x, keepdim=True) match neither of
-    # torch.prod's overloads: torch raises for them.
-    if sig is _prod_sig and ("dim" in given and given["dim"] is None or ("dim" not in given and "keepdim" in given)):
+    # prod(x, dim=None, ...), prod(x, keepdim=True) and mean(x, keepdim=True)
+    # match none of torch.prod's and torch.mean's overloads, and var(x,
+    # dim=True) none of var's (a bool is its unbiased, and positional only):
+    # torch raises for them.
+    if sig is _prod_sig and "dim" in given and given["dim"] is None:
+        return None
+    if (sig is _prod_sig or sig is _mean_sig) and "dim" not in given and "keepdim" in given:
+        return None
+    if sig in (_spread_sig, _spread_mean_sig) and isinstance(kwargs.get("dim"), bool):
         return None
     # An order that is not a real number: torch's TypeError or RuntimeError.
     if sig is _vector_norm_sig and not isinstance(given.get("ord", 2), (int, float)):

@@ -316,6 +316,8 @@ def test_replace_torch_reductions_routes(label, fn, op_name, device, spy):
 
 
 @pytest.mark.parametrize("call", [lambda x: x.prod(None), lambda x: x.prod(keepdim=True),
+                                  lambda x: x.mean(keepdim=True), lambda x: torch.mean(x, keepdim=False),
+                                  lambda x: torch.var(x, dim=True), lambda x: torch.std_mean(x, dim=False),
                                   lambda x: x.amax(dim="a"), lambda x: torch.amax(x, 3),
                                   lambda x: torch.nansum(x, 0, out=torch.empty(2, 2, dtype=torch.int64)),
                                   lambda x: x.amin(1, True, True), lambda x: x.int().mean(),

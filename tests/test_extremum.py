@@ -178,6 +178,18 @@ def test_extremum_dims_out_and_errors(name, device, gen):
         op(x.to(torch.complex64))
     with pytest.raises(NotImplementedError, match=kernel):
         op(x.to(torch.float8_e5m2))
+    # An empty result of a dtype the kernels refuse (complex, uint64), as
+    # torch's (whose kernel never runs for one); its dims checked as for any
+    # input. (Not float8 and complex32, which no kernel of this project
+    # takes: NotImplementedError, where torch returns the empty result.)
+    for dt in (torch.complex64, torch.complex128, torch.uint64):
+        got = op(e.to(dt), [0])
+        assert got.dtype == dt and got.shape == theirs_fn(e.to(dt), 0).shape
+        assert op(e.to(dt), [0], True).shape == theirs_fn(e.to(dt), 0, True).shape
+        with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+            op(e.to(dt), [1])
+        with pytest.raises(RuntimeError, match="appears multiple times"):
+            op(e.to(dt), [0, 0])
     with pytest.raises(RuntimeError, match="Expected the dtype for input and out to match"):
         ours_fn(x, 1, out=torch.empty(7, dtype=torch.float64, device=device))
     u = torch.randint(0, 60000, (5, 7), generator=gen)

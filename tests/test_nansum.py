@@ -190,6 +190,25 @@ def test_nansum_dtype_out_and_errors(device, gen):
         NANSUM(x, [2])
     with pytest.raises(NotImplementedError):
         NANSUM(z.to(torch.float8_e5m2))
+    # The dims are checked first, as torch does: before a complex input's
+    # error and a complex dtype='s.
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        NANSUM(z.to(torch.complex64), [1])
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        NANSUM(z, [1], dtype=torch.complex64)
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        NANSUM(x.to(torch.complex64), [0, 0])
+    # Integer and bool inputs hold no NaN: their nansum is their sum, with
+    # sum's dtype= and out= rules (a complex dtype= and sum's out= message
+    # included), as torch runs it.
+    for src in (i, i > 0):
+        for dt in (torch.complex64, torch.complex128):
+            got = reduce_op.nansum(src, 0, dtype=dt)
+            assert got.dtype == dt and torch.equal(got, torch.sum(src, 0, dtype=dt))
+        out = torch.empty(9, dtype=torch.complex64, device=device)
+        assert torch.equal(reduce_op.nansum(src, 0, out=out), torch.sum(src, 0, dtype=torch.complex64))
+    with pytest.raises(RuntimeError, match="Expected out tensor to have dtype"):
+        reduce_op.nansum(i, 0, dtype=torch.int16, out=torch.empty(9, dtype=torch.int64, device=device))
     # As torch: an int input needing no gradient, and the meta kernel's shapes.
     m = torch.empty(2, 3, 4, device="meta", dtype=torch.bfloat16)
     assert NANSUM(m, [1], True).shape == torch.nansum(m, 1, True).shape

@@ -299,7 +299,7 @@ at::Tensor nansum_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim,
                            std::optional<at::ScalarType> dtype) {
   // nansum's own checks first (complex inputs), as the kernel would raise them.
   if (at::GradMode::is_enabled() && input.requires_grad())
-    check_nansum_args(input, dtype, nullptr, input.is_cuda() ? "nansum_cuda" : "nansum_cpu");
+    check_nansum_args(input, dim, dtype, nullptr, input.is_cuda() ? "nansum_cuda" : "nansum_cpu");
   return record_sum_like<GpureduceNansumBackward>(
       input, dim, keepdim, dtype, "nansum", &call_nansum,
       [&](GpureduceNansumBackward& n) { n.self_ = torch::autograd::SavedVariable(input, /*is_output=*/false); });

@@ -84,7 +84,7 @@ TORCH_LIBRARY_IMPL(gpureduce, CPU, m) {
   m.impl("sum.IntList_out", &Sum::dims_out);
   m.impl("prod", &Prod::all);
   m.impl("prod.dim_int", &Prod::one_dim);
-  using NanSum = NanSumEntries<&nansum_spec>;
+  using NanSum = NanSumEntries<&nansum_spec, &sum_spec>;
   m.impl("nansum", &NanSum::dims);
   m.impl("nansum.out", &NanSum::dims_out);
   using Mean = MeanEntries<&mean_spec>;

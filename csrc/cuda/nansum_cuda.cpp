@@ -1,6 +1,6 @@
 // gpureduce::nansum on the CUDA key: the CUDA engine for NanSumFamily, whose
-// instances are compiled in instances/nansum_*.cu (integer and bool inputs
-// run sum's, KernelsFor in reduce_family.h).
+// instances are compiled in instances/nansum_*.cu; integer and bool inputs
+// are sum's (NanSumEntries).
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
@@ -19,7 +19,7 @@ const OpSpec& nansum_spec() {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
-  using Entries = NanSumEntries<&nansum_spec, c10::cuda::CUDAGuard>;
+  using Entries = NanSumEntries<&nansum_spec, &cuda::sum_spec, c10::cuda::CUDAGuard>;
   m.impl("nansum", &Entries::dims);
   m.impl("nansum.out", &Entries::dims_out);
 }

@@ -80,6 +80,8 @@ inline PassBuffers pass_buffers(const at::Tensor& in, const at::Tensor& out) {
 
 // mean's OpSpec (sum_cuda.cpp), which var_mean and std_mean run too.
 const OpSpec& mean_spec();
+// sum's (sum_cuda.cpp), which nansum runs for integer and bool inputs.
+const OpSpec& sum_spec();
 
 template <class Family>
 void run_pass_cuda(const ReducePass& p, const at::Tensor& in, const at::Tensor& out) {

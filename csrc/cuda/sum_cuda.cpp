@@ -9,14 +9,11 @@
 #include "run_pass.h"
 
 namespace gpureduce {
-namespace {
 
-const OpSpec& sum_spec() {
+const OpSpec& cuda::sum_spec() {
   static const OpSpec spec = op_spec<SumFamily>(&cuda::run_pass_cuda<SumFamily>, "sum_cuda");
   return spec;
 }
-
-}  // namespace
 
 const OpSpec& cuda::mean_spec() {
   static const OpSpec spec = op_spec<MeanFamily>(&cuda::run_pass_cuda<MeanFamily>, "mean_cuda");
@@ -24,7 +21,7 @@ const OpSpec& cuda::mean_spec() {
 }
 
 TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
-  using Entries = SumLikeEntries<&sum_spec, c10::cuda::CUDAGuard>;
+  using Entries = SumLikeEntries<&cuda::sum_spec, c10::cuda::CUDAGuard>;
   m.impl("sum", &Entries::all);
   m.impl("sum.dim_IntList", &Entries::dims);
   m.impl("sum.IntList_out", &Entries::dims_out);

@@ -60,18 +60,23 @@ struct SumLikeEntries {
 };
 
 // nansum's overloads (aten's nansum, nansum.out): sum's entry points after
-// nansum's own checks (check_nansum_args).
-template <const OpSpec& (*Spec)(), class Guard = NoGuard>
+// nansum's own checks (check_nansum_args), with nansum's kernels (Spec);
+// integer and bool inputs are sum's, with sum's kernels and rules (SumSpec;
+// nansum_is_sum).
+template <const OpSpec& (*Spec)(), const OpSpec& (*SumSpec)(), class Guard = NoGuard>
 struct NanSumEntries {
   using Base = SumLikeEntries<Spec, Guard>;
+  using Sum = SumLikeEntries<SumSpec, Guard>;
   static at::Tensor dims(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                          std::optional<at::ScalarType> dtype) {
-    check_nansum_args(input, dtype, nullptr, Spec().kernel_name);
+    check_nansum_args(input, dim, dtype, nullptr, Spec().kernel_name);
+    if (nansum_is_sum(input)) return Sum::dims(input, dim, keepdim, dtype);
     return Base::dims(input, dim, keepdim, dtype);
   }
   static void dims_out(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                        std::optional<at::ScalarType> dtype, const at::Tensor& out) {
-    check_nansum_args(input, dtype, &out, Spec().kernel_name);
+    check_nansum_args(input, dim, dtype, &out, Spec().kernel_name);
+    if (nansum_is_sum(input)) return Sum::dims_out(input, dim, keepdim, dtype, out);
     Base::dims_out(input, dim, keepdim, dtype, out);
   }
 };

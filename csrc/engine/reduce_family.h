@@ -164,8 +164,10 @@ struct KernelsFor<SumFamily, G> {
   using type = SumFamily;
   static constexpr bool kTaken = true;
 };
-// nansum: integers and bool hold no NaN, so sum's kernels run them; complex
-// inputs are refused (check_nansum_args).
+// nansum: integers hold no NaN, so sum's kernels run them (floating inputs
+// staged into an integer dtype=; integer and bool inputs themselves are
+// sum's before they get here: NanSumEntries); complex inputs are refused
+// (check_nansum_args).
 template <InputGroup G>
 struct KernelsFor<NanSumFamily, G> {
   using type = std::conditional_t<G == InputGroup::kNarrowInt || G == InputGroup::kWideInt ||

@@ -122,8 +122,10 @@ void check_dtype_supported(at::ScalarType t, const char* kernel_name) {
                               c10::toString(t), "'");
 }
 
-void check_nansum_args(const at::Tensor& input, std::optional<at::ScalarType> dtype, const at::Tensor* out,
-                       const char* kernel_name) {
+void check_nansum_args(const at::Tensor& input, at::OptionalIntArrayRef dim, std::optional<at::ScalarType> dtype,
+                       const at::Tensor* out, const char* kernel_name) {
+  if (dim.has_value()) reduced_dims_mask(input.dim(), *dim);  // torch's range and repeat errors
+  if (nansum_is_sum(input)) return;
   TORCH_CHECK(!at::isComplexType(input.scalar_type()), "nansum on ", c10::DeviceTypeName(input.device().type()),
               " does not support complex inputs");
   if (out != nullptr && dtype.has_value()) {
@@ -184,6 +186,11 @@ void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at:
                                   " to have non-zero size.");
       }
     }
+    // No reduced dim is empty, so a kept one is: an empty result, which
+    // torch returns whatever the dtype (its kernel, which would refuse
+    // complex and uint64, never runs).
+    reduced_dims_mask(input.dim(), dim);  // repeats
+    return;
   }
   const bool wide_unsigned = t == at::kUInt16 || t == at::kUInt32 || t == at::kUInt64;
   const bool supported = (at::isIntegralType(t, /*includeBool=*/true) && !wide_unsigned) || t == at::kFloat ||

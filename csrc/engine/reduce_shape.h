@@ -41,11 +41,19 @@ at::ScalarType acc_dtype(at::ScalarType t);
 void check_dtype_supported(at::ScalarType t, const char* kernel_name);
 
 // torch.nansum's checks beyond sum's, in its order and with its messages:
-// a complex input raises RuntimeError, a complex result dtype (dtype= or
-// out's) NotImplementedError naming `kernel_name`, and an out= whose dtype
-// differs from dtype= RuntimeError. `out` may be null.
-void check_nansum_args(const at::Tensor& input, std::optional<at::ScalarType> dtype, const at::Tensor* out,
-                       const char* kernel_name);
+// the dims (range, repeats) first, then a complex input raises
+// RuntimeError, a complex result dtype (dtype= or out's) NotImplementedError
+// naming `kernel_name`, and an out= whose dtype differs from dtype=
+// RuntimeError. `out` may be null. Integer and bool inputs, which hold no
+// NaN, are sum's (nansum_is_sum): none of the checks after the dims'.
+void check_nansum_args(const at::Tensor& input, at::OptionalIntArrayRef dim, std::optional<at::ScalarType> dtype,
+                       const at::Tensor* out, const char* kernel_name);
+
+// Whether nansum of this input is its sum, dtype= and out= as sum takes them
+// (a complex dtype= included), as torch runs it: integer and bool inputs.
+inline bool nansum_is_sum(const at::Tensor& input) {
+  return at::isIntegralType(input.scalar_type(), /*includeBool=*/true);
+}
 
 // torch.amax's and torch.amin's checks, in its order and with its messages
 // (`name`: "amax" or "amin"): out='s dtype must be the input's; an empty
