@@ -840,7 +840,7 @@ inline bool dense_geometry(const ReducePass& p, DenseArgs& a, bool slabs = false
   a.kept = a.C;
   a.seg_planes = p.n_out;
   if (seg_elem_bytes > 0) {
-    if (a.n_slabs > 1 || !stream_segments(p, a.plane, seg_elem_bytes, a)) return false;
+    if (!stream_segments(p, a.plane, seg_elem_bytes, a)) return false;
   } else if (!planes_follow_densely(p, a.plane)) {
     return false;
   }
