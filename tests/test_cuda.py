@@ -609,6 +609,31 @@ def test_stream_columns(case, offset, dtype):
         assert any("gpureduce_stream_columns" in n for n in names) == expected[dtype], names
 
 
+# Columns of 1- and 2-byte elements in few dense planes that no 16-byte
+# vector fits but an 8- or 4-byte one does: rows of at least 8 such vectors
+# take them in passes from 4 MB, however few the outputs (the columns
+# kernel's V: elements a vector); under 4 MB, or with fewer vectors a row,
+# they read an element a load (V = 1) as before.
+WIDE_ROW_COLUMN_CASES = [
+    ((5000, 1000), 0, torch.uint8, 8), ((4200, 1000), 0, torch.int8, 8), ((110000, 40), 0, torch.uint8, 4),
+    ((2, 1100, 2008), 1, torch.bool, 8), ((2100, 1002), 0, torch.float16, 2), ((4, 1000, 1252), 1, torch.bfloat16, 4),
+    ((3000, 1000), 0, torch.uint8, 1), ((400000, 12), 0, torch.uint8, 1),
+]
+
+
+@pytest.mark.parametrize("case", range(len(WIDE_ROW_COLUMN_CASES)))
+def test_narrow_column_vectors_of_wide_rows(case):
+    shape, dim, dtype, vec = WIDE_ROW_COLUMN_CASES[case]
+    x = _offset_cuda(shape, dtype, 0)
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+    assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
+    if dtype != torch.bool:
+        assert torch.equal(reduce_op.amax(x, dim), torch.amax(x, dim))
+    names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
+    widths = {int(m.group(1)) for n in names for m in [re.search(r"gpureduce_columns<.*, (\d+)>\(", n)] if m}
+    assert widths == {vec}, names
+
+
 # Rows of one dense row per output whose width (or start) no vector fits,
 # long enough for a vector body of at least 16 vectors: each row is read
 # with vector loads from its own first 16-byte boundary, and the elements

@@ -1,7 +1,9 @@
 // The CPU kernels come in two builds of reduce_cpu.h: the baseline one
 // (instances/<op>_<group>.cpp) and one compiled for AVX2, FMA and F16C
 // (instances/<op>_<group>_avx2.cpp, through engine_avx2.h), used where the
-// CPU has them. Both sum in the same order, so they give the same bits.
+// CPU has them. Both reduce in the same order, so they give the same bits,
+// but for the multiply-adds the AVX2 build fuses (var, vector_norm's ord 2,
+// logsumexp's exp), which agree to the last bits (tests/test_cpu_isa.py).
 // GPUREDUCE_CPU_BASELINE=1 in the environment keeps the baseline build (read
 // once), so that tests can compare the two.
 #pragma once

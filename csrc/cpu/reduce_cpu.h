@@ -39,6 +39,21 @@
 #define GPUREDUCE_CPU_NS cpu
 #endif
 
+// Forced inlining and unrolling keep a leaf's or a tile's accumulators in
+// registers: the engine's speed. They also make its code: a tile of K
+// vectors of columns is K unrolled folds in each of its row loops, for
+// every K, input dtype and op. A lean build (GPUREDUCE_CPU_LEAN, the x86-64
+// baseline of engine_baseline.h, which no AVX2 CPU runs) leaves both to the
+// compiler. The order of operations is the same, so are the bits.
+#define GPUREDUCE_CPU_PRAGMA(x) _Pragma(#x)
+#if defined(GPUREDUCE_CPU_LEAN)
+#define GPUREDUCE_CPU_INLINE
+#define GPUREDUCE_CPU_UNROLL(n)
+#else
+#define GPUREDUCE_CPU_INLINE __attribute__((always_inline))
+#define GPUREDUCE_CPU_UNROLL(n) GPUREDUCE_CPU_PRAGMA(GCC unroll n)
+#endif
+
 namespace gpureduce {
 namespace GPUREDUCE_CPU_NS {
 
@@ -381,9 +396,9 @@ struct Lanes<Op, acc_t, false> {
   using acc = acc_t;
   using vec = typename Op::StateLanes;
 
-  C10_ALWAYS_INLINE static vec identity() { return Op::lanes_identity(); }
-  C10_ALWAYS_INLINE static vec combine(vec a, vec b) { return Op::lanes_combine(a, b); }
-  C10_ALWAYS_INLINE static vec with_first(acc_t a) { return Op::lanes_with_first(a); }
+  GPUREDUCE_CPU_INLINE static vec identity() { return Op::lanes_identity(); }
+  GPUREDUCE_CPU_INLINE static vec combine(vec a, vec b) { return Op::lanes_combine(a, b); }
+  GPUREDUCE_CPU_INLINE static vec with_first(acc_t a) { return Op::lanes_with_first(a); }
   // Dense lanes widened to float as the native lanes load them (F16C for
   // float16, a shift for bfloat16): an element at a time, [2000, 2000]
   // float16 transposed over its strided dim took 1.37x torch.logsumexp's
@@ -392,7 +407,7 @@ struct Lanes<Op, acc_t, false> {
   static_assert(NativeLoads::kWidth == kWidth, "a vector's lanes");
 
   template <typename in_t>
-  C10_ALWAYS_INLINE static vec fold(vec acc, const in_t* p, int64_t stride) {
+  GPUREDUCE_CPU_INLINE static vec fold(vec acc, const in_t* p, int64_t stride) {
     if constexpr (std::is_same_v<in_t, value_t> ||
                   (std::is_same_v<value_t, float> &&
                    (std::is_same_v<in_t, c10::Half> || std::is_same_v<in_t, c10::BFloat16>))) {
@@ -404,34 +419,34 @@ struct Lanes<Op, acc_t, false> {
       }
     }
     values x;
-#pragma GCC unroll 8
+    GPUREDUCE_CPU_UNROLL(8)
     for (int k = 0; k < kWidth; ++k) x[k] = static_cast<value_t>(widen_one(p[k * stride]));
     return Op::lanes_fold(acc, x);
   }
   // Lanes kWidth - r .. kWidth - 1 from p[kWidth - r ..].
   template <typename in_t>
-  C10_ALWAYS_INLINE static vec fold_last(vec acc, const in_t* p, int64_t r) {
+  GPUREDUCE_CPU_INLINE static vec fold_last(vec acc, const in_t* p, int64_t r) {
     values x;
-#pragma GCC unroll 8
+    GPUREDUCE_CPU_UNROLL(8)
     for (int k = 0; k < kWidth; ++k) x[k] = k >= kWidth - r ? static_cast<value_t>(widen_one(p[k])) : Op::block_pad();
     return Op::lanes_fold(acc, x);
   }
   // Lanes 0 .. r - 1 from p, p + stride, ...
   template <typename in_t>
-  C10_ALWAYS_INLINE static vec fold_lanes(vec acc, const in_t* p, int64_t r, int64_t stride) {
+  GPUREDUCE_CPU_INLINE static vec fold_lanes(vec acc, const in_t* p, int64_t r, int64_t stride) {
     values x;
-#pragma GCC unroll 8
+    GPUREDUCE_CPU_UNROLL(8)
     for (int k = 0; k < kWidth; ++k) x[k] = k < r ? static_cast<value_t>(widen_one(p[k * stride])) : Op::block_pad();
     return Op::lanes_fold(acc, x);
   }
   template <typename in_t>
-  C10_ALWAYS_INLINE static vec fold_few(vec acc, const in_t* p, int64_t r, int64_t stride) {
+  GPUREDUCE_CPU_INLINE static vec fold_few(vec acc, const in_t* p, int64_t r, int64_t stride) {
     return fold_lanes(acc, p, r, stride);
   }
   // The lanes in a fixed tree: (0 + 4) + (2 + 6), (1 + 5) + (3 + 7).
   static acc_t total(vec a) {
     acc_t s[kWidth];
-#pragma GCC unroll 8
+    GPUREDUCE_CPU_UNROLL(8)
     for (int k = 0; k < kWidth; ++k) s[k] = Op::lanes_state(a, k);
     for (int w = kWidth / 2; w >= 1; w /= 2) {
       for (int k = 0; k < w; ++k) s[k] = Op::combine(s[k], s[k + w]);
@@ -451,7 +466,7 @@ struct Lanes<Op, acc_t, false> {
 constexpr int kChains = 4;
 
 template <class L, typename in_t>
-__attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride);
+GPUREDUCE_CPU_INLINE inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride);
 
 // Whether a leaf folds inputs of in_t into lanes of a narrower type than
 // the accumulator's, widened at its end (the op's leaf_walk_type: sum of
@@ -480,7 +495,7 @@ constexpr int64_t kRowLeaf = kWalksNarrower<L, in_t> ? 8 * kLeaf : kLeaf;
 // the walk's vector cut into R pieces of L::kWidth lanes, each widened, then
 // combined in order.
 template <class L, typename in_t>
-__attribute__((always_inline)) inline typename L::vec leaf_lanes_walked(const in_t* p, int64_t n, int64_t stride) {
+GPUREDUCE_CPU_INLINE inline typename L::vec leaf_lanes_walked(const in_t* p, int64_t n, int64_t stride) {
   using walk_t = typename L::op::template leaf_walk_type<in_t>;
   using LW = Lanes<typename L::op, walk_t>;
   constexpr int R = LW::kWidth / L::kWidth;
@@ -492,7 +507,7 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes_walked(const in
   piece part;
   std::memcpy(&part, &w, sizeof(piece));
   typename L::vec v = __builtin_convertvector(part, typename L::vec);
-#pragma GCC unroll 4
+  GPUREDUCE_CPU_UNROLL(4)
   for (int r = 1; r < R; ++r) {
     std::memcpy(&part, reinterpret_cast<const char*>(&w) + r * sizeof(piece), sizeof(piece));
     v = L::combine(v, __builtin_convertvector(part, typename L::vec));
@@ -516,11 +531,11 @@ constexpr int64_t kMinBlockLeaf = 4;
 // (2 threads, [1208080] 525 against 306 us). The same conversions: the
 // same bits.
 template <int B, typename in_t, typename value_t>
-__attribute__((always_inline)) inline void widen_block(const in_t* p, int64_t stride, value_t (&x)[B]) {
+GPUREDUCE_CPU_INLINE inline void widen_block(const in_t* p, int64_t stride, value_t (&x)[B]) {
 #if defined(GPUREDUCE_CPU_AVX2)
   if constexpr (std::is_same_v<in_t, c10::Half> && std::is_same_v<value_t, float> && B % 8 == 0) {
     if (stride == 1) {
-#pragma GCC unroll 8
+      GPUREDUCE_CPU_UNROLL(8)
       for (int k = 0; k < B; k += 8) {
         const __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k)));
         std::memcpy(x + k, &v, sizeof(v));
@@ -552,7 +567,7 @@ struct BlockValueOf<Op, W> {
 // into the first lane. A row of
 // 100 float32 with its last 36 folded one at a time took 1.4x torch's time.
 template <class L, typename in_t>
-__attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p, int64_t n, int64_t stride) {
+GPUREDUCE_CPU_INLINE inline typename L::vec leaf_blocks(const in_t* p, int64_t n, int64_t stride) {
   using Op = typename L::op;
   constexpr int B = Op::kCpuBlock;
   using value_t = typename BlockValueOf<Op, decltype(widen_one(p[0]))>::type;
@@ -588,7 +603,7 @@ __attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p,
       const auto block = [&](auto vectors) {
         constexpr int K = decltype(vectors)::value;
         Float8 v[K];
-#pragma GCC unroll 8
+        GPUREDUCE_CPU_UNROLL(8)
         for (int j = 0; j < K; ++j) {
           const int64_t k = 8 * j;
           v[j] = Float8{in(k), in(k + 1), in(k + 2), in(k + 3), in(k + 4), in(k + 5), in(k + 6), in(k + 7)};
@@ -610,7 +625,7 @@ __attribute__((always_inline)) inline typename L::vec leaf_blocks(const in_t* p,
 }
 
 template <class L, typename in_t>
-__attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride) {
+GPUREDUCE_CPU_INLINE inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride) {
   if constexpr (L::op::kCpuBlock > 0 && !kNativeLanes<typename L::op, typename L::acc>) {
     // An op that pads no block (var) takes every leaf in blocks, strided
     // and short ones too: its short block is a two-pass state of values in
@@ -628,24 +643,24 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, 
   constexpr int W = L::kWidth;
   constexpr int C = L::op::kCpuChains;
   typename L::vec a[C];
-#pragma GCC unroll 8
+  GPUREDUCE_CPU_UNROLL(8)
   for (int c = 0; c < C; ++c) a[c] = L::identity();
   int64_t i = 0;
   if (stride == 1) {
     for (; i + C * W <= n; i += C * W) {
-#pragma GCC unroll 8
+      GPUREDUCE_CPU_UNROLL(8)
       for (int c = 0; c < C; ++c) a[c] = L::fold(a[c], p + i + c * W, 1);
     }
   } else {
     for (; i + C * W <= n; i += C * W) {
-#pragma GCC unroll 8
+      GPUREDUCE_CPU_UNROLL(8)
       for (int c = 0; c < C; ++c) a[c] = L::fold(a[c], p + (i + c * W) * stride, stride);
     }
   }
   // Fewer than C * W are left: whole vectors into the first chains
   // (indices known at compile time, so that the chains stay in registers),
   // the last few into the last chain.
-#pragma GCC unroll 8
+  GPUREDUCE_CPU_UNROLL(8)
   for (int c = 0; c < C - 1; ++c) {
     if (i + W <= n) {
       a[c] = L::fold(a[c], p + i * stride, stride);
@@ -656,9 +671,9 @@ __attribute__((always_inline)) inline typename L::vec leaf_lanes(const in_t* p, 
     a[C - 1] = stride == 1 && n >= W ? L::fold_last(a[C - 1], p + n - W, n - i)
                                      : L::fold_few(a[C - 1], p + i * stride, n - i, stride);
   }
-#pragma GCC unroll 8
+  GPUREDUCE_CPU_UNROLL(8)
   for (int w = C / 2; w >= 1; w /= 2) {
-#pragma GCC unroll 8
+    GPUREDUCE_CPU_UNROLL(8)
     for (int c = 0; c < w; ++c) a[c] = L::combine(a[c], a[c + w]);
   }
   return a[0];
@@ -750,13 +765,13 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
   // Rows [r0, r0 + nr) of scalar_rows in kChains chains, combined pairwise.
   auto scalar_rows_leaf = [&](const in_t* base, int64_t r0, int64_t nr) {
     acc_t c[kChains];
-#pragma GCC unroll 4
+    GPUREDUCE_CPU_UNROLL(4)
     for (int k = 0; k < kChains; ++k) c[k] = Op::identity();
     const int64_t len = p.row_len, elem = p.elem_stride, step = p.row_stride;
     const in_t* x = base + r0 * step;
     int64_t r = 0;
     for (; r + kChains <= nr; r += kChains) {
-#pragma GCC unroll 4
+      GPUREDUCE_CPU_UNROLL(4)
       for (int k = 0; k < kChains; ++k) {
         for (int64_t j = 0; j < len; ++j) c[k] = fold<Op>(c[k], widen_one(x[k * step + j * elem]));
       }
@@ -800,7 +815,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
     // more to set up and fold together than such a row has elements
     // ([22, 3, 224, 224] channels_last float16 over dim 1 took 1.35x
     // torch.sum's time).
-    auto row_total = [](const in_t* x, int64_t row_len, int64_t elem_stride) __attribute__((always_inline)) {
+    auto row_total = [](const in_t* x, int64_t row_len, int64_t elem_stride) GPUREDUCE_CPU_INLINE {
       if (row_len < L::kWidth) {
         acc_t acc = Op::identity();
         for (int64_t k = 0; k < row_len; ++k) acc = fold<Op>(acc, widen_one(x[k * elem_stride]));
@@ -910,12 +925,12 @@ struct SideBySide {
   };
   static vec identity() {
     vec r;
-#pragma GCC unroll 8
+    GPUREDUCE_CPU_UNROLL(8)
     for (int k = 0; k < K; ++k) r.v[k] = E::identity();
     return r;
   }
   static vec combine(vec a, vec b) {
-#pragma GCC unroll 8
+    GPUREDUCE_CPU_UNROLL(8)
     for (int k = 0; k < K; ++k) a.v[k] = E::combine(a.v[k], b.v[k]);
     return a;
   }
@@ -927,7 +942,7 @@ struct SideBySide {
 // memory). The tile is at least one vector wide; only its last vector may
 // be partly filled: `last` columns (1..W).
 template <class L, int NV, typename in_t>
-__attribute__((always_inline)) inline typename SideBySide<L, NV>::vec column_tile_leaf(
+GPUREDUCE_CPU_INLINE inline typename SideBySide<L, NV>::vec column_tile_leaf(
     const in_t* base, int64_t width, int64_t col_stride, ColumnRows& rows, int64_t nr, bool prefetch = false) {
   constexpr int W = L::kWidth;
   // Tiles of up to four vectors fold successive rows into several sets of
@@ -938,16 +953,16 @@ __attribute__((always_inline)) inline typename SideBySide<L, NV>::vec column_til
   constexpr int kSets = NV <= 2 ? 4 : NV <= 4 ? 2 : 1;
   const int64_t last = width - (NV - 1) * W;
   typename SideBySide<L, NV>::vec a[kSets];
-#pragma GCC unroll 4
+  GPUREDUCE_CPU_UNROLL(4)
   for (int s = 0; s < kSets; ++s) a[s] = SideBySide<L, NV>::identity();
   // The rows, folded by fold_row: one loop for dense columns and one for
   // strided ones, so that the loop tests no layout per row (with one loop
   // for both, [1, 4096, 8] float32 over dim 1 took 2.4x torch.sum's time:
   // four branches a row, for one vector add).
-  auto walk_rows = [&](auto fold_row) __attribute__((always_inline)) {
+  auto walk_rows = [&](auto fold_row) GPUREDUCE_CPU_INLINE {
     int64_t r = 0;
     for (; r + kSets <= nr; r += kSets) {
-#pragma GCC unroll 4
+      GPUREDUCE_CPU_UNROLL(4)
       for (int s = 0; s < kSets; ++s) fold_row(a[s].v, base + rows.next());
     }
     for (; r < nr; ++r) fold_row(a[0].v, base + rows.next());
@@ -959,32 +974,32 @@ __attribute__((always_inline)) inline typename SideBySide<L, NV>::vec column_til
     // 1 ran 1.5x the time of the same loop in address order (2026-11-25).
     if (prefetch) {
       constexpr int kRowBytes = NV * W * static_cast<int>(sizeof(in_t));
-      walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) __attribute__((always_inline)) {
+      walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) GPUREDUCE_CPU_INLINE {
         // As an address, not a pointer: the last tiles' prefetches reach
         // past the tensor (a prefetch does not fault).
         const uintptr_t ahead = reinterpret_cast<uintptr_t>(row) + 2 * kRowBytes;
-#pragma GCC unroll 4
+        GPUREDUCE_CPU_UNROLL(4)
         for (int b = 0; b < kRowBytes; b += 64) __builtin_prefetch(reinterpret_cast<const void*>(ahead + b));
-#pragma GCC unroll 8
+        GPUREDUCE_CPU_UNROLL(8)
         for (int k = 0; k < NV; ++k) acc[k] = L::fold(acc[k], row + k * W, 1);
       });
     } else {
-      walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) __attribute__((always_inline)) {
-#pragma GCC unroll 8
+      walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) GPUREDUCE_CPU_INLINE {
+        GPUREDUCE_CPU_UNROLL(8)
         for (int k = 0; k < NV; ++k) acc[k] = L::fold(acc[k], row + k * W, 1);
       });
     }
   } else if (col_stride == 1) {
     // The last vector loaded to end at the tile's last column, its lanes
     // before the tile's start masked.
-    walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) __attribute__((always_inline)) {
-#pragma GCC unroll 8
+    walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) GPUREDUCE_CPU_INLINE {
+      GPUREDUCE_CPU_UNROLL(8)
       for (int k = 0; k < NV - 1; ++k) acc[k] = L::fold(acc[k], row + k * W, 1);
       acc[NV - 1] = L::fold_last(acc[NV - 1], row + width - W, last);
     });
   } else {
-    walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) __attribute__((always_inline)) {
-#pragma GCC unroll 8
+    walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) GPUREDUCE_CPU_INLINE {
+      GPUREDUCE_CPU_UNROLL(8)
       for (int k = 0; k < NV - 1; ++k) acc[k] = L::fold(acc[k], row + k * W * col_stride, col_stride);
       if (last == W) {
         acc[NV - 1] = L::fold(acc[NV - 1], row + (NV - 1) * W * col_stride, col_stride);
@@ -994,9 +1009,9 @@ __attribute__((always_inline)) inline typename SideBySide<L, NV>::vec column_til
     });
   }
   // The sets folded pairwise: (0 + 1) + (2 + 3).
-#pragma GCC unroll 4
+  GPUREDUCE_CPU_UNROLL(4)
   for (int w = kSets / 2; w >= 1; w /= 2) {
-#pragma GCC unroll 4
+    GPUREDUCE_CPU_UNROLL(4)
     for (int s = 0; s < w; ++s) a[s] = SideBySide<L, NV>::combine(a[s], a[s + w]);
   }
   return a[0];
@@ -1007,12 +1022,12 @@ __attribute__((always_inline)) inline typename SideBySide<L, NV>::vec column_til
 // run-time width and a guard per column, [3, 32282, 1, 5] float32 over dim 1
 // went 74 -> 144 us against torch.sum's 73.)
 template <class L, int N, typename in_t>
-__attribute__((always_inline)) inline typename SideBySide<Scalar<typename L::op>, N>::vec narrow_column_leaf(
+GPUREDUCE_CPU_INLINE inline typename SideBySide<Scalar<typename L::op>, N>::vec narrow_column_leaf(
     const in_t* base, int64_t col_stride, ColumnRows& rows, int64_t nr) {
   auto acc = SideBySide<Scalar<typename L::op>, N>::identity();
   for (int64_t r = 0; r < nr; ++r) {
     const in_t* row = base + rows.next();
-#pragma GCC unroll 8
+    GPUREDUCE_CPU_UNROLL(8)
     for (int k = 0; k < N; ++k) acc.v[k] = fold<typename L::op>(acc.v[k], row[k * col_stride]);
   }
   return acc;
@@ -1031,17 +1046,17 @@ template <int N, int W>
 constexpr int kStreamPeriod = N / std::gcd(N, W) * W;
 
 template <class L, int N, typename in_t>
-__attribute__((always_inline)) inline typename SideBySide<Scalar<typename L::op>, N>::vec stream_column_leaf(
+GPUREDUCE_CPU_INLINE inline typename SideBySide<Scalar<typename L::op>, N>::vec stream_column_leaf(
     const in_t* base, int64_t r0, int64_t nr) {
   constexpr int W = L::kWidth, P = kStreamPeriod<N, W>, NV = P / W, kRowsPerPeriod = P / N;
   using op = typename L::op;
   typename L::vec a[NV];
-#pragma GCC unroll 16
+  GPUREDUCE_CPU_UNROLL(16)
   for (int j = 0; j < NV; ++j) a[j] = L::identity();
   const in_t* s = base + r0 * N;
   const int64_t periods = nr / kRowsPerPeriod;
   for (int64_t q = 0; q < periods; ++q) {
-#pragma GCC unroll 16
+    GPUREDUCE_CPU_UNROLL(16)
     for (int j = 0; j < NV; ++j) a[j] = L::fold(a[j], s + q * P + j * W, 1);
   }
   auto acc = SideBySide<Scalar<op>, N>::identity();
@@ -1050,14 +1065,14 @@ __attribute__((always_inline)) inline typename SideBySide<Scalar<typename L::op>
   // most of the time ([132, 2, 15] float32 over dim 1: 18 us against
   // torch.sum's 9, 2026-11-25).
   if (periods > 0) {
-#pragma GCC unroll 16
+    GPUREDUCE_CPU_UNROLL(16)
     for (int j = 0; j < NV; ++j) {
-#pragma GCC unroll 8
+      GPUREDUCE_CPU_UNROLL(8)
       for (int k = 0; k < W; ++k) acc.v[(j * W + k) % N] = op::combine(acc.v[(j * W + k) % N], L::lane(a[j], k));
     }
   }
   for (int64_t r = periods * kRowsPerPeriod; r < nr; ++r) {
-#pragma GCC unroll 16
+    GPUREDUCE_CPU_UNROLL(16)
     for (int c = 0; c < N; ++c) acc.v[c] = fold<op>(acc.v[c], s[r * N + c]);
   }
   return acc;
@@ -1124,11 +1139,11 @@ void column_leaves_reduce(const in_t* base, int64_t width, int64_t col_stride, i
   if constexpr (kLeafKind == ColumnLeaf::kTile) {
     constexpr int W = L::kWidth;
     const int64_t last = width - (K - 1) * W;
-#pragma GCC unroll 8
+    GPUREDUCE_CPU_UNROLL(8)
     for (int k = 0; k < K - 1; ++k) L::store(sums.v[k], dst + k * W, 0, W);
     L::store(sums.v[K - 1], dst + (K - 1) * W, last < W && col_stride == 1 ? W - last : 0, last);
   } else {
-#pragma GCC unroll 8
+    GPUREDUCE_CPU_UNROLL(8)
     for (int k = 0; k < K; ++k) dst[k] = sums.v[k];
   }
 }
@@ -1219,7 +1234,7 @@ void narrow_output_block(const in_t* base, int64_t out_step, int G, int vector_o
           for (int g = 0; g < V; ++g) lanes[g] = L::fold(lanes[g], row + g * out_step, 1);
         }
         for (int g = 0; g < V; ++g)
-#pragma GCC unroll 8
+          GPUREDUCE_CPU_UNROLL(8)
           for (int k = 0; k < N; ++k) acc[g].v[k] = L::lane(lanes[g], static_cast<int>(k * col_stride));
       }
     }
@@ -1227,7 +1242,7 @@ void narrow_output_block(const in_t* base, int64_t out_step, int G, int vector_o
       const in_t* row = base + rows.next();
       for (int g = V; g < G; ++g) {
         const in_t* x = row + g * out_step;
-#pragma GCC unroll 8
+        GPUREDUCE_CPU_UNROLL(8)
         for (int k = 0; k < N; ++k) acc[g].v[k] = fold<op>(acc[g].v[k], x[k * col_stride]);
       }
     }
@@ -1235,7 +1250,7 @@ void narrow_output_block(const in_t* base, int64_t out_step, int G, int vector_o
   }
   for (int g = 0; g < G; ++g) {
     const auto sums = stacks[g].result();
-#pragma GCC unroll 8
+    GPUREDUCE_CPU_UNROLL(8)
     for (int k = 0; k < N; ++k) dst[g * dst_out_stride + k] = sums.v[k];
   }
 }

@@ -183,6 +183,10 @@ struct HostPolicy {
   // (n_out * n_cols / v): 11910 of [3970, 11235, 6] bfloat16 lost to the
   // tiles, 62955 of [12591, 360, 10] float16 gained 1.7x (H200).
   static constexpr int64_t kNarrowVectorMinLanes = int64_t(1) << 14;
+  // ... or with rows of at least this many vectors, in passes of at least
+  // kNarrowVectorWideRowMinBytes (narrow_column_vectors_pay).
+  static constexpr int64_t kNarrowVectorWideRowVectors = 8;
+  static constexpr int64_t kNarrowVectorWideRowMinBytes = int64_t(4) << 20;
   // Dense tiles (engine/dense.cuh): at most this many blocks per SM in the
   // grid (the rest loop), and planes larger than a tile (a block each) only
   // where there are at least kDenseMinPlanesPerSm planes per SM.

@@ -779,11 +779,25 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, int64_t col_sh
 // rows: [59, 800, 4] float16 3.40 -> 5.78 us) and, for 1- and 2-byte
 // elements, on dense planes with few outputs' vectors to spread, where the
 // tiles or single elements read better ([3970, 11235, 6] bfloat16 277 ->
-// 382 us, [69, 310912, 2] 109 -> 135).
+// 382 us, [69, 310912, 2] 109 -> 135). Not where each row holds several
+// vectors (HostPolicy::kNarrowVectorWideRowVectors): A/B on the H200 over
+// 102 passes of 1- and 2-byte columns in 1 to 200 dense planes, 1 to 971 MB
+// (NOTES.md, session 51), geometric mean of speedup over torch 2.54x ->
+// 3.22x, below 0.97x 15 -> 3 ([971276, 1000] uint8 amax over dim 0 0.56x ->
+// 1.67x, [192301, 1250] float16 sum 0.69x -> 1.04x, [1000000, 40] uint8
+// sum 3.50x -> 7.36x); passes under 4 MB lost ([64, 415, 68] uint8, 1.8 MB,
+// 3.27x -> 2.62x) and keep the rule above.
 template <typename in_t>
 bool narrow_column_vectors_pay(const ReducePass& p, int64_t v, bool dense_planes) {
   const int64_t bytes = p.n_out * p.n_cols * p.n_reduce * p.n_reduce_outer * int64_t(sizeof(in_t));
   if (bytes < HostPolicy::kLatencyBoundBytes) return false;
+  // Rows of several 8- or 4-byte vectors take them however few the outputs:
+  // a warp's loads then cover whole sectors of a row, where single bytes
+  // took a sector a load instruction. (The 16-byte vectors of ragged
+  // columns were not measured so.)
+  if (v * int64_t(sizeof(in_t)) < 16 && p.n_cols / v >= HostPolicy::kNarrowVectorWideRowVectors &&
+      bytes >= HostPolicy::kNarrowVectorWideRowMinBytes)
+    return true;
   return sizeof(in_t) >= 4 || !dense_planes || p.n_out * (p.n_cols / v) >= HostPolicy::kNarrowVectorMinLanes;
 }
 

@@ -67,6 +67,19 @@
 #define GPUREDUCE_UNROLL
 #endif
 
+// A device function called, not inlined, at each of its many sites in a
+// kernel: for steps whose code is long (complex exp and sincos), inlined
+// into every load of every kernel of an instance file, which then took
+// minutes of cicc and ptxas (logsumexp_complex.cu: 145 -> 37 s on the
+// 2-core machine, 194 -> 45-59 s in the GPU machine's clean builds).
+// Complex logsumexp so ran at 1.2-4.3x torch.logsumexp's speed (H200,
+// NOTES.md session 51).
+#if defined(__CUDA_ARCH__)
+#define GPUREDUCE_DEVICE_OUTLINED __noinline__
+#else
+#define GPUREDUCE_DEVICE_OUTLINED
+#endif
+
 namespace gpureduce {
 
 template <class Self, typename acc_t>
@@ -823,7 +836,7 @@ struct LogSumExpOp<c10::complex<T>> : OpBase<LogSumExpOp<c10::complex<T>>, MaxSc
 
   C10_HOST_DEVICE static state identity() { return {-std::numeric_limits<T>::infinity(), value(T(0), T(0))}; }
 
-  C10_HOST_DEVICE static state combine(state a, state b) {
+  GPUREDUCE_DEVICE_OUTLINED C10_HOST_DEVICE static state combine(state a, state b) {
     if (b.max > a.max || b.max != b.max) {
       const state t = a;
       a = b;
@@ -841,7 +854,7 @@ struct LogSumExpOp<c10::complex<T>> : OpBase<LogSumExpOp<c10::complex<T>>, MaxSc
   }
 
   template <typename in_t>
-  C10_HOST_DEVICE static state reduce(state acc, in_t x) {
+  GPUREDUCE_DEVICE_OUTLINED C10_HOST_DEVICE static state reduce(state acc, in_t x) {
     const value z = static_cast<value>(x);
     return combine(acc, state{z.real(), term(z)});
   }
