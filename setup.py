@@ -124,8 +124,8 @@ class CudaFirstBuild(cpp_extension.BuildExtension):
     After them, the CPU engine's AVX2 instance files, its longest CPU
     compiles (20-105 s each on the GPU machine), then its baseline ones,
     then the rest: in path order, logsumexp_integer_to_float_avx2.cpp (104
-    s) started 47 files into the CPU files and ended ninja 17 s after
-    every other compile (NOTES.md, session 51).
+    s; since removed) started 47 files into the CPU files and ended ninja
+    17 s after every other compile (NOTES.md, session 51).
 
     `pip install -e .` compiled into a fresh temporary folder each time, so
     every run rebuilt everything (250 s on the GPU machine for one changed

@@ -321,8 +321,9 @@ for dtype in (torch.float32, torch.bfloat16, torch.float64):
             ref = torch.linalg.vector_norm(x.cpu().double(), ord, dim)
             got = reduce_op.vector_norm(x, ord, dim).cpu().double()
             assert torch.allclose(got, ref, rtol=2e-2, atol=1e-6), (ord, dtype, shape, dim)
-# Integer and bool inputs of float results, read at their own width: sum
-# and mean into float32 and float64 (dtype=), logsumexp into float32.
+# Integer and bool inputs of float results: read at their own width into
+# float32 (sum's and mean's dtype=, logsumexp), from a float64 copy into
+# float64.
 for dtype in (torch.bool, torch.int8, torch.int16, torch.int32, torch.int64):
     for shape, dim in cases:
         x = (torch.randn(shape) * 10).to(dtype).cuda()

@@ -39,14 +39,14 @@ void run_group_best_isa(const ReducePass& pass, const at::Tensor& in, const at::
 
 template <class Family>
 void run_pass_best_isa(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
-  with_pass_kernels<Family>(pass, in.scalar_type(), out.scalar_type(), [&](auto kernels, auto group) {
+  with_pass_kernels<Family, Backend::kCpu>(pass, in.scalar_type(), out.scalar_type(), [&](auto kernels, auto group) {
     run_group_best_isa<typename decltype(kernels)::type, decltype(group)::value>(pass, in, out);
   });
 }
 
 template <class Family>
 const OpSpec& cpu_spec(const char* kernel_name) {
-  static const OpSpec spec = op_spec<Family>(&run_pass_best_isa<Family>, kernel_name);
+  static const OpSpec spec = op_spec<Family, Backend::kCpu>(&run_pass_best_isa<Family>, kernel_name);
   return spec;
 }
 const OpSpec& sum_spec() { return cpu_spec<SumFamily>("sum_cpu"); }
@@ -63,14 +63,16 @@ const OpSpec& logsumexp_spec() { return cpu_spec<LogSumExpFamily>("logsumexp_cpu
 // errors name "std_cpu" for both.
 const OpSpec& var_spec() { return cpu_spec<VarianceFamily>("std_cpu"); }
 const OpSpec& std_spec() {
-  static const OpSpec spec = op_spec<VarianceFamily>(&run_pass_best_isa<VarianceFamily>, "std_cpu", /*roots=*/true);
+  static const OpSpec spec =
+      op_spec<VarianceFamily, Backend::kCpu>(&run_pass_best_isa<VarianceFamily>, "std_cpu", /*roots=*/true);
   return spec;
 }
 
 // vector_norm's kernels (orders 1, 2 rooted, and inf), and sum's and
 // amin's for the orders it stages. torch's errors name "norm_cpu".
 NormSpecs norm_specs() {
-  static const OpSpec two = op_spec<NormTwoFamily>(&run_pass_best_isa<NormTwoFamily>, "norm_cpu", /*roots=*/true);
+  static const OpSpec two =
+      op_spec<NormTwoFamily, Backend::kCpu>(&run_pass_best_isa<NormTwoFamily>, "norm_cpu", /*roots=*/true);
   return {cpu_spec<NormOneFamily>("norm_cpu"), two, cpu_spec<NormInfFamily>("norm_cpu"), sum_spec(), amin_spec()};
 }
 

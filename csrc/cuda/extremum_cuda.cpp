@@ -12,11 +12,11 @@ namespace gpureduce {
 namespace {
 
 const OpSpec& amax_spec() {
-  static const OpSpec spec = op_spec<AmaxFamily>(&cuda::run_pass_cuda<AmaxFamily>, "max_values_cuda");
+  static const OpSpec spec = op_spec<AmaxFamily, Backend::kCuda>(&cuda::run_pass_cuda<AmaxFamily>, "max_values_cuda");
   return spec;
 }
 const OpSpec& amin_spec() {
-  static const OpSpec spec = op_spec<AminFamily>(&cuda::run_pass_cuda<AminFamily>, "min_values_cuda");
+  static const OpSpec spec = op_spec<AminFamily, Backend::kCuda>(&cuda::run_pass_cuda<AminFamily>, "min_values_cuda");
   return spec;
 }
 

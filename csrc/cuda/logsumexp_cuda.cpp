@@ -12,7 +12,8 @@ namespace gpureduce {
 namespace {
 
 const OpSpec& logsumexp_spec() {
-  static const OpSpec spec = op_spec<LogSumExpFamily>(&cuda::run_pass_cuda<LogSumExpFamily>, "logsumexp_cuda");
+  static const OpSpec spec =
+      op_spec<LogSumExpFamily, Backend::kCuda>(&cuda::run_pass_cuda<LogSumExpFamily>, "logsumexp_cuda");
   return spec;
 }
 

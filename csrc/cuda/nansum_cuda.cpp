@@ -12,7 +12,7 @@ namespace gpureduce {
 namespace {
 
 const OpSpec& nansum_spec() {
-  static const OpSpec spec = op_spec<NanSumFamily>(&cuda::run_pass_cuda<NanSumFamily>, "nansum_cuda");
+  static const OpSpec spec = op_spec<NanSumFamily, Backend::kCuda>(&cuda::run_pass_cuda<NanSumFamily>, "nansum_cuda");
   return spec;
 }
 

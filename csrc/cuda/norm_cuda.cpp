@@ -12,11 +12,12 @@ namespace gpureduce {
 namespace {
 
 NormSpecs norm_specs() {
-  static const OpSpec one = op_spec<NormOneFamily>(&cuda::run_pass_cuda<NormOneFamily>, "norm_cuda");
-  static const OpSpec two = op_spec<NormTwoFamily>(&cuda::run_pass_cuda<NormTwoFamily>, "norm_cuda", /*roots=*/true);
-  static const OpSpec inf = op_spec<NormInfFamily>(&cuda::run_pass_cuda<NormInfFamily>, "norm_cuda");
-  static const OpSpec sum = op_spec<SumFamily>(&cuda::run_pass_cuda<SumFamily>, "norm_cuda");
-  static const OpSpec amin = op_spec<AminFamily>(&cuda::run_pass_cuda<AminFamily>, "norm_cuda");
+  static const OpSpec one = op_spec<NormOneFamily, Backend::kCuda>(&cuda::run_pass_cuda<NormOneFamily>, "norm_cuda");
+  static const OpSpec two =
+      op_spec<NormTwoFamily, Backend::kCuda>(&cuda::run_pass_cuda<NormTwoFamily>, "norm_cuda", /*roots=*/true);
+  static const OpSpec inf = op_spec<NormInfFamily, Backend::kCuda>(&cuda::run_pass_cuda<NormInfFamily>, "norm_cuda");
+  static const OpSpec sum = op_spec<SumFamily, Backend::kCuda>(&cuda::run_pass_cuda<SumFamily>, "norm_cuda");
+  static const OpSpec amin = op_spec<AminFamily, Backend::kCuda>(&cuda::run_pass_cuda<AminFamily>, "norm_cuda");
   return {one, two, inf, sum, amin};
 }
 

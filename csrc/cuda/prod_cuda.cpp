@@ -11,7 +11,7 @@ namespace gpureduce {
 namespace {
 
 const OpSpec& prod_spec() {
-  static const OpSpec spec = op_spec<ProdFamily>(&cuda::run_pass_cuda<ProdFamily>, "prod_cuda");
+  static const OpSpec spec = op_spec<ProdFamily, Backend::kCuda>(&cuda::run_pass_cuda<ProdFamily>, "prod_cuda");
   return spec;
 }
 

@@ -1273,6 +1273,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y) {
 template <class Op, typename in_t, typename out_t>
 void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
   constexpr int kVec = sizeof(in_t) >= 16 ? 1 : 16 / int(sizeof(in_t));
+  constexpr bool kTiles = EnginePolicy::template takes_tiles<in_t, out_t>();
   const in_t* x = static_cast<const in_t*>(b.in);
   out_t* y = static_cast<out_t*>(b.out);
   const bool base_ok = kVec > 1 && aligned16(x) && outer_strides_divisible(p.outer, kVec);
@@ -1308,6 +1309,7 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
     // the vectors fit they read faster: [2697, 1528][:, ::2] bfloat16 1.03x
     // of torch.sum against 0.80x through the stream, [8192, 1024][:, ::2]
     // 1.11x against 0.85x; H200, NOTES.md session 49.)
+    if constexpr (kTiles) {
     DenseArgs strided{};
     if (strided_rows_geometry(p, int64_t(sizeof(in_t)), strided) && launch_stream_tiles<Op>(strided, x, y)) return;
     // Dense rows of a width (or alignment) that no vector fits, in one
@@ -1333,19 +1335,21 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
     if (!dense_ok && dense_geometry(p, segments, false, int64_t(sizeof(in_t))) &&
         launch_stream_rows<Op>(segments, x, y))
       return;
+    }
     launch_rows<Op, in_t, out_t, 1>(p, x, y);
   } else {
     bool vector_fits = false;
     if constexpr (kVec > 1) vector_fits = columns_vector_fits(p, x, kVec);
-    if (dense_ok && stream_planes_beat_columns<in_t>(dense, vector_fits) &&
-        launch_stream_tiles<Op>(dense, x, y))
-      return;
+    if constexpr (kTiles) {
+      if (dense_ok && stream_planes_beat_columns<in_t>(dense, vector_fits) && launch_stream_tiles<Op>(dense, x, y))
+        return;
     // Large dense planes of narrow rows: one stream of vectors each
     // (HostPolicy::kStreamColumnsFirstMinPlaneBytes).
-    if (dense_ok && dense.plane * int64_t(sizeof(in_t)) >= HostPolicy::kStreamColumnsFirstMinPlaneBytes &&
-        dense.C * int64_t(sizeof(in_t)) < HostPolicy::kStreamColumnsFirstMaxRowBytes &&
-        launch_stream_columns<Op>(dense, x, y))
-      return;
+      if (dense_ok && dense.plane * int64_t(sizeof(in_t)) >= HostPolicy::kStreamColumnsFirstMinPlaneBytes &&
+          dense.C * int64_t(sizeof(in_t)) < HostPolicy::kStreamColumnsFirstMaxRowBytes &&
+          launch_stream_columns<Op>(dense, x, y))
+        return;
+    }
     // 16-byte column vectors where their halving tree (kColumnSlots slots
     // of kVec accumulators) fits 32 KB of shared memory: not 16-bit inputs
     // of var into float64 (states of 24 bytes: 48 KB, over the static
@@ -1374,8 +1378,10 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
     }
     // Dense planes of columns no vector fits: large planes as one stream
     // of vectors, the rest in tiles (or one element per load).
-    if (dense_ok && launch_stream_columns<Op>(dense, x, y)) return;
-    if (dense_ok && launch_dense<Op>(dense, x, y)) return;
+    if constexpr (kTiles) {
+      if (dense_ok && launch_stream_columns<Op>(dense, x, y)) return;
+      if (dense_ok && launch_dense<Op>(dense, x, y)) return;
+    }
     launch_columns<Op, in_t, out_t, 1>(p, x, y);
   }
 }

@@ -85,7 +85,7 @@ const OpSpec& sum_spec();
 
 template <class Family>
 void run_pass_cuda(const ReducePass& p, const at::Tensor& in, const at::Tensor& out) {
-  with_pass_kernels<Family>(p, in.scalar_type(), out.scalar_type(), [&](auto kernels, auto group) {
+  with_pass_kernels<Family, Backend::kCuda>(p, in.scalar_type(), out.scalar_type(), [&](auto kernels, auto group) {
     using K = typename decltype(kernels)::type;
     with_staged_output(p, out, [&](const ReducePass& q, const at::Tensor& target) {
       run_pass_cuda_group<K, decltype(group)::value>(q, pass_buffers(in, target));

@@ -11,12 +11,12 @@
 namespace gpureduce {
 
 const OpSpec& cuda::sum_spec() {
-  static const OpSpec spec = op_spec<SumFamily>(&cuda::run_pass_cuda<SumFamily>, "sum_cuda");
+  static const OpSpec spec = op_spec<SumFamily, Backend::kCuda>(&cuda::run_pass_cuda<SumFamily>, "sum_cuda");
   return spec;
 }
 
 const OpSpec& cuda::mean_spec() {
-  static const OpSpec spec = op_spec<MeanFamily>(&cuda::run_pass_cuda<MeanFamily>, "mean_cuda");
+  static const OpSpec spec = op_spec<MeanFamily, Backend::kCuda>(&cuda::run_pass_cuda<MeanFamily>, "mean_cuda");
   return spec;
 }
 

@@ -12,12 +12,12 @@ namespace gpureduce {
 namespace {
 
 const OpSpec& var_spec() {
-  static const OpSpec spec = op_spec<VarianceFamily>(&cuda::run_pass_cuda<VarianceFamily>, "std_cuda");
+  static const OpSpec spec = op_spec<VarianceFamily, Backend::kCuda>(&cuda::run_pass_cuda<VarianceFamily>, "std_cuda");
   return spec;
 }
 const OpSpec& std_spec() {
   static const OpSpec spec =
-      op_spec<VarianceFamily>(&cuda::run_pass_cuda<VarianceFamily>, "std_cuda", /*roots=*/true);
+      op_spec<VarianceFamily, Backend::kCuda>(&cuda::run_pass_cuda<VarianceFamily>, "std_cuda", /*roots=*/true);
   return spec;
 }
 

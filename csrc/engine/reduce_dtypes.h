@@ -1,8 +1,10 @@
 // The (input, output) dtype pairs the engine's kernels are compiled for, and
 // one dispatcher over them for every backend and op. Everything else is
 // staged by the planner (reduce_plan.h) through a cast, so the pairs stay few
-// and the build stays fast. Widening pairs (float32 -> float64, 16-bit floats
-// -> float32 or float64, integers -> int64) read the narrow input directly.
+// and the build stays fast. Widening pairs (16-bit floats -> float32,
+// integers -> int64; sum's float32 and 16-bit floats -> float64) read the
+// narrow input directly. A bool is read as the byte it is stored in (0 or
+// 1, torch's invariant), by the uint8 pairs: the same values for every op.
 #pragma once
 
 #include <c10/core/ScalarType.h>
@@ -22,13 +24,12 @@ struct TypeTag {
 // The pairs grouped by input type, about three each: a backend may compile
 // each group in a translation unit of its own, so that a parallel build
 // compiles them side by side (the CUDA engine's sum took 2 minutes as one).
-// kIntegerToFloat and kIntegerToDouble are grouped by their result instead:
-// integer and bool inputs of a float32 or a float64 result (sum's, mean's,
-// logsumexp's), read at their own width where a backend compiles them
-// (with_pass_group); an op may take the one without the other.
-enum class InputGroup {
-  kAll, kFloat, kHalf, kBFloat16, kComplex, kNarrowInt, kWideInt, kIntegerToFloat, kIntegerToDouble
-};
+// kIntegerToFloat is grouped by its result instead: integer and bool inputs
+// of a float32 result (sum's and mean's dtype=), read at their own width
+// (with_pass_group). Into float64 they are staged as float64 first (torch's
+// own order: cast, then reduce): 12 more pairs cost 2.5 minutes of core
+// time in a clean build for a rare dtype= (NOTES.md, session 53).
+enum class InputGroup { kAll, kFloat, kHalf, kBFloat16, kComplex, kNarrowInt, kWideInt, kIntegerToFloat };
 
 inline InputGroup input_group(at::ScalarType in) {
   switch (in) {
@@ -83,30 +84,32 @@ inline bool is_integer_input(at::ScalarType in) {
   return at::isIntegralType(in, /*includeBool=*/true) && !is_wide_unsigned(in);
 }
 
-// The integer-to-float groups whose pairs an op's kernels read (OpSpec).
-struct IntegerToFloatGroups {
-  bool into_float = false;   // kIntegerToFloat: float32 results
-  bool into_double = false;  // kIntegerToDouble: float64 results
-  bool read(at::ScalarType in, at::ScalarType out) const {
-    return is_integer_input(in) && ((out == at::kFloat && into_float) || (out == at::kDouble && into_double));
-  }
+// Which widening pairs an op's kernels read directly (OpSpec::widening),
+// beyond 16-bit floats into float32 (every op's: its partials between
+// passes) and integers into int64 (sum's rules). The op compiles their
+// kernels; without them, the planner casts the input first, as torch does.
+struct WideningReads {
+  // float32, float16 and bfloat16 inputs of float64 results (dtype=).
+  bool floats_into_double = false;
+  // Integer and bool inputs of float32 results (InputGroup::kIntegerToFloat).
+  bool integers_into_float = false;
 };
 
 // with_input_group for a pass from `in` to `out`: the integer-to-float
-// pairs are groups of their own.
+// pairs are a group of their own.
 template <typename F>
 decltype(auto) with_pass_group(at::ScalarType in, at::ScalarType out, F&& f) {
   if (is_integer_input(in) && out == at::kFloat)
     return f(std::integral_constant<InputGroup, InputGroup::kIntegerToFloat>{});
-  if (is_integer_input(in) && out == at::kDouble)
-    return f(std::integral_constant<InputGroup, InputGroup::kIntegerToDouble>{});
   return with_input_group(in, std::forward<F>(f));
 }
 
 // Calls f(TypeTag<in_t>{}, TypeTag<out_t>{}) for the pair (in, out), one of
-// group G's (of any group by default).
+// group G's (of any group by default); bool inputs and results as uint8.
 template <InputGroup G = InputGroup::kAll, typename F>
 void dispatch_reduce_types(at::ScalarType in, at::ScalarType out, F&& f) {
+  if (in == at::kBool) in = at::kByte;
+  if (out == at::kBool) out = at::kByte;
 #define GPUREDUCE_PAIR(GROUP, IN_ENUM, IN_T, OUT_ENUM, OUT_T)              \
   if constexpr (G == InputGroup::kAll || G == InputGroup::GROUP) {          \
     if (in == at::IN_ENUM && out == at::OUT_ENUM) return f(TypeTag<IN_T>{}, TypeTag<OUT_T>{}); \
@@ -122,7 +125,6 @@ void dispatch_reduce_types(at::ScalarType in, at::ScalarType out, F&& f) {
   GPUREDUCE_PAIR(kBFloat16, kBFloat16, c10::BFloat16, kDouble, double)
   GPUREDUCE_PAIR(kComplex, kComplexFloat, c10::complex<float>, kComplexFloat, c10::complex<float>)
   GPUREDUCE_PAIR(kComplex, kComplexDouble, c10::complex<double>, kComplexDouble, c10::complex<double>)
-  GPUREDUCE_PAIR(kNarrowInt, kBool, bool, kLong, int64_t)
   GPUREDUCE_PAIR(kNarrowInt, kByte, uint8_t, kLong, int64_t)
   GPUREDUCE_PAIR(kNarrowInt, kChar, int8_t, kLong, int64_t)
   GPUREDUCE_PAIR(kWideInt, kShort, int16_t, kLong, int64_t)
@@ -130,41 +132,33 @@ void dispatch_reduce_types(at::ScalarType in, at::ScalarType out, F&& f) {
   GPUREDUCE_PAIR(kWideInt, kLong, int64_t, kLong, int64_t)
   // Integer results in the input's own dtype: amax and amin only
   // (kRunsPair, reduce_family.h).
-  GPUREDUCE_PAIR(kNarrowInt, kBool, bool, kBool, bool)
   GPUREDUCE_PAIR(kNarrowInt, kByte, uint8_t, kByte, uint8_t)
   GPUREDUCE_PAIR(kNarrowInt, kChar, int8_t, kChar, int8_t)
   GPUREDUCE_PAIR(kWideInt, kShort, int16_t, kShort, int16_t)
   GPUREDUCE_PAIR(kWideInt, kInt, int32_t, kInt, int32_t)
-  // Integer and bool inputs of float results, each element converted as
-  // torch's cast would, then reduced as floats (sum, mean, logsumexp).
-  GPUREDUCE_PAIR(kIntegerToFloat, kBool, bool, kFloat, float)
+  // Integer and bool inputs of float32 results, each element converted as
+  // torch's cast would, then reduced as floats (sum, mean).
   GPUREDUCE_PAIR(kIntegerToFloat, kByte, uint8_t, kFloat, float)
   GPUREDUCE_PAIR(kIntegerToFloat, kChar, int8_t, kFloat, float)
   GPUREDUCE_PAIR(kIntegerToFloat, kShort, int16_t, kFloat, float)
   GPUREDUCE_PAIR(kIntegerToFloat, kInt, int32_t, kFloat, float)
   GPUREDUCE_PAIR(kIntegerToFloat, kLong, int64_t, kFloat, float)
-  GPUREDUCE_PAIR(kIntegerToDouble, kBool, bool, kDouble, double)
-  GPUREDUCE_PAIR(kIntegerToDouble, kByte, uint8_t, kDouble, double)
-  GPUREDUCE_PAIR(kIntegerToDouble, kChar, int8_t, kDouble, double)
-  GPUREDUCE_PAIR(kIntegerToDouble, kShort, int16_t, kDouble, double)
-  GPUREDUCE_PAIR(kIntegerToDouble, kInt, int32_t, kDouble, double)
-  GPUREDUCE_PAIR(kIntegerToDouble, kLong, int64_t, kDouble, double)
 #undef GPUREDUCE_PAIR
   TORCH_INTERNAL_ASSERT(false, "gpureduce: no kernel for ", in, " -> ", out);
 }
 
-// Whether a kernel pair above reads `in` directly to produce `out`; the
-// integer-to-float pairs count only for an op that compiles them
-// (`integers`, OpSpec::integer_to_float).
-inline bool kernel_reads_directly(at::ScalarType in, at::ScalarType out, IntegerToFloatGroups integers = {}) {
-  if (integers.read(in, out)) return true;
+// Whether a kernel pair above reads `in` directly to produce `out` for an
+// op whose kernels read the widening pairs `widening` (OpSpec::widening).
+inline bool kernel_reads_directly(at::ScalarType in, at::ScalarType out, WideningReads widening) {
+  if (widening.integers_into_float && is_integer_input(in) && out == at::kFloat) return true;
   switch (out) {
     case at::kLong:
       return is_integer_input(in);
     case at::kFloat:
       return in == at::kFloat || in == at::kHalf || in == at::kBFloat16;
     case at::kDouble:
-      return in == at::kDouble || in == at::kFloat || in == at::kHalf || in == at::kBFloat16;
+      return in == at::kDouble ||
+             (widening.floats_into_double && (in == at::kFloat || in == at::kHalf || in == at::kBFloat16));
     case at::kHalf:
     case at::kBFloat16:
     case at::kComplexFloat:

@@ -15,17 +15,25 @@ namespace gpureduce {
 
 // What a family may say beyond its op (defaults here): whether its passes
 // hand accumulators on to one another through tensors (OpSpec::
-// hands_partials_on) and whether its results fold k copies of an input
-// (fold_repeats; OpSpec::fold_repeats is null where not).
+// hands_partials_on), whether its results fold k copies of an input
+// (fold_repeats; OpSpec::fold_repeats is null where not), and whether its
+// kernels read float32 and 16-bit float inputs of a float64 result
+// directly (WideningReads::floats_into_double): sum's and mean's do, as
+// issue 12 asks of dtype=. The other ops' float64 results of narrower
+// floats (a dtype= or out= few models pass) are read from a float64 copy,
+// torch's own order: those pairs were a quarter of each of their files'
+// compile (NOTES.md, session 53).
 struct FamilyBase {
   static constexpr bool kHandsPartialsOn = true;
   static constexpr bool kFoldsRepeats = true;
+  static constexpr bool kReadsFloatsIntoDouble = false;
 };
 
 // fill_empty and fold_repeats are defined in reduce_family.cpp: the ATen ops
 // they call have heavy headers, which every kernel file would otherwise parse.
 struct SumFamily : FamilyBase {
   static constexpr bool kKeepsResultDtype = false;
+  static constexpr bool kReadsFloatsIntoDouble = true;
   // Whether each output is divided by its count of inputs (OpSpec::averages).
   static constexpr bool kAverages = false;
   template <typename acc_t>
@@ -155,10 +163,10 @@ struct KernelsFor {
   using type = Family;
   // Integer inputs of float results are staged through a cast for an op
   // unless it says otherwise below.
-  static constexpr bool kTaken = G != InputGroup::kIntegerToFloat && G != InputGroup::kIntegerToDouble;
+  static constexpr bool kTaken = G != InputGroup::kIntegerToFloat;
 };
-// sum: integers and bool read at their own width into float32 and float64
-// results too (dtype=), each element converted as torch's cast would.
+// sum: integers and bool read at their own width into float32 results too
+// (dtype=), each element converted as torch's cast would.
 template <InputGroup G>
 struct KernelsFor<SumFamily, G> {
   using type = SumFamily;
@@ -171,7 +179,7 @@ struct KernelsFor<SumFamily, G> {
 template <InputGroup G>
 struct KernelsFor<NanSumFamily, G> {
   using type = std::conditional_t<G == InputGroup::kNarrowInt || G == InputGroup::kWideInt ||
-                                       G == InputGroup::kIntegerToFloat || G == InputGroup::kIntegerToDouble,
+                                       G == InputGroup::kIntegerToFloat,
                                    SumFamily, NanSumFamily>;
   static constexpr bool kTaken = G != InputGroup::kComplex;
 };
@@ -188,13 +196,13 @@ struct KernelsFor<MeanFamily, G> {
 template <bool kMax, InputGroup G>
 struct KernelsFor<ExtremumFamily<kMax>, G> {
   using type = ExtremumFamily<kMax>;
-  static constexpr bool kTaken =
-      G != InputGroup::kComplex && G != InputGroup::kIntegerToFloat && G != InputGroup::kIntegerToDouble;
+  static constexpr bool kTaken = G != InputGroup::kComplex && G != InputGroup::kIntegerToFloat;
 };
 
 // logsumexp: floating and complex inputs, and integer and bool inputs of a
-// float32 result (torch computes those in the default float dtype; a
-// float64 out= casts them first, a rare case not worth its compile).
+// float32 result where the backend reads them so (kReadsIntegersIntoFloat;
+// torch computes them in the default float dtype; a float64 out= casts them
+// first, a rare case not worth its compile).
 template <InputGroup G>
 struct KernelsFor<LogSumExpFamily, G> {
   using type = LogSumExpFamily;
@@ -217,15 +225,34 @@ struct KernelsFor<NormFamily<K>, G> {
   static constexpr bool kTaken = G == InputGroup::kFloat || G == InputGroup::kHalf || G == InputGroup::kBFloat16;
 };
 
+// The backends an OpSpec is built for (op_spec).
+enum class Backend { kCpu, kCuda };
+
+// Whether Family's kernels on backend B read integer and bool inputs of a
+// float32 result at their own width (InputGroup::kIntegerToFloat) rather
+// than from a float32 copy cast first.
+template <class Family, Backend B>
+inline constexpr bool kReadsIntegersIntoFloat = KernelsFor<Family, InputGroup::kIntegerToFloat>::kTaken;
+// logsumexp's on the CUDA engine only, for the full reductions' read rate
+// (int32 and int64 of 2^28 elements: 1036 and 1886 GB/s from a cast copy,
+// 4219 and 4333 read directly; H200, NOTES.md session 53). The CPU casts
+// first, as torch does: its two instance files for these pairs took 2.4
+// minutes of core time of the GPU machine's clean build.
+template <>
+inline constexpr bool kReadsIntegersIntoFloat<LogSumExpFamily, Backend::kCpu> = false;
+
 // Whether a family's kernels are compiled for the dtype pair (in_t, out_t)
 // of reduce_dtypes.h: sum's rules write integer results as int64; amax and
 // amin write their input's own dtype and nothing else (no widening to
-// float64 or int64). The kernels a family never runs would only lengthen
-// the build.
+// float64 or int64); narrower floats into float64 only where the family
+// reads them so (kReadsFloatsIntoDouble). The kernels a family never runs
+// would only lengthen the build.
 template <class Family, typename in_t, typename out_t>
-constexpr bool kRunsPair = !Family::kKeepsResultDtype
-                               ? !(std::is_integral_v<out_t> && !std::is_same_v<out_t, int64_t>)
-                               : std::is_same_v<in_t, out_t>;
+constexpr bool kRunsPair =
+    !Family::kKeepsResultDtype
+        ? !(std::is_integral_v<out_t> && !std::is_same_v<out_t, int64_t>) &&
+              (Family::kReadsFloatsIntoDouble || !std::is_same_v<out_t, double> || std::is_same_v<in_t, double>)
+        : std::is_same_v<in_t, out_t>;
 
 // Whose kernels run a pass that reads another pass's partials (of the
 // accumulator dtype): the family's own where its reduce folds a partial in
@@ -253,17 +280,17 @@ struct PartialsKernelsFor<NormFamily<K>> {
 };
 
 // Calls run(TypeTag<K>{}, group) with the family K whose kernels run pass
-// p from dtype `in` into dtype `out` (KernelsFor, or PartialsKernelsFor for
-// a pass that reads partials the op's reduce would not take as inputs), and
-// group, the std::integral_constant of the pair's InputGroup. Each backend
-// routes its passes through this.
-template <class Family, class Run>
+// p from dtype `in` into dtype `out` on backend B (KernelsFor, or
+// PartialsKernelsFor for a pass that reads partials the op's reduce would
+// not take as inputs), and group, the std::integral_constant of the pair's
+// InputGroup. Each backend routes its passes through this.
+template <class Family, Backend B, class Run>
 void with_pass_kernels(const ReducePass& p, at::ScalarType in, at::ScalarType out, Run&& run) {
   with_pass_group(in, out, [&](auto group) {
     constexpr InputGroup G = decltype(group)::value;
     using Kernels = KernelsFor<Family, G>;
     using K = typename Kernels::type;
-    if constexpr (!Kernels::kTaken) {
+    if constexpr (!Kernels::kTaken || (G == InputGroup::kIntegerToFloat && !kReadsIntegersIntoFloat<Family, B>)) {
       TORCH_INTERNAL_ASSERT(false, "gpureduce: no kernel for ", in, " inputs of this op");
     } else {
       if constexpr (!K::kHandsPartialsOn) {
@@ -278,17 +305,17 @@ void with_pass_kernels(const ReducePass& p, at::ScalarType in, at::ScalarType ou
   });
 }
 
-// The OpSpec of Family's op on a backend whose passes run through
-// with_pass_kernels<Family>.
-template <class Family>
+// The OpSpec of Family's op on backend B, whose passes run through
+// with_pass_kernels<Family, B>.
+template <class Family, Backend B>
 OpSpec op_spec(PassRunner run, const char* kernel_name, bool roots = false) {
   OpSpec spec{std::move(run), nullptr, &Family::fill_empty, kernel_name,
               Family::kInputIsPartial, Family::kKeepsResultDtype, Family::kAverages};
   if constexpr (Family::kFoldsRepeats) spec.fold_repeats = &Family::fold_repeats;
   spec.roots = roots;
   spec.hands_partials_on = Family::kHandsPartialsOn;
-  spec.integer_to_float.into_float = KernelsFor<Family, InputGroup::kIntegerToFloat>::kTaken;
-  spec.integer_to_float.into_double = KernelsFor<Family, InputGroup::kIntegerToDouble>::kTaken;
+  spec.widening.floats_into_double = KernelsFor<Family, InputGroup::kFloat>::type::kReadsFloatsIntoDouble;
+  spec.widening.integers_into_float = kReadsIntegersIntoFloat<Family, B>;
   return spec;
 }
 

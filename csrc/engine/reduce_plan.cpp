@@ -39,7 +39,7 @@ at::ScalarType kernel_out_dtype(at::ScalarType out) {
 at::ScalarType staged_input_dtype(at::ScalarType in, at::ScalarType out, const OpSpec& op) {
   if (out == at::kBool) return at::kBool;  // bool(x) is not modular: cast first
   const at::ScalarType kout = kernel_out_dtype(out);
-  if (kernel_reads_directly(in, kout, op.integer_to_float)) return in;
+  if (kernel_reads_directly(in, kout, op.widening)) return in;
   if (at::isIntegralType(out, /*includeBool=*/true)) {
     const at::ScalarType as_int = at::isIntegralType(in, true) ? in : out;
     return is_wide_unsigned(as_int) ? at::kLong : as_int;

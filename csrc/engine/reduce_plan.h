@@ -130,10 +130,9 @@ struct OpSpec {
   // dtype): where the reduced dims need more than one pass, the input is
   // first copied with them innermost, where they merge into one.
   bool hands_partials_on = true;
-  // Which float results the op's kernels read integer and bool inputs into
-  // at their own width (InputGroup::kIntegerToFloat, kIntegerToDouble),
-  // rather than from a float copy staged first.
-  IntegerToFloatGroups integer_to_float;
+  // Which widening pairs the op's kernels read at the input's own width
+  // rather than from a copy cast to the result's dtype first.
+  WideningReads widening;
 };
 
 // Reduces `input` over the dims in `mask` into `out`, whose shape and dtype

@@ -113,6 +113,17 @@ struct EnginePolicy {
   static constexpr bool tail_together() {
     return !(sizeof(in_t) == 2 && V == 8);
   }
+  // Whether a dtype pair's passes may take the tiled kernels (stream rows,
+  // stream columns, dense tiles) where those read faster, or only the rows
+  // and columns kernels. Integer inputs of float results (sum's dtype=,
+  // logsumexp's) take the latter: five pairs a family, for inputs few
+  // models reduce so, and the tiled kernels were over half of each pair's
+  // compile (NOTES.md, sessions 52 and 53). Full reductions, rows and
+  // columns a vector fits read as fast either way.
+  template <typename in_t, typename out_t>
+  static constexpr bool takes_tiles() {
+    return !(std::is_integral_v<in_t> && std::is_floating_point_v<out_t>);
+  }
 };
 
 template <typename T, int V>
