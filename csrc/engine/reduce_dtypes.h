@@ -25,7 +25,8 @@ struct TypeTag {
 // each group in a translation unit of its own, so that a parallel build
 // compiles them side by side (the CUDA engine's sum took 2 minutes as one).
 // kIntegerToFloat is grouped by its result instead: integer and bool inputs
-// of a float32 result (sum's and mean's dtype=), read at their own width
+// of a float32 result (sum's and mean's dtype=, logsumexp's on CUDA:
+// kReadsIntegersIntoFloat in reduce_family.h), read at their own width
 // (with_pass_group). Into float64 they are staged as float64 first (torch's
 // own order: cast, then reduce): their 6 pairs cost 2.4 minutes of core
 // time in a clean build for a rare dtype= (NOTES.md, session 53).
@@ -137,7 +138,7 @@ void dispatch_reduce_types(at::ScalarType in, at::ScalarType out, F&& f) {
   GPUREDUCE_PAIR(kWideInt, kShort, int16_t, kShort, int16_t)
   GPUREDUCE_PAIR(kWideInt, kInt, int32_t, kInt, int32_t)
   // Integer and bool inputs of float32 results, each element converted as
-  // torch's cast would, then reduced as floats (sum, mean).
+  // torch's cast would, then reduced as floats (sum, mean, logsumexp).
   GPUREDUCE_PAIR(kIntegerToFloat, kByte, uint8_t, kFloat, float)
   GPUREDUCE_PAIR(kIntegerToFloat, kChar, int8_t, kFloat, float)
   GPUREDUCE_PAIR(kIntegerToFloat, kShort, int16_t, kFloat, float)
