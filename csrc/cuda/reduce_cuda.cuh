@@ -1310,31 +1310,31 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
     // of torch.sum against 0.80x through the stream, [8192, 1024][:, ::2]
     // 1.11x against 0.85x; H200, NOTES.md session 49.)
     if constexpr (kTiles) {
-    DenseArgs strided{};
-    if (strided_rows_geometry(p, int64_t(sizeof(in_t)), strided) && launch_stream_tiles<Op>(strided, x, y)) return;
-    // Dense rows of a width (or alignment) that no vector fits, in one
-    // stream or in slabs.
-    if (dense_ok && launch_stream_rows<Op>(dense, x, y)) return;
-    if (dense_ok && launch_dense<Op>(dense, x, y)) return;
-    DenseArgs slabs{};
-    if (!dense_ok && dense_geometry(p, slabs, /*slabs=*/true) && launch_stream_rows<Op>(slabs, x, y)) return;
-    // Dense rows in segments, a stream for each run of rows that follow
-    // densely ([A, N, w][:, :k] or [::3] over w): the same rows the stream
-    // takes where the outer dims are dense, which the rows kernels below
-    // read an element per load. A/B on the H200 over 102 passes of 0.3 to
-    // 150 MB (NOTES.md, session 50), torch.sum's time over ours: the 70
-    // that took segments 1.29x -> 2.43x in geometric mean, below 0.97x 25
-    // -> 4 ([491, 42127, 5][::3] float16 0.75x -> 2.37x, [16, 8192,
-    // 5][:, :8000] float32 0.70x -> 1.15x, [225, 14022, 43][:, 1608:9718]
-    // int8 2.35x -> 11.6x); slower by over 5%: rows of 35 to 59 four-byte
-    // elements in two to four runs ([2, 21015, 59] float32 1.72x -> 1.26x).
-    // Not planes of narrow columns in runs, which the columns kernel reads
-    // as fast or faster (of 5 such passes, none faster by over 5% through
-    // the stream, [16, 39, 300, 16] int8 3.80x -> 2.97x).
-    DenseArgs segments{};
-    if (!dense_ok && dense_geometry(p, segments, false, int64_t(sizeof(in_t))) &&
-        launch_stream_rows<Op>(segments, x, y))
-      return;
+      DenseArgs strided{};
+      if (strided_rows_geometry(p, int64_t(sizeof(in_t)), strided) && launch_stream_tiles<Op>(strided, x, y)) return;
+      // Dense rows of a width (or alignment) that no vector fits, in one
+      // stream or in slabs.
+      if (dense_ok && launch_stream_rows<Op>(dense, x, y)) return;
+      if (dense_ok && launch_dense<Op>(dense, x, y)) return;
+      DenseArgs slabs{};
+      if (!dense_ok && dense_geometry(p, slabs, /*slabs=*/true) && launch_stream_rows<Op>(slabs, x, y)) return;
+      // Dense rows in segments, a stream for each run of rows that follow
+      // densely ([A, N, w][:, :k] or [::3] over w): the same rows the stream
+      // takes where the outer dims are dense, which the rows kernels below
+      // read an element per load. A/B on the H200 over 102 passes of 0.3 to
+      // 150 MB (NOTES.md, session 50), torch.sum's time over ours: the 70
+      // that took segments 1.29x -> 2.43x in geometric mean, below 0.97x 25
+      // -> 4 ([491, 42127, 5][::3] float16 0.75x -> 2.37x, [16, 8192,
+      // 5][:, :8000] float32 0.70x -> 1.15x, [225, 14022, 43][:, 1608:9718]
+      // int8 2.35x -> 11.6x); slower by over 5%: rows of 35 to 59 four-byte
+      // elements in two to four runs ([2, 21015, 59] float32 1.72x -> 1.26x).
+      // Not planes of narrow columns in runs, which the columns kernel reads
+      // as fast or faster (of 5 such passes, none faster by over 5% through
+      // the stream, [16, 39, 300, 16] int8 3.80x -> 2.97x).
+      DenseArgs segments{};
+      if (!dense_ok && dense_geometry(p, segments, false, int64_t(sizeof(in_t))) &&
+          launch_stream_rows<Op>(segments, x, y))
+        return;
     }
     launch_rows<Op, in_t, out_t, 1>(p, x, y);
   } else {

@@ -235,7 +235,8 @@ template <class Family, Backend B>
 inline constexpr bool kReadsIntegersIntoFloat = KernelsFor<Family, InputGroup::kIntegerToFloat>::kTaken;
 // logsumexp's on the CUDA engine only, for the full reductions' read rate
 // (int32 and int64 of 2^28 elements: 1036 and 1886 GB/s from a cast copy,
-// 4219 and 4333 read directly; H200, NOTES.md session 53). The CPU casts
+// 4165 and 4346 read directly through the rows kernels; H200, NOTES.md
+// session 53). The CPU casts
 // first, as torch does: its two instance files for these pairs took 2.4
 // minutes of core time of the GPU machine's clean build.
 template <>

@@ -118,8 +118,8 @@ struct EnginePolicy {
   // and columns kernels. Integer inputs of float results (sum's dtype=,
   // logsumexp's) take the latter: five pairs a family, for inputs few
   // models reduce so, and the tiled kernels were over half of their device
-  // compile (sum_integer_to_float.cu 46.9 -> 26.4 s; NOTES.md, session 53). Full reductions, rows and
-  // columns a vector fits read as fast either way.
+  // compile (sum_integer_to_float.cu 46.9 -> 26.4 s; NOTES.md, session 53).
+  // Full reductions, rows and columns a vector fits read as fast either way.
   template <typename in_t, typename out_t>
   static constexpr bool takes_tiles() {
     return !(std::is_integral_v<in_t> && std::is_floating_point_v<out_t>);
