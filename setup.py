@@ -10,6 +10,7 @@ import platform
 import sys
 import sysconfig
 import os
+import threading
 
 import torch
 from setuptools import setup
@@ -45,7 +46,7 @@ def extension():
     # Every source under csrc/, so that a new folder cannot be left out; those
     # under csrc/cuda/ only in a CUDA build.
     cpp_sources = sorted(p for p in glob.glob(os.path.join("csrc", "**", "*.cpp"), recursive=True)
-                         if not p.startswith(FAST_CALLS_DIR))
+                         if not p.startswith(FAST_CALLS_DIR) and not skipped_cpu_instance(p))
     sources = [p for p in cpp_sources if not p.startswith(CUDA_DIR)]
     # Headers too, so that changing one rebuilds (setuptools otherwise
     # compares the sources' times only; ninja then picks what to recompile).
@@ -77,7 +78,15 @@ def extension():
     # (setuptools sorts the sources by path, whatever this order;
     # CudaFirstBuild below hands ninja the .cu files first.)
     cuda_sources = sorted(glob.glob(os.path.join("csrc", "**", "*.cu"), recursive=True))
-    nvcc_flags = ["-O3", "-std=c++20", "-lineinfo", "--expt-relaxed-constexpr"]
+    # nvcc's -O sets the host compiler's level only (cicc and ptxas optimise
+    # the device code fully either way: the same PTX and SASS). The host side
+    # of a kernel file is its launch code and nvcc's stubs, and -O3 took 8 of
+    # sum_float.cu's 32 s on the 2-core machine; -O1, with small functions
+    # still inlined, 5.5 (NOTES.md, session 54). The objects are linked after
+    # the C++ ones (CudaFirstBuild), so that an inline function both define
+    # keeps its -O3 copy.
+    nvcc_flags = ["-O1", "-Xcompiler", "-finline-small-functions", "-std=c++20", "-lineinfo",
+                  "--expt-relaxed-constexpr"]
     return cpp_extension.CUDAExtension(
         "reduce_op._C",
         cuda_sources + [p for p in cpp_sources if p.startswith(CUDA_DIR)] + sources,
@@ -88,6 +97,21 @@ def extension():
 
 
 FAST_CALLS_DIR = os.path.join("csrc", "python")
+CPU_INSTANCES_DIR = os.path.join("csrc", "cpu", "instances", "")
+
+
+def skipped_cpu_instance(path: str) -> bool:
+    """Whether `path` is a CPU engine instance file of the build this
+    machine does not have (csrc/cpu/isa.h): on x86-64 (GCC or Clang) the
+    engine is built for AVX2 only (*_avx2.cpp), elsewhere in its baseline
+    build (the others). Either file compiles to nothing where its build is
+    not the one, but still parses ATen's headers."""
+    if not path.startswith(CPU_INSTANCES_DIR):
+        return False
+    avx2_only = platform.machine() in ("x86_64", "AMD64") and not sys.platform.startswith("win")
+    return path.endswith("_avx2.cpp") != avx2_only
+
+
 CUDA_DIR = os.path.join("csrc", "cuda")
 
 
@@ -105,27 +129,33 @@ def compile_rank(source: str) -> int:
     """Where a source goes in the compile order: longest compiles first."""
     if source.endswith(".cu"):
         return 0
-    if os.path.join("csrc", "cpu", "instances", "") in source:
-        return 1 if source.endswith("_avx2.cpp") else 2
-    return 3
+    if CPU_INSTANCES_DIR in source:
+        return 1
+    return 2
 
 
 class CudaFirstBuild(cpp_extension.BuildExtension):
     """torch's BuildExtension, with each extension's .cu files compiled first,
-    into the checkout's own build folder.
+    the two extensions built side by side, into the checkout's own build
+    folder.
 
     setuptools sorts an extension's sources by path before compiling them,
     so on a clean build the 70 CPU files took the first 100 s of the GPU
     machine's 16 jobs and the 40 .cu files, several times longer each,
     ran after them, their last few alone on the machine (ninja 217 s,
-    NOTES.md session 46). Ninja starts the compiles in the order given; the
-    objects are handed back in setuptools' order.
+    NOTES.md session 46). Ninja starts the compiles in the order given.
+    After the .cu files, the CPU engine's instance files, its longest CPU
+    compiles (20-105 s each on the GPU machine), then the rest: in path
+    order, logsumexp_integer_to_float_avx2.cpp (104 s; since removed)
+    started 47 files into the CPU files and ended ninja 17 s after every
+    other compile (NOTES.md, session 51). The objects are linked C++ first:
+    the linker keeps the first copy of an inline function that several
+    objects define, and the kernel files' host code is compiled at -O1.
 
-    After them, the CPU engine's AVX2 instance files, its longest CPU
-    compiles (20-105 s each on the GPU machine), then its baseline ones,
-    then the rest: in path order, logsumexp_integer_to_float_avx2.cpp (104
-    s; since removed) started 47 files into the CPU files and ended ninja
-    17 s after every other compile (NOTES.md, session 51).
+    reduce_op._fast, one file of 11 s, was built after _C had linked, 11 s
+    added to every clean build (session 53); the two now build in threads
+    of their own (setuptools' parallel build_ext), each extension's ninja
+    file in a folder of its own.
 
     `pip install -e .` compiled into a fresh temporary folder each time, so
     every run rebuilt everything (250 s on the GPU machine for one changed
@@ -135,23 +165,32 @@ class CudaFirstBuild(cpp_extension.BuildExtension):
     def finalize_options(self):
         super().finalize_options()
         self.build_temp = os.path.join(ROOT, "build", f"temp.{sysconfig.get_platform()}-{sys.implementation.cache_tag}")
+        self.parallel = max(int(self.parallel or 0), len(self.extensions))
+        self._building = threading.local()
+        self._wrap_lock = threading.Lock()
 
     def build_extension(self, ext):
-        compile_objects = self.compiler.compile
+        # torch's build_extensions has replaced compiler.compile with its ninja
+        # driver by now; it is wrapped once, for every thread.
+        with self._wrap_lock:
+            if not getattr(self.compiler.compile, "gpureduce_order", False):
+                self.compiler.compile = self._ordered(self.compiler.compile)
+        self._building.ext = ext
+        super().build_extension(ext)
 
-        def cuda_first(sources, *args, **kwargs):
-            order = sorted(range(len(sources)), key=lambda i: compile_rank(sources[i]))
-            objects = compile_objects([sources[i] for i in order], *args, **kwargs)
-            in_place = [None] * len(sources)
-            for k, i in enumerate(order):
-                in_place[i] = objects[k]
-            return in_place
+    def _ordered(self, compile_objects):
+        def compile_in_order(sources, output_dir=None, *args, **kwargs):
+            ext = self._building.ext
+            if ext.name != "reduce_op._C":
+                output_dir = os.path.join(output_dir, ext.name)
+            ordered = sorted(sources, key=compile_rank)
+            objects = compile_objects(ordered, output_dir, *args, **kwargs)
+            # The C++ objects first, then the .cu ones (sorted is stable).
+            built = sorted(zip(ordered, objects), key=lambda pair: pair[0].endswith(".cu"))
+            return [obj for _, obj in built]
 
-        self.compiler.compile = cuda_first
-        try:
-            super().build_extension(ext)
-        finally:
-            self.compiler.compile = compile_objects
+        compile_in_order.gpureduce_order = True
+        return compile_in_order
 
 
 setup(

@@ -8,9 +8,9 @@
 // live in a namespace of their own, cpu_avx2).
 #pragma once
 
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
-#define GPUREDUCE_HAS_AVX2_BUILD 1
+#include "isa.h"
 
+#if defined(GPUREDUCE_CPU_AVX2_ONLY)
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <c10/util/BFloat16.h>
@@ -28,7 +28,6 @@
 #include "../engine/reduce_family.h"
 #include "../engine/reduce_ops.h"
 #include "../engine/reduce_plan.h"
-#include "isa.h"
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
@@ -36,5 +35,7 @@
 #define GPUREDUCE_CPU_NS cpu_avx2
 #include "reduce_cpu.h"
 #pragma GCC pop_options
-
+#define GPUREDUCE_CPU_AVX2_INSTANCE(FAMILY, GROUP) GPUREDUCE_CPU_ENGINE_INSTANCE(FAMILY, GROUP)
+#else
+#define GPUREDUCE_CPU_AVX2_INSTANCE(FAMILY, GROUP) static_assert(true, "no AVX2 build here")
 #endif

@@ -1,11 +1,12 @@
 // The ops on the CPU key: each is the CPU engine (reduce_cpu.h) instantiated
-// for its family and each dtype group (instances/<op>_<group>.cpp, and
-// <op>_<group>_avx2.cpp for AVX2, which runs where the CPU has it), behind
-// the shared entry points.
+// for its family and each dtype group (instances/<op>_<group>_avx2.cpp on
+// x86-64, <op>_<group>.cpp elsewhere: cpu/isa.h), behind the shared entry
+// points; or, on an x86-64 CPU without AVX2, ATen's op of the same name.
 #include <torch/library.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "../engine/reduce_entry.h"
 #include "../engine/reduce_family.h"
@@ -14,7 +15,7 @@
 namespace gpureduce {
 
 bool cpu_runs_avx2() {
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+#if defined(GPUREDUCE_CPU_AVX2_ONLY)
   static const bool runs = [] {
     const char* baseline = std::getenv("GPUREDUCE_CPU_BASELINE");
     if (baseline != nullptr && std::strcmp(baseline, "1") == 0) return false;
@@ -29,24 +30,26 @@ bool cpu_runs_avx2() {
 
 namespace {
 
+// The ops are registered on this only where cpu_runs_engine().
 template <class Family, InputGroup G>
-void run_group_best_isa(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
-  if (cpu_runs_avx2()) return cpu_avx2::run_pass_cpu<Family, G>(pass, in, out);
-#endif
+void run_group(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
+#if defined(GPUREDUCE_CPU_AVX2_ONLY)
+  cpu_avx2::run_pass_cpu<Family, G>(pass, in, out);
+#else
   cpu::run_pass_cpu<Family, G>(pass, in, out);
+#endif
 }
 
 template <class Family>
-void run_pass_best_isa(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
+void run_pass_on_cpu(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
   with_pass_kernels<Family, Backend::kCpu>(pass, in.scalar_type(), out.scalar_type(), [&](auto kernels, auto group) {
-    run_group_best_isa<typename decltype(kernels)::type, decltype(group)::value>(pass, in, out);
+    run_group<typename decltype(kernels)::type, decltype(group)::value>(pass, in, out);
   });
 }
 
 template <class Family>
 const OpSpec& cpu_spec(const char* kernel_name) {
-  static const OpSpec spec = op_spec<Family, Backend::kCpu>(&run_pass_best_isa<Family>, kernel_name);
+  static const OpSpec spec = op_spec<Family, Backend::kCpu>(&run_pass_on_cpu<Family>, kernel_name);
   return spec;
 }
 const OpSpec& sum_spec() { return cpu_spec<SumFamily>("sum_cpu"); }
@@ -64,7 +67,7 @@ const OpSpec& logsumexp_spec() { return cpu_spec<LogSumExpFamily>("logsumexp_cpu
 const OpSpec& var_spec() { return cpu_spec<VarianceFamily>("std_cpu"); }
 const OpSpec& std_spec() {
   static const OpSpec spec =
-      op_spec<VarianceFamily, Backend::kCpu>(&run_pass_best_isa<VarianceFamily>, "std_cpu", /*roots=*/true);
+      op_spec<VarianceFamily, Backend::kCpu>(&run_pass_on_cpu<VarianceFamily>, "std_cpu", /*roots=*/true);
   return spec;
 }
 
@@ -72,13 +75,43 @@ const OpSpec& std_spec() {
 // amin's for the orders it stages. torch's errors name "norm_cpu".
 NormSpecs norm_specs() {
   static const OpSpec two =
-      op_spec<NormTwoFamily, Backend::kCpu>(&run_pass_best_isa<NormTwoFamily>, "norm_cpu", /*roots=*/true);
+      op_spec<NormTwoFamily, Backend::kCpu>(&run_pass_on_cpu<NormTwoFamily>, "norm_cpu", /*roots=*/true);
   return {cpu_spec<NormOneFamily>("norm_cpu"), two, cpu_spec<NormInfFamily>("norm_cpu"), sum_spec(), amin_spec()};
 }
 
+// ATen's op of the same name and overload as `op` (our schemas are
+// torch's), called on the same stack: the CPU kernel of every op below on
+// an x86-64 CPU that runs no engine (cpu/isa.h). torch's out= overloads
+// return `out`, ours nothing.
+void call_aten_op(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& ours = op.schema();
+  const std::string& name = ours.name();
+  const std::string aten_name = "aten" + name.substr(name.find("::"));
+  const c10::OperatorHandle aten =
+      c10::Dispatcher::singleton().findSchemaOrThrow(aten_name.c_str(), ours.overload_name().c_str());
+  aten.callBoxed(stack);
+  torch::jit::drop(*stack, aten.schema().returns().size() - ours.returns().size());
+}
+
+// Registers each overload's engine kernel, or where this CPU runs no engine,
+// call_aten_op.
+struct CpuKernels {
+  torch::Library& m;
+  bool engine;
+  template <class Kernel>
+  void impl(const char* name, Kernel&& kernel) {
+    if (engine) {
+      m.impl(name, std::forward<Kernel>(kernel));
+    } else {
+      m.impl(name, torch::CppFunction::makeFromBoxedFunction<&call_aten_op>());
+    }
+  }
+};
+
 }  // namespace
 
-TORCH_LIBRARY_IMPL(gpureduce, CPU, m) {
+TORCH_LIBRARY_IMPL(gpureduce, CPU, library) {
+  CpuKernels m{library, cpu_runs_engine()};
   using Sum = SumLikeEntries<&sum_spec>;
   using Prod = SumLikeEntries<&prod_spec>;
   m.impl("sum", &Sum::all);

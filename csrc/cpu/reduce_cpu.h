@@ -5,12 +5,12 @@
 // like log n. Chunking depends
 // only on the shape, never on the thread count or the instruction set, so
 // results are bitwise reproducible. run_pass_cpu<Family, G> is instantiated
-// once per op, dtype group and instruction set, each in a file of its own
-// (instances/<op>_<group>.cpp and <op>_<group>_avx2.cpp: a file holding an
-// op's every group took a minute to compile on 2 cores), in namespace
-// GPUREDUCE_CPU_NS: `cpu` for the baseline build and `cpu_avx2` for the one
-// compiled for AVX2, FMA and F16C (engine_avx2.h; cpu/isa.h picks one at run
-// time).
+// once per op and dtype group, each in a file of its own (a file holding an
+// op's every group took a minute to compile on 2 cores), for one
+// instruction set (cpu/isa.h), in namespace GPUREDUCE_CPU_NS: `cpu_avx2`
+// for AVX2, FMA and F16C on x86-64 (instances/<op>_<group>_avx2.cpp,
+// engine_avx2.h), `cpu` for the baseline build elsewhere
+// (instances/<op>_<group>.cpp, engine_baseline.h).
 #pragma once
 
 #include <ATen/Parallel.h>
@@ -40,19 +40,10 @@
 #endif
 
 // Forced inlining and unrolling keep a leaf's or a tile's accumulators in
-// registers: the engine's speed. They also make its code: a tile of K
-// vectors of columns is K unrolled folds in each of its row loops, for
-// every K, input dtype and op. A lean build (GPUREDUCE_CPU_LEAN, the x86-64
-// baseline of engine_baseline.h, which no AVX2 CPU runs) leaves both to the
-// compiler. The order of operations is the same, so are the bits.
+// registers: the engine's speed.
 #define GPUREDUCE_CPU_PRAGMA(x) _Pragma(#x)
-#if defined(GPUREDUCE_CPU_LEAN)
-#define GPUREDUCE_CPU_INLINE
-#define GPUREDUCE_CPU_UNROLL(n)
-#else
 #define GPUREDUCE_CPU_INLINE __attribute__((always_inline))
 #define GPUREDUCE_CPU_UNROLL(n) GPUREDUCE_CPU_PRAGMA(GCC unroll n)
-#endif
 
 namespace gpureduce {
 namespace GPUREDUCE_CPU_NS {

@@ -1,7 +1,5 @@
 // The AVX2 CPU engine for amax and amin of bfloat16 inputs (engine_avx2.h).
 #include "../engine_avx2.h"
 
-#if defined(GPUREDUCE_HAS_AVX2_BUILD)
-GPUREDUCE_CPU_ENGINE_INSTANCE(AmaxFamily, kBFloat16);
-GPUREDUCE_CPU_ENGINE_INSTANCE(AminFamily, kBFloat16);
-#endif
+GPUREDUCE_CPU_AVX2_INSTANCE(AmaxFamily, kBFloat16);
+GPUREDUCE_CPU_AVX2_INSTANCE(AminFamily, kBFloat16);

@@ -1,4 +1,4 @@
 // The baseline CPU engine for logsumexp of float16 inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(LogSumExpFamily, kHalf);
+GPUREDUCE_CPU_BASELINE_INSTANCE(LogSumExpFamily, kHalf);

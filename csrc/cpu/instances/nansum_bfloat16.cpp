@@ -1,4 +1,4 @@
 // The baseline CPU engine for nansum of bfloat16 inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(NanSumFamily, kBFloat16);
+GPUREDUCE_CPU_BASELINE_INSTANCE(NanSumFamily, kBFloat16);

@@ -1,4 +1,4 @@
 // The baseline CPU engine for nansum of float32 and float64 inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(NanSumFamily, kFloat);
+GPUREDUCE_CPU_BASELINE_INSTANCE(NanSumFamily, kFloat);

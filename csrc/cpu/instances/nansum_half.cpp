@@ -1,4 +1,4 @@
 // The baseline CPU engine for nansum of float16 inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(NanSumFamily, kHalf);
+GPUREDUCE_CPU_BASELINE_INSTANCE(NanSumFamily, kHalf);

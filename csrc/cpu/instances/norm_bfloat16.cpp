@@ -2,6 +2,6 @@
 // inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormOneFamily, kBFloat16);
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormTwoFamily, kBFloat16);
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormInfFamily, kBFloat16);
+GPUREDUCE_CPU_BASELINE_INSTANCE(NormOneFamily, kBFloat16);
+GPUREDUCE_CPU_BASELINE_INSTANCE(NormTwoFamily, kBFloat16);
+GPUREDUCE_CPU_BASELINE_INSTANCE(NormInfFamily, kBFloat16);

@@ -2,6 +2,6 @@
 // inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormOneFamily, kFloat);
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormTwoFamily, kFloat);
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormInfFamily, kFloat);
+GPUREDUCE_CPU_BASELINE_INSTANCE(NormOneFamily, kFloat);
+GPUREDUCE_CPU_BASELINE_INSTANCE(NormTwoFamily, kFloat);
+GPUREDUCE_CPU_BASELINE_INSTANCE(NormInfFamily, kFloat);

@@ -2,8 +2,6 @@
 // inputs (engine_avx2.h).
 #include "../engine_avx2.h"
 
-#if defined(GPUREDUCE_HAS_AVX2_BUILD)
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormOneFamily, kFloat);
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormTwoFamily, kFloat);
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormInfFamily, kFloat);
-#endif
+GPUREDUCE_CPU_AVX2_INSTANCE(NormOneFamily, kFloat);
+GPUREDUCE_CPU_AVX2_INSTANCE(NormTwoFamily, kFloat);
+GPUREDUCE_CPU_AVX2_INSTANCE(NormInfFamily, kFloat);

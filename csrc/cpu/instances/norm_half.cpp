@@ -2,6 +2,6 @@
 // inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormOneFamily, kHalf);
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormTwoFamily, kHalf);
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormInfFamily, kHalf);
+GPUREDUCE_CPU_BASELINE_INSTANCE(NormOneFamily, kHalf);
+GPUREDUCE_CPU_BASELINE_INSTANCE(NormTwoFamily, kHalf);
+GPUREDUCE_CPU_BASELINE_INSTANCE(NormInfFamily, kHalf);

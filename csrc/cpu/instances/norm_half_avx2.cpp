@@ -2,8 +2,6 @@
 // inputs (engine_avx2.h).
 #include "../engine_avx2.h"
 
-#if defined(GPUREDUCE_HAS_AVX2_BUILD)
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormOneFamily, kHalf);
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormTwoFamily, kHalf);
-GPUREDUCE_CPU_ENGINE_INSTANCE(NormInfFamily, kHalf);
-#endif
+GPUREDUCE_CPU_AVX2_INSTANCE(NormOneFamily, kHalf);
+GPUREDUCE_CPU_AVX2_INSTANCE(NormTwoFamily, kHalf);
+GPUREDUCE_CPU_AVX2_INSTANCE(NormInfFamily, kHalf);

@@ -1,4 +1,4 @@
 // The baseline CPU engine for prod of complex64 and complex128 inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(ProdFamily, kComplex);
+GPUREDUCE_CPU_BASELINE_INSTANCE(ProdFamily, kComplex);

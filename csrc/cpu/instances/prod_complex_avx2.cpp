@@ -1,6 +1,4 @@
 // The AVX2 CPU engine for prod of complex64 and complex128 inputs (engine_avx2.h).
 #include "../engine_avx2.h"
 
-#if defined(GPUREDUCE_HAS_AVX2_BUILD)
-GPUREDUCE_CPU_ENGINE_INSTANCE(ProdFamily, kComplex);
-#endif
+GPUREDUCE_CPU_AVX2_INSTANCE(ProdFamily, kComplex);

@@ -1,4 +1,4 @@
 // The baseline CPU engine for prod of float16 inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(ProdFamily, kHalf);
+GPUREDUCE_CPU_BASELINE_INSTANCE(ProdFamily, kHalf);

@@ -1,4 +1,4 @@
 // The baseline CPU engine for prod of int16, int32 and int64 inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(ProdFamily, kWideInt);
+GPUREDUCE_CPU_BASELINE_INSTANCE(ProdFamily, kWideInt);

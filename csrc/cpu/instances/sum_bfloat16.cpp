@@ -1,4 +1,4 @@
 // The baseline CPU engine for sum of bfloat16 inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(SumFamily, kBFloat16);
+GPUREDUCE_CPU_BASELINE_INSTANCE(SumFamily, kBFloat16);

@@ -1,4 +1,4 @@
 // The baseline CPU engine for sum of complex64 and complex128 inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(SumFamily, kComplex);
+GPUREDUCE_CPU_BASELINE_INSTANCE(SumFamily, kComplex);

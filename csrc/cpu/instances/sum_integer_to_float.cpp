@@ -2,4 +2,4 @@
 // float32 results, read at their own width (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(SumFamily, kIntegerToFloat);
+GPUREDUCE_CPU_BASELINE_INSTANCE(SumFamily, kIntegerToFloat);

@@ -2,6 +2,4 @@
 // float32 results, read at their own width (engine_avx2.h).
 #include "../engine_avx2.h"
 
-#if defined(GPUREDUCE_HAS_AVX2_BUILD)
-GPUREDUCE_CPU_ENGINE_INSTANCE(SumFamily, kIntegerToFloat);
-#endif
+GPUREDUCE_CPU_AVX2_INSTANCE(SumFamily, kIntegerToFloat);

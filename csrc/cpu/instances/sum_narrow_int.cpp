@@ -1,4 +1,4 @@
 // The baseline CPU engine for sum of bool, uint8 and int8 inputs (engine_baseline.h).
 #include "../engine_baseline.h"
 
-GPUREDUCE_CPU_ENGINE_INSTANCE(SumFamily, kNarrowInt);
+GPUREDUCE_CPU_BASELINE_INSTANCE(SumFamily, kNarrowInt);
