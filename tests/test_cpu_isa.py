@@ -79,20 +79,30 @@ torch.save((out, called), sys.argv[3])
 """
 
 
-def _run(tmp_path, name, without_avx2):
-    env = dict(os.environ)
-    if without_avx2:
-        env["GPUREDUCE_CPU_BASELINE"] = "1"
-    else:
+@pytest.fixture(scope="module")
+def routes(tmp_path_factory):
+    """The script's results with this CPU's kernels and pinned to a CPU
+    without AVX2, the two subprocesses run at once."""
+    started = {}
+    for without_avx2 in (False, True):
+        env = dict(os.environ)
         env.pop("GPUREDUCE_CPU_BASELINE", None)
-    path = str(tmp_path / f"{name}.pt")
-    subprocess.run([sys.executable, "-c", SCRIPT, repr(CASES), repr(DTYPES), path], check=True, env=env,
-                   cwd=os.path.dirname(HERE))
-    return torch.load(path)
+        if without_avx2:
+            env["GPUREDUCE_CPU_BASELINE"] = "1"
+        path = str(tmp_path_factory.mktemp("routes") / "results.pt")
+        proc = subprocess.Popen([sys.executable, "-c", SCRIPT, repr(CASES), repr(DTYPES), path], env=env,
+                                cwd=os.path.dirname(HERE), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        started[without_avx2] = (path, proc)
+    results = {}
+    for without_avx2, (path, proc) in started.items():
+        output, _ = proc.communicate(timeout=600)
+        assert proc.returncode == 0, output
+        results[without_avx2] = torch.load(path)
+    return results
 
 
-def test_cpu_without_avx2_gives_torchs_bits(tmp_path):
-    results, called = _run(tmp_path, "without_avx2", without_avx2=True)
+def test_cpu_without_avx2_gives_torchs_bits(routes):
+    results, called = routes[True]
     assert len(results) > 5 * len(CASES) * len(DTYPES)
     for name, ours, theirs in results:
         assert torch.equal(ours, theirs), name
@@ -100,12 +110,12 @@ def test_cpu_without_avx2_gives_torchs_bits(tmp_path):
 
 
 @pytest.mark.skipif(torch.backends.cpu.get_cpu_capability() == "DEFAULT", reason="this CPU has no AVX2")
-def test_cpu_with_avx2_runs_the_engine(tmp_path):
+def test_cpu_with_avx2_runs_the_engine(routes):
     # The same script, this CPU's own kernels: a sum is the engine's, not
     # aten::sum, and the float results are its own bits, which differ from
     # torch's in some cases (another order of adds), so the comparison
     # above is one that a missing route would fail.
-    results, called = _run(tmp_path, "with_avx2", without_avx2=False)
+    results, called = routes[False]
     assert "gpureduce::sum" in called and "aten::sum" not in called, called
     differ = [name for name, ours, theirs in results if not torch.equal(ours, theirs)]
     assert any(name.startswith("sum float32") for name in differ), differ[:10]
