@@ -202,7 +202,7 @@ class CudaFirstBuild(object if METADATA_ONLY else cpp_extension.BuildExtension):
     def _ordered(self, compile_objects):
         def compile_in_order(sources, output_dir=None, *args, **kwargs):
             ext = self._building.ext
-            if ext.name != "reduce_op._C":
+            if ext.name != "reduce_op._C" and output_dir is not None:
                 output_dir = os.path.join(output_dir, ext.name)
             ordered = sorted(sources, key=compile_rank)
             objects = compile_objects(ordered, output_dir, *args, **kwargs)
