@@ -4,11 +4,11 @@
 // AVX2, FMA and F16C (instances/<op>_<group>_avx2.cpp, engine_avx2.h). A
 // CPU without them (Intel's Core CPUs have them since 2013 and AMD's since
 // 2015, some Atom, Celeron and Pentium parts not until about 2020; a
-// virtual machine may hide them) runs ATen's own CPU kernels for the engine's ops instead
-// (ops_cpu.cpp): torch's answers at torch's speed. Its baseline build was
-// another third of the CPU engine's compile, 330 of the GPU machine's 2950
-// core-seconds of a clean build (NOTES.md, session 54), for CPUs that our
-// machines never run.
+// virtual machine may hide them) runs ATen's own CPU kernels for the
+// engine's ops instead (ops_cpu.cpp): torch's answers at torch's speed.
+// Its baseline build was a third of the CPU engine's compile, 330 of the
+// GPU machine's 2950 core-seconds of a clean build (NOTES.md, session 54),
+// for CPUs that our machines never run.
 //
 // Elsewhere (aarch64, other compilers), the one build is the baseline one
 // (instances/<op>_<group>.cpp, engine_baseline.h).
