@@ -93,7 +93,7 @@ def extension():
     # the C++ ones (CudaFirstBuild), so that an inline function both define
     # keeps its -O3 copy.
     # The kernels' code is stored compressed, as torch's own is (-compress-all:
-    # the library 263 -> ~40 MB), and without line tables, which doubled each
+    # the library 263 -> 44 MB), and without line tables, which doubled each
     # object and cost 2-4% of its compile (a same-machine A/B, session 54). To
     # see source lines in Nsight Compute, build with NVCC_APPEND_FLAGS=-lineinfo.
     nvcc_flags = ["-O1", "-Xcompiler", "-finline-small-functions", "-std=c++20", "--expt-relaxed-constexpr",
