@@ -32,6 +32,23 @@ def test_random_cases_cpu(seed):
             raise AssertionError(f"{case.label()}: {e}") from e
 
 
+def test_random_cases_cpu_two_threads():
+    # Cases large enough for the CPU engine to split them into tasks (its
+    # grains are 16K-32K elements), on two threads whatever the process's
+    # default (tools/run_tests.sh runs its workers on one).
+    gen = torch.Generator().manual_seed(404)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        for case in sample_cases(40, 404, min_bytes=1 << 17, max_bytes=1 << 21):
+            try:
+                _check(case, "cpu", gen)
+            except AssertionError as e:
+                raise AssertionError(f"{case.label()}: {e}") from e
+    finally:
+        torch.set_num_threads(threads)
+
+
 @pytest.mark.cuda
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
 @pytest.mark.parametrize("seed", [11, 12, 13])

@@ -30,6 +30,12 @@ if ! "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('ex
   echo "setup: installing expecttest"
   "$PY" -m pip install -q expecttest || echo "setup: expecttest not installed; the torch sample-input tests will skip"
 fi
+# pytest-xdist lets tools/run_tests.sh spread the suite over the cores; without
+# it the suite runs in one process.
+if ! "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('xdist') is None)" 2>/dev/null; then
+  echo "setup: installing pytest-xdist"
+  "$PY" -m pip install -q pytest-xdist || echo "setup: pytest-xdist not installed; the tests will run in one process"
+fi
 echo "setup: building gpureduce"
 # TORCH_CUDA_ARCH_LIST, if set, is passed on; unset, the build targets the
 # visible GPU, or sm_90 (the H200) where none is visible (setup.py).
