@@ -1001,6 +1001,8 @@ template <class Op, typename in_t, typename out_t>
 bool launch_stream_tiles(const DenseArgs& d, const in_t* x, out_t* y) {
   if constexpr (sizeof(in_t) > 8) {
     return false;  // 16-byte elements fill a vector: no stream to share
+  } else if constexpr (!EnginePolicy::template takes_stream_tiles<Op, in_t, out_t>()) {
+    return false;  // the dense tiles and the rows and columns kernels read it
   } else {
     if (reinterpret_cast<uintptr_t>(x) % sizeof(in_t) != 0) return false;
     const int64_t bytes = d.total * int64_t(sizeof(in_t));

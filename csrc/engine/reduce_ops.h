@@ -112,6 +112,11 @@ struct OpBase {
   // lanes_fold (a vector of inputs, each into its lane), lanes_combine,
   // lanes_state (lane k's state) and lanes_with_first.
   static constexpr bool kCpuStateLanes = false;
+  // Whether the CUDA engine compiles its stream-rows kernel for the op
+  // (narrow rows and planes in tiles through shared memory; else the dense
+  // tiles and the rows and columns kernels read them). That kernel is a
+  // third to a half of an instance file's compile.
+  static constexpr bool kStreamTiles = true;
 
   template <typename in_t>
   static constexpr bool packs_bytes() {
@@ -583,6 +588,12 @@ struct LogSumExpOp : OpBase<LogSumExpOp<acc_t>, MaxScaledSum<acc_t>> {
   using state = MaxScaledSum<acc_t>;
   static constexpr bool kPartialsFoldAsInputs = true;
   static constexpr bool kPartialsInResultDtype = true;
+  // No stream-rows kernel: torch's logsumexp is several kernels, and the
+  // passes that took it ran 1.37x torch's time or better without it (H200,
+  // 142 of 5 x 1000 random cases: 6.09x -> 4.84x of torch in geometric
+  // mean, slowest 3.17x -> 1.37x), for 44% of logsumexp_float.cu's compile
+  // (NOTES.md, session 55).
+  static constexpr bool kStreamTiles = false;
 
   // exp of a difference x - max <= 0. On the GPU in float through the
   // hardware's exp2 (__expf: one multiply by log2(e), one MUFU.EX2): its
@@ -798,6 +809,7 @@ struct LogSumExpOp<c10::complex<T>> : OpBase<LogSumExpOp<c10::complex<T>>, MaxSc
   using cpu_op = std::conditional_t<std::is_same_v<T, float>, LogSumExpOp<c10::complex<double>>, LogSumExpOp>;
   static constexpr bool kPartialsFoldAsInputs = true;
   static constexpr bool kPartialsInResultDtype = true;
+  static constexpr bool kStreamTiles = false;  // as the real op's
 
   C10_HOST_DEVICE static bool is_infinite(T v) { return v == std::numeric_limits<T>::infinity() || v == -std::numeric_limits<T>::infinity(); }
   // The shift torch applies: m, or 0 where m is infinite.

@@ -124,6 +124,17 @@ struct EnginePolicy {
   static constexpr bool takes_tiles() {
     return !(std::is_integral_v<in_t> && std::is_floating_point_v<out_t>);
   }
+  // Whether a pass of Op from in_t to out_t may take the stream-rows kernel
+  // (engine/stream_rows.cuh), a pass that takes_tiles: where the op's own
+  // policy says so (OpBase::kStreamTiles), and not for float64 results of
+  // narrower floats (sum's and mean's dtype=float64, for which torch casts
+  // first): without it those passes ran 2.17x torch.sum's time or better
+  // (H200, 9 of 5 x 1000 random cases: 4.40x -> 3.50x in geometric mean),
+  // and the pairs compile a third less each (NOTES.md, session 55).
+  template <class Op, typename in_t, typename out_t>
+  static constexpr bool takes_stream_tiles() {
+    return Op::kStreamTiles && !(std::is_same_v<out_t, double> && !std::is_same_v<in_t, double>);
+  }
 };
 
 template <typename T, int V>
