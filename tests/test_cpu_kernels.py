@@ -221,3 +221,24 @@ def test_rows_shorter_than_a_vector_many_to_an_output(dtype):
             _check_sum(x, [0, 2])
             _check_sum(x.transpose(0, 2), [0, 2])  # the same rows, read through a transposed view
             _check_sum(x[:, ::2], [0, 2])
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.bool], ids=str)
+def test_narrow_integers_into_float32(dtype):
+    # Bytes and 16-bit integers into float32 lanes (dtype=float32): each
+    # vector of 8 extended to int32 and converted (reduce_cpu.h, Lanes::load),
+    # in rows around the vector width and the leaves, in columns, and at a
+    # stride; against the float64 sum and torch.mean.
+    g = torch.Generator().manual_seed(12)
+    for n in ROW_LENGTHS[:-1]:
+        x = random_tensor((3, n), dtype, "cpu", g)
+        assert_matches_torch(reduce_op.sum(x, 1, dtype=torch.float32), x, 1, False, torch.float32)
+        assert_matches_torch(reduce_op.sum(x, None, dtype=torch.float32), x, None, False, torch.float32)
+        s = random_tensor((3, 2 * n), dtype, "cpu", g)[:, 1::2]
+        assert_matches_torch(reduce_op.sum(s, 1, dtype=torch.float32), s, 1, False, torch.float32)
+        torch.testing.assert_close(reduce_op.mean(x, 1, dtype=torch.float32), torch.mean(x, 1, dtype=torch.float32))
+    for w in (1, 7, 8, 9, 33, 65):
+        for r in (1, 17, 129, 4097):
+            x = random_tensor((2, r, w), dtype, "cpu", g)
+            assert_matches_torch(reduce_op.sum(x, 1, dtype=torch.float32), x, 1, False, torch.float32)
+            assert_matches_torch(reduce_op.sum(x, (0, 1), dtype=torch.float32), x, (0, 1), False, torch.float32)

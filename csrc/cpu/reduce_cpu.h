@@ -231,6 +231,15 @@ struct Lanes<Op, acc_t, true> {
         vec v;
         std::memcpy(&v, &w, sizeof(v));
         return v;
+      } else if constexpr (std::is_integral_v<S> && sizeof(S) < 4 && std::is_same_v<acc_t, float>) {
+        // Bytes and 16-bit integers into float lanes (sum's and mean's
+        // dtype=float32): extended to int32, then converted, exactly. The
+        // generic conversion below went a byte at a time here too: sums of
+        // uint8 and int8 into float32 took 3.6-4.7x torch.sum's time.
+        const __m256 f = _mm256_cvtepi32_ps(widen_ints<int32_t>(reinterpret_cast<const S*>(p)));
+        vec v;
+        std::memcpy(&v, &f, sizeof(v));
+        return v;
       }
 #endif
       using iv = typename VecOf<S, kWidth * static_cast<int>(sizeof(S))>::type;
