@@ -22,14 +22,18 @@ def _check(case, device, gen):
     assert_matches_torch(ours, x, kw.get("dim"), kw.get("keepdim", False), kw.get("dtype"))
 
 
+def _check_all(cases, device, gen):
+    for case in cases:
+        try:
+            _check(case, device, gen)
+        except AssertionError as e:
+            raise AssertionError(f"{case.label()}: {e}") from e
+
+
 @pytest.mark.parametrize("seed", [101, 202, 303])
 def test_random_cases_cpu(seed):
     gen = torch.Generator().manual_seed(seed)
-    for case in sample_cases(120, seed, min_bytes=16, max_bytes=1 << 16):
-        try:
-            _check(case, "cpu", gen)
-        except AssertionError as e:
-            raise AssertionError(f"{case.label()}: {e}") from e
+    _check_all(sample_cases(120, seed, min_bytes=16, max_bytes=1 << 16), "cpu", gen)
 
 
 def test_random_cases_cpu_two_threads():
@@ -40,11 +44,7 @@ def test_random_cases_cpu_two_threads():
     threads = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        for case in sample_cases(40, 404, min_bytes=1 << 17, max_bytes=1 << 21):
-            try:
-                _check(case, "cpu", gen)
-            except AssertionError as e:
-                raise AssertionError(f"{case.label()}: {e}") from e
+        _check_all(sample_cases(40, 404, min_bytes=1 << 17, max_bytes=1 << 21), "cpu", gen)
     finally:
         torch.set_num_threads(threads)
 
@@ -54,8 +54,4 @@ def test_random_cases_cpu_two_threads():
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_random_cases_cuda(seed):
     gen = torch.Generator(device="cuda").manual_seed(seed)
-    for case in sample_cases(250, seed, min_bytes=16, max_bytes=1 << 26):
-        try:
-            _check(case, "cuda", gen)
-        except AssertionError as e:
-            raise AssertionError(f"{case.label()}: {e}") from e
+    _check_all(sample_cases(250, seed, min_bytes=16, max_bytes=1 << 26), "cuda", gen)
