@@ -4,12 +4,12 @@
 // cuSPARSE and cuBLAS headers that a compile-only CUDA toolkit may lack.)
 #pragma once
 
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAFunctions.h>
 #include <cuda_runtime.h>
 
 #include <array>
 #include <atomic>
+
+#include "host_runtime.h"
 
 namespace gpureduce {
 
@@ -19,7 +19,7 @@ class PerDevice {
  public:
   template <typename F>
   int get(F&& compute) {
-    const int device = c10::cuda::current_device();
+    const int device = cuda::current_device();
     int v = device < 64 ? cache_[device].load(std::memory_order_relaxed) : 0;
     if (v == 0) {
       v = compute(device);
@@ -34,7 +34,7 @@ class PerDevice {
 
 inline int device_attribute(int device, cudaDeviceAttr attr) {
   int v = 0;
-  C10_CUDA_CHECK(cudaDeviceGetAttribute(&v, attr, device));
+  GPUREDUCE_CUDA_CHECK(cudaDeviceGetAttribute(&v, attr, device));
   return v;
 }
 

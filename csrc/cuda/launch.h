@@ -2,7 +2,6 @@
 // programmatic dependents (PDL) of the work before them on the stream.
 #pragma once
 
-#include <c10/cuda/CUDAException.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -17,7 +16,7 @@ namespace cuda {
 template <typename Kernel>
 int64_t max_resident_blocks(Kernel kernel, int threads) {
   int n = 0;
-  C10_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0));
+  GPUREDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0));
   return n;
 }
 
@@ -58,7 +57,7 @@ class ResidentClusters {
       config.attrs = &attribute;
       config.numAttrs = 1;
       int n = 0;
-      C10_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &config));
+      GPUREDUCE_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &config));
       return std::max(n, 1);
     });
   }
@@ -78,8 +77,8 @@ void launch_with_attribute(void (*kernel)(Params...), dim3 grid, dim3 block, cud
   config.stream = stream;
   config.attrs = &attribute;
   config.numAttrs = 1;
-  C10_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  GPUREDUCE_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
+  GPUREDUCE_LAUNCH_CHECK();
 }
 
 // Launches `kernel` on `stream`; with `pdl`, as a programmatic dependent of
@@ -91,7 +90,7 @@ void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_
                    Args&&... args) {
   if (!pdl) {
     kernel<<<grid, block, 0, stream>>>(std::forward<Args>(args)...);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    GPUREDUCE_LAUNCH_CHECK();
     return;
   }
   cudaLaunchAttribute attribute{};
@@ -119,7 +118,7 @@ void launch_kernel_clustered(void (*kernel)(Params...), dim3 grid, dim3 block, d
 template <typename Kernel>
 bool runs_sm90_code(Kernel kernel) {
   cudaFuncAttributes attributes{};
-  C10_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  GPUREDUCE_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
   return attributes.binaryVersion >= 90 || attributes.ptxVersion >= 90;
 }
 

@@ -7,9 +7,6 @@
 // (instances/, through instance.h), which includes no ATen header.
 #pragma once
 
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAStream.h>
-
 #include <algorithm>
 #include <numeric>
 #include <tuple>
@@ -202,7 +199,7 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chu
   int64_t threads = Policy::kThreads;
   if (latency_bound)
     while (threads > HostPolicy::kMinLatencyThreads && ceil_div(p.n_out, threads / group) < sms) threads /= 2;
-  const auto stream = c10::cuda::getCurrentCUDAStream();
+  const auto stream = current_stream();
   auto launch = [&](auto kernel, int64_t blocks_per_sm) {
     if (!latency_bound) {
       const int64_t wave = sms * blocks_per_sm;
@@ -239,7 +236,7 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chu
     const int64_t blocks = std::min(ceil_div(p.n_out, threads / group * rows_per_thread),
                                     sms * blocks_per_sm * HostPolicy::kInnerRowsBlocksPerSlot);
     kernel<<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0, stream>>>(a, x, y);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    GPUREDUCE_LAUNCH_CHECK();
   };
   if constexpr (V > 1) {
     if (ragged) {
@@ -292,7 +289,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, bool ragged = fal
   const int64_t resident_blocks = int64_t(sm_count()) * Policy::kBlocksPerSm;
   const int64_t resident_warps = resident_blocks * (Policy::kThreads / 32);
   const int64_t lanes_wanted = pow2_at_least(ceil_div(a.chunks, HostPolicy::kRowChunksPerLane));
-  auto stream = c10::cuda::getCurrentCUDAStream();
+  auto stream = current_stream();
 
   // Long reductions with too few outputs to give every resident warp one: a
   // whole block per output, split across blocks until the GPU is full.
@@ -377,7 +374,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, bool ragged = fal
     a.early_trigger = split * p.n_out <= split_wave;
     a.template set_chunk_step<V>(a.block_chunks == 0 ? split * threads : threads);
     const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
-    c10::DataPtr workspace;
+    Workspace workspace;
     if (split > 1) a.partials = partials_workspace<wide_t>(workspace, p.n_out * split);
     // Both kernels are programmatic dependents: the finish kernel is
     // scheduled while the split kernel runs, with no ticket memset and no
@@ -430,7 +427,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, bool ragged = fal
     gpureduce_inner_rows<Op, in_t, out_t, V, kStep>
         <<<static_cast<unsigned>(ceil_div(p.n_out, threads / a.group)), static_cast<unsigned>(threads), 0, stream>>>(
             a, x, y);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    GPUREDUCE_LAUNCH_CHECK();
     return;
   }
   // Outputs of at most 32 chunks: a lane per chunk (gpureduce_sum_short_rows).
@@ -459,7 +456,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, bool ragged = fal
       }
       if (per_lane == 1)
         gpureduce_short_rows<Op, in_t, out_t, V, 1><<<blocks, threads, 0, stream>>>(a, x, y);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      GPUREDUCE_LAUNCH_CHECK();
       return;
     }
   }
@@ -485,20 +482,20 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, bool ragged = fal
   if constexpr (kElementBlocks != EnginePolicy::kBlocksPerSm) {
     gpureduce_inner_rows<Op, in_t, out_t, V, kStep, kElementBlocks>
         <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    GPUREDUCE_LAUNCH_CHECK();
     return;
   }
   if constexpr (kShortBlocks != EnginePolicy::kBlocksPerSm) {
     if (ceil_div(a.chunks, a.group) <= 2 * Policy::kUnroll) {
       gpureduce_inner_rows<Op, in_t, out_t, V, kStep, kShortBlocks>
           <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      GPUREDUCE_LAUNCH_CHECK();
       return;
     }
   }
   gpureduce_inner_rows<Op, in_t, out_t, V, kStep>
       <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  GPUREDUCE_LAUNCH_CHECK();
 }
 
 // col_shift: see ragged_columns_shift.
@@ -751,7 +748,7 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, int64_t col_sh
   a.row_carry = a.reduce_outer_stride - a.n_reduce * a.reduce_stride;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(split));
   const dim3 block(static_cast<unsigned>(block_x), static_cast<unsigned>(by));
-  const auto stream = c10::cuda::getCurrentCUDAStream();
+  const auto stream = current_stream();
   // Splits of a few blocks are finished inside a cluster: the ticket's
   // memset and the round trips of partials through L2 cost small inputs
   // more than their reads ([1, 1049, 14] float32 over dim 1: a 0.8 us memset
@@ -761,12 +758,12 @@ void launch_columns(const ReducePass& p, const in_t* x, out_t* y, int64_t col_sh
     launch_kernel_clustered(kernel, grid, block, dim3(1, static_cast<unsigned>(split), 1), stream, a, x, y);
     return;
   }
-  c10::DataPtr workspace;
+  Workspace workspace;
   if (split > 1) {
     std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(workspace, tiles, split * a.n_outer * a.vec_cols * V);
   }
   kernel<<<grid, block, 0, stream>>>(a, x, y);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  GPUREDUCE_LAUNCH_CHECK();
 }
 
 // Whether a columns pass that fits vectors of v elements (8 or 4 bytes)
@@ -978,7 +975,7 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   a.group_shift = shift;
   a.slot_rounds = static_cast<int>(ceil_div(outs << shift, int64_t(P::kThreads)));
   const auto blocks = static_cast<unsigned>(std::min(a.n_tiles, resident));
-  const auto stream = c10::cuda::getCurrentCUDAStream();
+  const auto stream = current_stream();
   if (!slabs) {
     if (d.C == 1) {
       gpureduce_stream_rows<Op, in_t, out_t, P, false, false><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
@@ -988,7 +985,7 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   } else if constexpr (kTakesSlabs) {
     gpureduce_stream_rows<Op, in_t, out_t, P, false, true><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
   }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  GPUREDUCE_LAUNCH_CHECK();
   return true;
 }
 
@@ -1154,8 +1151,8 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
   }
   const int64_t blocks = std::min(a.n_units, int64_t(sm_count()) * HostPolicy::kDenseBlocksPerSm);
   gpureduce_dense_tiles<Op, in_t, out_t>
-      <<<static_cast<unsigned>(blocks), static_cast<unsigned>(T), 0, c10::cuda::getCurrentCUDAStream()>>>(a, x, y);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+      <<<static_cast<unsigned>(blocks), static_cast<unsigned>(T), 0, current_stream()>>>(a, x, y);
+  GPUREDUCE_LAUNCH_CHECK();
   return true;
 }
 
@@ -1245,7 +1242,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y) {
     a.split = static_cast<int>(split);
     const int64_t blocks = ceil_div(d.n_planes, groups);
     TORCH_CHECK(blocks < (int64_t(1) << 31), "gpureduce: too many planes for one stream-columns pass");
-    const auto stream = c10::cuda::getCurrentCUDAStream();
+    const auto stream = current_stream();
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(split));
     if (split == 1) {
       launch_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, /*pdl=*/false, a, x, y);
@@ -1261,7 +1258,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y) {
     // 20 with element loads through the columns kernel; over 40 passes of
     // 1 to 100 planes of at most 64 columns, below 0.97x of torch.sum 10 ->
     // 2, [1, 43297, 15] float32 10.6 -> 7.7 us; H200, NOTES.md session 23).
-    c10::DataPtr workspace;
+    Workspace workspace;
     a.partials = partials_workspace<acc_t>(workspace, split * d.n_planes * d.C);
     launch_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, /*pdl=*/false, a, x, y);
     launch_finish_partials<Op>(static_cast<const acc_t*>(a.partials), split, d.n_planes * d.C, d.outer, d.C,

@@ -7,8 +7,6 @@
 // ticket on a zeroed counter). Both combine in a fixed order.
 #pragma once
 
-#include <cooperative_groups.h>
-
 #include "common.cuh"
 
 namespace gpureduce {
@@ -307,27 +305,25 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
     // before the kernel): each block leaves its partials in its shared
     // memory, and the first block of the cluster reads them all, in rank
     // order, once the cluster has synchronised.
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
     if (writer) {
 #pragma unroll
       for (int j = 0; j < V; ++j) scratch[j * blockDim.x + threadIdx.x] = acc[j];
     }
-    cluster.sync();
-    if (cluster.block_rank() == 0 && writer) {
+    cluster_sync();
+    if (cluster_block_rank() == 0 && writer) {
 #pragma unroll
       for (int j = 0; j < V; ++j) acc[j] = Op::identity();
 #pragma unroll
       for (int k = 0; k < kMaxClusterSplit; ++k) {
         if (k < a.split) {
-          const acc_t* theirs = cluster.map_shared_rank(scratch, k);
+          const acc_t* theirs = cluster_shared(scratch, k);
 #pragma unroll
           for (int j = 0; j < V; ++j) acc[j] = Op::combine(acc[j], theirs[j * blockDim.x + threadIdx.x]);
         }
       }
       store_projected<Op, V>(out_cols, a.out_col_stride, acc, a.projection, lo, hi);
     }
-    cluster.sync();  // every block's shared memory stays until the first block has read it
+    cluster_sync();  // every block's shared memory stays until the first block has read it
     return;
   }
 #endif

@@ -272,6 +272,22 @@ __device__ __forceinline__ acc_t block_reduce(acc_t v) {
   return v;
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// A thread-block cluster's barrier (every thread of every block of it), this
+// block's rank in it, and where another block's shared memory lies (sm_90):
+// what cooperative groups' cluster_group gives, through the same
+// intrinsics, without its header (a second of every kernel file's compile).
+__device__ __forceinline__ void cluster_sync() {
+  __cluster_barrier_arrive();
+  __cluster_barrier_wait();
+}
+__device__ __forceinline__ unsigned cluster_block_rank() { return __clusterRelativeBlockRank(); }
+template <typename T>
+__device__ __forceinline__ const T* cluster_shared(const T* mine, unsigned rank) {
+  return static_cast<const T*>(__cluster_map_shared_rank(mine, rank));
+}
+#endif
+
 // Programmatic dependent launch (sm_90). A kernel launched with
 // programmatic stream serialization may start while the kernel before it in
 // the stream is still running; wait_for_prior_grid() returns once that

@@ -22,11 +22,9 @@
 // their extreme first, then its first position (short_row).
 #pragma once
 
-#include <c10/cuda/CUDAStream.h>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cooperative_groups.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -570,28 +568,26 @@ template <class Op, int N>
 __device__ __forceinline__ bool cluster_merge(typename Op::state (&s)[N], int c0, int count,
                                               typename Op::state* slots, int slot, int pitch, bool holder,
                                               int64_t split) {
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
   if (holder) {
 #pragma unroll
     for (int c = 0; c < N; ++c) {
       if (c >= c0 && c < c0 + count) slots[(c - c0) * pitch + slot] = s[c];
     }
   }
-  cluster.sync();
-  const bool merges = holder && cluster.block_rank() == 0;
+  cluster_sync();
+  const bool merges = holder && cluster_block_rank() == 0;
   if (merges) {
 #pragma unroll
     for (int k = 1; k < kMaxClusterSplit; ++k) {
       if (k >= split) break;
-      const typename Op::state* theirs = cluster.map_shared_rank(slots, k);
+      const typename Op::state* theirs = cluster_shared(slots, k);
 #pragma unroll
       for (int c = 0; c < N; ++c) {
         if (c >= c0 && c < c0 + count) s[c] = Op::combine(s[c], theirs[(c - c0) * pitch + slot]);
       }
     }
   }
-  cluster.sync();  // every block's shared memory stays until the first has read it
+  cluster_sync();  // every block's shared memory stays until the first has read it
   return merges;
 }
 #endif
@@ -1203,7 +1199,7 @@ bool launch_indexed_dense(const IndexedPass& p, const IndexedArgs<in_t>& a) {
   }
   const int64_t blocks = std::min(d.n_units, sms * HostPolicy::kDenseBlocksPerSm);
   launch_kernel(&indexed_dense_tiles<Op, in_t>, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(T)),
-                c10::cuda::getCurrentCUDAStream(), false, d, a);
+                current_stream(), false, d, a);
   return true;
 }
 
@@ -1258,12 +1254,12 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
   using S = typename Op::state;
   using P = IndexedPolicy;
   constexpr int V = indexed_vector<in_t>();
-  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = current_stream();
   const int64_t sms = sm_count();
   const int64_t R = p.n_reduce;
   a.split = 1;
   a.chunk = R;
-  c10::DataPtr workspace;
+  Workspace workspace;
   const auto finish = [&] {
     if (a.split == 1) return;
     // Lanes an output: 2 states a lane or more, a block's 256 at most.

@@ -1,0 +1,47 @@
+// What the CUDA engine's host code takes from torch's CUDA runtime: the
+// current stream and device, torch's error for a failed CUDA call, and
+// workspace from the caching allocator. Behind functions defined once in
+// host_runtime.cpp, so that a kernel file (instances/) parses no c10/cuda
+// header. A kernel file's headers alone took 8.8 s of nvcc on the 2-core
+// machine, of which the caching allocator's header (with the stream's) was
+// 3.4 s and cooperative groups' 1.0 (engine/common.cuh has the cluster
+// intrinsics instead); without them the CUDA instance files compiled in
+// about 6% less time on the H200 machine (NOTES.md, session 56).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <memory>
+
+namespace gpureduce {
+namespace cuda {
+
+// torch's current stream and device (c10::cuda::getCurrentCUDAStream,
+// c10::cuda::current_device).
+cudaStream_t current_stream();
+int current_device();
+
+// Throws torch's error for `err` (as C10_CUDA_CHECK does: c10's
+// AcceleratorError, with the file and line of the call).
+[[noreturn]] void throw_cuda_error(cudaError_t err, const char* file, const char* function, int line);
+
+inline void check_cuda(cudaError_t err, const char* file, const char* function, int line) {
+  if (err != cudaSuccess) throw_cuda_error(err, file, function, line);
+}
+
+// Workspace of `bytes` on the current device, stream-ordered on the current
+// stream by the caching allocator (so that graph capture takes it), given
+// back when the handle goes.
+struct WorkspaceFree {
+  void operator()(void* p) const;
+};
+using Workspace = std::unique_ptr<void, WorkspaceFree>;
+Workspace allocate_workspace(size_t bytes);
+
+}  // namespace cuda
+}  // namespace gpureduce
+
+#define GPUREDUCE_CUDA_CHECK(expr) ::gpureduce::cuda::check_cuda((expr), __FILE__, __func__, __LINE__)
+// A launch's own error (a bad configuration), as C10_CUDA_KERNEL_LAUNCH_CHECK.
+#define GPUREDUCE_LAUNCH_CHECK() GPUREDUCE_CUDA_CHECK(cudaGetLastError())
