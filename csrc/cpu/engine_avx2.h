@@ -12,7 +12,6 @@
 
 #if defined(GPUREDUCE_CPU_AVX2_ONLY)
 #include <ATen/Parallel.h>
-#include <ATen/core/Tensor.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 #include <immintrin.h>

@@ -12,7 +12,6 @@
 #define GPUREDUCE_CPU_BASELINE_INSTANCE(FAMILY, GROUP) static_assert(true, "no baseline build here")
 #else
 #include <ATen/Parallel.h>
-#include <ATen/core/Tensor.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 

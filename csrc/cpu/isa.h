@@ -18,8 +18,6 @@
 // check it.
 #pragma once
 
-#include <ATen/core/Tensor.h>
-
 #include "../engine/reduce_dtypes.h"
 #include "../engine/reduce_plan.h"
 
@@ -42,17 +40,28 @@ inline bool cpu_runs_engine() {
 #endif
 }
 
+// What a CPU instance takes besides the pass: its input's first element
+// and its output's, and their dtypes. The instance files see no at::Tensor:
+// ATen's tensor header was 1.9 of the 3.7 s that an instance file spent on
+// its headers alone (the 2-core machine, NOTES.md session 56), as the CUDA
+// instances' PassBuffers (cuda/instance.h) keep theirs out.
+struct CpuPassBuffers {
+  const void* in = nullptr;  // storage offset applied
+  void* out = nullptr;
+  at::ScalarType in_dtype = at::kFloat, out_dtype = at::kFloat;
+};
+
 #if defined(GPUREDUCE_CPU_AVX2_ONLY)
 namespace cpu_avx2 {
 // The kernels of an op's family for an input dtype group; call only where cpu_runs_avx2().
 template <class Family, InputGroup G>
-void run_pass_cpu(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out);
+void run_pass_cpu(const ReducePass& pass, const CpuPassBuffers& b);
 }  // namespace cpu_avx2
 #else
 namespace cpu {
 // The kernels of an op's family for an input dtype group, from the baseline build.
 template <class Family, InputGroup G>
-void run_pass_cpu(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out);
+void run_pass_cpu(const ReducePass& pass, const CpuPassBuffers& b);
 }  // namespace cpu
 #endif
 

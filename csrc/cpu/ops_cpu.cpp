@@ -33,10 +33,15 @@ namespace {
 // The ops are registered on this only where cpu_runs_engine().
 template <class Family, InputGroup G>
 void run_group(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
+  CpuPassBuffers b;
+  b.in = in.const_data_ptr();
+  b.out = out.data_ptr();
+  b.in_dtype = in.scalar_type();
+  b.out_dtype = out.scalar_type();
 #if defined(GPUREDUCE_CPU_AVX2_ONLY)
-  cpu_avx2::run_pass_cpu<Family, G>(pass, in, out);
+  cpu_avx2::run_pass_cpu<Family, G>(pass, b);
 #else
-  cpu::run_pass_cpu<Family, G>(pass, in, out);
+  cpu::run_pass_cpu<Family, G>(pass, b);
 #endif
 }
 

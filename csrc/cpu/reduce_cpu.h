@@ -14,7 +14,6 @@
 #pragma once
 
 #include <ATen/Parallel.h>
-#include <ATen/core/Tensor.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
@@ -1469,17 +1468,16 @@ void run_pass_typed(const ReducePass& pass, const in_t* x, out_t* y) {
 
 // One pass of the op of `Family` on CPU tensors whose input is of group G.
 template <class Family, InputGroup G>
-void run_pass_cpu(const ReducePass& pass, const at::Tensor& in, const at::Tensor& out) {
-  dispatch_reduce_types<G>(in.scalar_type(), out.scalar_type(), [&](auto in_tag, auto out_tag) {
+void run_pass_cpu(const ReducePass& pass, const CpuPassBuffers& b) {
+  dispatch_reduce_types<G>(b.in_dtype, b.out_dtype, [&](auto in_tag, auto out_tag) {
     using in_t = typename decltype(in_tag)::type;
     using out_t = typename decltype(out_tag)::type;
     using Op = typename Family::template Op<typename AccOf<out_t>::type>::cpu_op;
     if constexpr (!kRunsPair<Family, in_t, out_t>) {
-      TORCH_INTERNAL_ASSERT(false, "gpureduce: no CPU kernel of this op for ", in.scalar_type(), " -> ",
-                            out.scalar_type());
+      TORCH_INTERNAL_ASSERT(false, "gpureduce: no CPU kernel of this op for ", b.in_dtype, " -> ", b.out_dtype);
     } else {
-      const in_t* x = static_cast<const in_t*>(in.const_data_ptr());
-      out_t* y = static_cast<out_t*>(out.data_ptr());
+      const in_t* x = static_cast<const in_t*>(b.in);
+      out_t* y = static_cast<out_t*>(b.out);
       // Partials flow only between passes of the accumulator type, and a
       // pass reads them only where the op's reduce folds them in as inputs
       // (the others' run PartialsKernelsFor's kernels).
@@ -1501,4 +1499,4 @@ void run_pass_cpu(const ReducePass& pass, const at::Tensor& in, const at::Tensor
 #define GPUREDUCE_CPU_ENGINE_INSTANCE(FAMILY, GROUP)                                               \
   template void                                                                                    \
   gpureduce::GPUREDUCE_CPU_NS::run_pass_cpu<gpureduce::FAMILY, gpureduce::InputGroup::GROUP>(      \
-      const gpureduce::ReducePass&, const at::Tensor&, const at::Tensor&)
+      const gpureduce::ReducePass&, const gpureduce::CpuPassBuffers&)
