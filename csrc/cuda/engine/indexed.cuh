@@ -22,7 +22,6 @@
 // their extreme first, then its first position (short_row).
 #pragma once
 
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
