@@ -101,7 +101,7 @@ inline int64_t split_for_waves(int64_t n_out, int64_t wave, int64_t max_split) {
 template <class PartialOp, typename out_t>
 void launch_finish_partials(const typename PartialOp::acc_type* partials, int64_t split, int64_t n_out,
                             const OuterIndexer& outer, int64_t n_cols, int64_t out_col_stride, const Projection& projection,
-                            out_t* y, cudaStream_t stream) {
+                            Outputs<out_t> y, cudaStream_t stream) {
   const int64_t group = std::min<int64_t>(pow2_at_least(split), EnginePolicy::kThreads);
   const int64_t per_block = group > 32 ? 1 : std::min<int64_t>(HostPolicy::kFinishGroupedThreads / group, n_out);
   const int64_t threads = ceil_div(group * per_block, 32) * 32;  // whole warps (group_reduce)
@@ -178,7 +178,7 @@ inline bool stride2_rows_fit(const ReducePass& p, const PassBuffers& b, int64_t 
 // [682649, 200] bfloat16 168 -> 80 us (torch.sum 118), [67650, 372] float32
 // 2521 -> 3575 GB/s.
 template <class Op, typename in_t, typename out_t, int V>
-void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chunks, int64_t lanes_wanted,
+void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int64_t chunks, int64_t lanes_wanted,
                        bool ragged) {
   PitchRowsArgs a{};
   a.n_out = p.n_out;
@@ -270,7 +270,7 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, out_t* y, int64_t chu
 // twice its length with full vector loads (the caller checked that this stays
 // inside the storage); every other element is dropped.
 template <class Op, typename in_t, typename out_t, int V, int kStep = 1>
-void launch_rows(const ReducePass& p, const in_t* x, out_t* y, bool ragged = false) {
+void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragged = false) {
   using wide_t = typename Op::wide_op::acc_type;
   RowsArgs<wide_t> a{};
   a.outer = p.outer;
@@ -500,7 +500,7 @@ void launch_rows(const ReducePass& p, const in_t* x, out_t* y, bool ragged = fal
 
 // col_shift: see ragged_columns_shift.
 template <class Op, typename in_t, typename out_t, int V>
-void launch_columns(const ReducePass& p, const in_t* x, out_t* y, int64_t col_shift = 0) {
+void launch_columns(const ReducePass& p, const in_t* x, Outputs<out_t> y, int64_t col_shift = 0) {
   using acc_t = typename Op::acc_type;
   ColumnsArgs<acc_t> a{};
   a.outer = p.outer;
@@ -916,7 +916,7 @@ constexpr int64_t dense_tiles_min_bytes() {
 // nothing, for planes wider than a tile, for slabs of planes, and for slabs
 // of too few or too small row tiles.
 template <class Op, typename in_t, typename out_t, class P>
-bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
+bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, Outputs<out_t> y) {
   const int64_t plane_bytes = d.plane * int64_t(sizeof(in_t));
   const bool slabs = d.n_slabs > 1;
   // Slabs of rows take the 8 KB tiles only (launch_stream_tiles), so that
@@ -989,13 +989,30 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, out_t* y) {
   return true;
 }
 
+// f(z) for the outputs y as the type the pass stores: NarrowOrFloat's as
+// its float32 or 16-bit ones. For the stream-rows kernel, which is compiled
+// for each: it stores in each of its six lane groups' copies of the tile
+// loop (and each unrolled round of slabs), and one kernel picking the type
+// at its stores took ptxas longer than the two (norm_one_half.cu: 4.9 s
+// against 3.0; 11.6 against 6.2 picking it once in the kernel, two bodies).
+template <typename out_t, class F>
+decltype(auto) with_stored_type(Outputs<out_t> y, F&& f) {
+  if constexpr (is_narrow_or_float<out_t>) {
+    using narrow_t = typename out_t::narrow_type;
+    if (y.as_float) return f(Outputs<float>{static_cast<float*>(y.p)});
+    return f(Outputs<narrow_t>{static_cast<narrow_t*>(y.p)});
+  } else {
+    return f(y);
+  }
+}
+
 // The stream-rows kernel over the dense planes of d, in tiles of 16 KB for
 // planes of at least kStreamRowsWideMinRowBytes in passes of at least
 // kStreamRowsWideMinBytes (and for planes an 8 KB tile cannot hold), else
 // of 8 KB; slabs in tiles of 8 KB only. False, launching nothing, where it
 // does not suit the pass.
 template <class Op, typename in_t, typename out_t>
-bool launch_stream_tiles(const DenseArgs& d, const in_t* x, out_t* y) {
+bool launch_stream_tiles(const DenseArgs& d, const in_t* x, Outputs<out_t> y) {
   if constexpr (sizeof(in_t) > 8) {
     return false;  // 16-byte elements fill a vector: no stream to share
   } else if constexpr (!EnginePolicy::template takes_stream_tiles<Op, in_t, out_t>()) {
@@ -1007,8 +1024,11 @@ bool launch_stream_tiles(const DenseArgs& d, const in_t* x, out_t* y) {
     const bool wide = (plane_bytes >= HostPolicy::kStreamRowsWideMinRowBytes &&
                        bytes >= HostPolicy::kStreamRowsWideMinBytes) ||
                       plane_bytes > StreamRowsNarrowPolicy::kTileBytes - 32;
-    if (wide && d.n_slabs == 1) return launch_stream_tiles_with<Op, in_t, out_t, StreamRowsWidePolicy>(d, x, y);
-    return launch_stream_tiles_with<Op, in_t, out_t, StreamRowsNarrowPolicy>(d, x, y);
+    return with_stored_type(y, [&](auto z) {
+      using stored_t = typename decltype(z)::element_type;
+      if (wide && d.n_slabs == 1) return launch_stream_tiles_with<Op, in_t, stored_t, StreamRowsWidePolicy>(d, x, z);
+      return launch_stream_tiles_with<Op, in_t, stored_t, StreamRowsNarrowPolicy>(d, x, z);
+    });
   }
 }
 
@@ -1024,7 +1044,7 @@ bool launch_stream_tiles(const DenseArgs& d, const in_t* x, out_t* y) {
 // for a vector body ([131586, 255] bfloat16 1.48x -> 1.13x). Returns false,
 // launching nothing, where the pass does not suit it.
 template <class Op, typename in_t, typename out_t>
-bool launch_stream_rows(const DenseArgs& d, const in_t* x, out_t* y) {
+bool launch_stream_rows(const DenseArgs& d, const in_t* x, Outputs<out_t> y) {
   if (d.C != 1) return false;
   const int64_t min_bytes = sizeof(in_t) == 1 ? HostPolicy::kTinyPassBytes : HostPolicy::kLatencyBoundBytes;
   if (d.total * int64_t(sizeof(in_t)) < min_bytes) return false;
@@ -1080,7 +1100,7 @@ bool stream_planes_beat_columns(const DenseArgs& d, bool vector_fits) {
 // planes larger than a tile (one block each) need at least as many planes as
 // SMs. Returns false, launching nothing, otherwise.
 template <class Op, typename in_t, typename out_t>
-bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
+bool launch_dense(DenseArgs a, const in_t* x, Outputs<out_t> y) {
   constexpr int64_t T = DensePolicy::kThreads;
   const int64_t E = DensePolicy::kTileBytes / int64_t(sizeof(in_t));
   if (a.C * 2 > T || a.total <= 0) return false;
@@ -1171,7 +1191,7 @@ bool launch_dense(DenseArgs a, const in_t* x, out_t* y) {
 // and the split's finish: [2, 9362, 7] float16 over dim 1 6.5 -> 7.8 us). Returns
 // false, launching nothing, otherwise.
 template <class Op, typename in_t, typename out_t>
-bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y) {
+bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) {
   // Not complex, nor byte inputs (16 lanes of running sums spill at the
   // launch bounds' 40 registers).
   if constexpr (c10::is_complex<in_t>::value || sizeof(in_t) > 8 || sizeof(in_t) == 1) {
@@ -1267,14 +1287,33 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, out_t* y) {
   }
 }
 
-// One pass of op Op on CUDA buffers of in_t and out_t: picks the kernel for
-// the pass's shape and layout and sizes its grid.
+// The output type the kernels of the pair (in_t, out_t) are compiled for:
+// NarrowOrFloat for a 16-bit float input into its own type or float32 (the
+// two share their kernels), else out_t itself.
+template <typename in_t, typename out_t>
+using KernelOutput =
+    std::conditional_t<(std::is_same_v<in_t, c10::Half> || std::is_same_v<in_t, c10::BFloat16>) &&
+                           (std::is_same_v<out_t, in_t> || std::is_same_v<out_t, float>),
+                       NarrowOrFloat<in_t>, out_t>;
+
+template <typename out_t>
+Outputs<out_t> pass_outputs(const PassBuffers& b) {
+  return {static_cast<out_t*>(b.out)};
+}
+template <typename out_t>
+  requires std::is_same_v<out_t, NarrowOrFloat<c10::Half>> || std::is_same_v<out_t, NarrowOrFloat<c10::BFloat16>>
+Outputs<out_t> pass_outputs(const PassBuffers& b) {
+  return {b.out, b.out_dtype == at::kFloat};
+}
+
+// One pass of op Op on CUDA buffers of in_t and (KernelOutput) out_t: picks
+// the kernel for the pass's shape and layout and sizes its grid.
 template <class Op, typename in_t, typename out_t>
 void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
   constexpr int kVec = sizeof(in_t) >= 16 ? 1 : 16 / int(sizeof(in_t));
   constexpr bool kTiles = EnginePolicy::template takes_tiles<in_t, out_t>();
   const in_t* x = static_cast<const in_t*>(b.in);
-  out_t* y = static_cast<out_t*>(b.out);
+  const Outputs<out_t> y = pass_outputs<out_t>(b);
   const bool base_ok = kVec > 1 && aligned16(x) && outer_strides_divisible(p.outer, kVec);
   DenseArgs dense{};
   const bool dense_ok = dense_geometry(p, dense);
@@ -1399,7 +1438,7 @@ void run_pass_cuda_group(const ReducePass& p, const PassBuffers& b) {
     } else {
       TORCH_INTERNAL_ASSERT(Op::kPartialsFoldAsInputs || !p.reads_partials,
                             "gpureduce: a partials pass of this op runs PartialsKernelsFor's kernels");
-      run_typed_pass<Op, in_t, out_t>(p, b);
+      run_typed_pass<Op, in_t, KernelOutput<in_t, out_t>>(p, b);
     }
   });
 }

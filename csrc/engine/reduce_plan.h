@@ -50,6 +50,9 @@ struct OuterIndexer {
   C10_HOST_DEVICE void offsets(int64_t linear, int64_t& in_off, int64_t& out_off) const {
     in_off = 0;
     out_off = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
     for (int d = 0; d < ndim; ++d) {
       const uint64_t q = sizes[d].div(static_cast<uint64_t>(linear));
       const int64_t idx = linear - static_cast<int64_t>(q * sizes[d].divisor);

@@ -190,30 +190,12 @@ constexpr int64_t kMaxNarrowColumnRows = int64_t(1) << 23;
 // to keep four loads in flight at three blocks per SM.
 constexpr int64_t kMaxColumnThreadRows = int64_t(1) << 30;
 
-// A thread's V columns projected to the output type (after the pass's
-// `projection`: project_output) and stored: those from lo to hi - 1 only, for an
-// edge vector.
-template <class Op, int V, typename out_t, typename acc_t>
-__device__ __forceinline__ void store_projected(out_t* p, int64_t stride, const acc_t (&acc)[V], const Projection& projection,
-                                                int lo = 0, int hi = V) {
-  alignas(16) out_t v[V];
-#pragma unroll
-  for (int j = 0; j < V; ++j) v[j] = project_output<Op, out_t>(acc[j], projection);
-  if (lo == 0 && hi == V) {
-    store_outputs<V>(p, stride, v);
-    return;
-  }
-#pragma unroll
-  for (int j = 0; j < V; ++j)
-    if (j >= lo && j < hi) p[j * stride] = v[j];
-}
-
 // Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
 // threadIdx.y strides over the rows of blockIdx.y's slice.
 template <class Op, typename in_t, typename out_t, int V>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template columns_blocks_per_sm<in_t, typename Op::acc_type, V>())
     gpureduce_columns(ColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
-                          out_t* __restrict__ out) {
+                          Outputs<out_t> out) {
   using acc_t = typename Op::acc_type;
   constexpr int U = EnginePolicy::kUnroll;
   const int64_t tile = blockIdx.x;
@@ -250,7 +232,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   }
   const bool whole = lo == 0 && hi == V;
   const in_t* base = in + in_off + col * a.col_stride;
-  out_t* const out_cols = out + out_off + col * a.out_col_stride;
+  const int64_t out_first = out_off + col * a.out_col_stride;
   const int64_t rb = static_cast<int64_t>(blockIdx.y) * a.rows_per_split;
   const int64_t re = rb + a.rows_per_split < a.n_rows ? rb + a.rows_per_split : a.n_rows;
 
@@ -295,7 +277,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   const bool writer = threadIdx.y == 0 && valid;
   if (a.split == 1) {
     if (writer) {
-      store_projected<Op, V>(out_cols, a.out_col_stride, acc, a.projection, lo, hi);
+      out.template store_vector<Op, V>(out_first, a.out_col_stride, acc, a.projection, lo, hi);
     }
     return;
   }
@@ -321,7 +303,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
           for (int j = 0; j < V; ++j) acc[j] = Op::combine(acc[j], theirs[j * blockDim.x + threadIdx.x]);
         }
       }
-      store_projected<Op, V>(out_cols, a.out_col_stride, acc, a.projection, lo, hi);
+      out.template store_vector<Op, V>(out_first, a.out_col_stride, acc, a.projection, lo, hi);
     }
     cluster_sync();  // every block's shared memory stays until the first block has read it
     return;
@@ -375,7 +357,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   }
   if (blockDim.y > 1) combine_over_y<Op, V>(acc, scratch);
   if (writer) {
-    store_projected<Op, V>(out_cols, a.out_col_stride, acc, a.projection, lo, hi);
+    out.template store_vector<Op, V>(out_first, a.out_col_stride, acc, a.projection, lo, hi);
   }
 }
 

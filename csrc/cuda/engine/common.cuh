@@ -199,6 +199,91 @@ __device__ __forceinline__ void store_outputs(T* p, int64_t stride, const T (&v)
   for (int j = 0; j < V; ++j) p[j * stride] = v[j];
 }
 
+// store_outputs for lanes lo to hi - 1 of v only (an edge vector of ragged
+// columns overhangs its row), else all V.
+template <int V, typename T>
+__device__ __forceinline__ void store_lanes(T* p, int64_t stride, const T (&v)[V], int lo, int hi) {
+  if (lo == 0 && hi == V) {
+    store_outputs<V>(p, stride, v);
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    if (j >= lo && j < hi) p[j * stride] = v[j];
+}
+
+// v[j] = acc[j] projected to T (project_output).
+template <class Op, typename T, int V, typename acc_t>
+__device__ __forceinline__ void project_lanes(const acc_t (&acc)[V], const Projection& projection, T (&v)[V]) {
+#pragma unroll
+  for (int j = 0; j < V; ++j) v[j] = project_output<Op, T>(acc[j], projection);
+}
+
+// Where a kernel stores its outputs: out_t elements, projected from the
+// accumulator (the pass's Projection, project_output) as they are stored.
+template <typename out_t>
+struct Outputs {
+  using element_type = out_t;
+  out_t* p;
+  template <class Op, typename acc_t>
+  __device__ __forceinline__ void store(int64_t i, const acc_t& acc, const Projection& projection) const {
+    p[i] = project_output<Op, out_t>(acc, projection);
+  }
+  // V outputs from i, `stride` apart, each projected (store_lanes).
+  template <class Op, int V, typename acc_t>
+  __device__ __forceinline__ void store_vector(int64_t i, int64_t stride, const acc_t (&acc)[V],
+                                               const Projection& projection, int lo = 0, int hi = V) const {
+    alignas(16) out_t v[V];
+    project_lanes<Op>(acc, projection, v);
+    store_lanes<V>(p + i, stride, v, lo, hi);
+  }
+};
+
+// The outputs of a 16-bit float input's passes: its own type (a float16 sum
+// into float16) or float32 (dtype=torch.float32, and the partials one pass
+// hands the next), picked at run time. The two pairs' kernels differ in
+// their stores alone, so they are compiled once: a 16-bit instance file
+// compiled half its kernels twice, once for each type.
+template <typename narrow_t>
+struct NarrowOrFloat {
+  using narrow_type = narrow_t;
+};
+template <typename T>
+constexpr bool is_narrow_or_float = false;
+template <typename narrow_t>
+constexpr bool is_narrow_or_float<NarrowOrFloat<narrow_t>> = true;
+
+template <typename narrow_t>
+struct Outputs<NarrowOrFloat<narrow_t>> {
+  void* p;
+  bool as_float;
+  // Projected once, in float (every op projects in its accumulator's type,
+  // float here, and rounds to the output type last), then stored as either
+  // type.
+  template <class Op, typename acc_t>
+  __device__ __forceinline__ void store(int64_t i, const acc_t& acc, const Projection& projection) const {
+    const float v = project_output<Op, float>(acc, projection);
+    if (as_float)
+      static_cast<float*>(p)[i] = v;
+    else
+      static_cast<narrow_t*>(p)[i] = static_cast<narrow_t>(v);
+  }
+  template <class Op, int V, typename acc_t>
+  __device__ __forceinline__ void store_vector(int64_t i, int64_t stride, const acc_t (&acc)[V],
+                                               const Projection& projection, int lo = 0, int hi = V) const {
+    alignas(16) float v[V];
+    project_lanes<Op>(acc, projection, v);
+    if (as_float) {
+      store_lanes<V>(static_cast<float*>(p) + i, stride, v, lo, hi);
+    } else {
+      alignas(16) narrow_t n[V];
+#pragma unroll
+      for (int j = 0; j < V; ++j) n[j] = static_cast<narrow_t>(v[j]);
+      store_lanes<V>(static_cast<narrow_t*>(p) + i, stride, n, lo, hi);
+    }
+  }
+};
+
 // A load that skips L1, for partials written by other blocks of this grid.
 // Scalars, complex numbers, and structs of 4-byte words (logsumexp's
 // MaxScaledSum) word by word.
@@ -315,7 +400,7 @@ template <class PartialOp, typename out_t>
 __global__ void __launch_bounds__(EnginePolicy::kThreads)
     gpureduce_finish_partials(const typename PartialOp::acc_type* __restrict__ partials, int split, int group,
                               int64_t n_out, OuterIndexer outer, int64_t n_cols, int64_t out_col_stride,
-                              Projection projection, out_t* __restrict__ out) {
+                              Projection projection, Outputs<out_t> out) {
   using acc_t = typename PartialOp::acc_type;
   wait_for_prior_grid();
   allow_next_grid();
@@ -328,7 +413,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads)
   if (lane == 0 && o < n_out) {
     int64_t in_off, out_off;
     outer.offsets(o / n_cols, in_off, out_off);
-    out[out_off + o % n_cols * out_col_stride] = project_output<PartialOp, out_t>(acc, projection);
+    out.template store<PartialOp>(out_off + o % n_cols * out_col_stride, acc, projection);
   }
 }
 

@@ -212,7 +212,7 @@ struct DenseTileCursor {
 
 template <class Op, typename in_t, typename out_t>
 __global__ void __launch_bounds__(DensePolicy::kThreads, DensePolicy::kMinBlocksPerSm)
-    gpureduce_dense_tiles(DenseArgs a, const in_t* __restrict__ in, out_t* __restrict__ out) {
+    gpureduce_dense_tiles(DenseArgs a, const in_t* __restrict__ in, Outputs<out_t> out) {
   using acc_t = typename Op::acc_type;
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
@@ -264,7 +264,7 @@ __global__ void __launch_bounds__(DensePolicy::kThreads, DensePolicy::kMinBlocks
         unsigned b = byte;
 #pragma unroll 4
         for (int r = 0; r < R32; ++r, b += row_bytes) acc = Op::reduce(acc, tile_at<in_t>(tile, b));
-        out[one_outer ? o : dense_out_offset(a, p0 + p, c)] = project_output<Op, out_t>(acc, a.projection);
+        out.template store<Op>(one_outer ? o : dense_out_offset(a, p0 + p, c), acc, a.projection);
         p += a.step_p, c += a.step_c, byte += a.byte_step, o += a.out_step;
         if (c >= c32) c -= c32, ++p, byte += a.byte_wrap, o += a.out_wrap;
       }
@@ -290,7 +290,7 @@ __global__ void __launch_bounds__(DensePolicy::kThreads, DensePolicy::kMinBlocks
         wide_t acc = WideOp::identity();
         const int step = by_warps ? 32 : 1;
         for (int k = 0; k < g; k += step) acc = WideOp::combine(acc, partials[(p_slot * g + k) * C + c_slot]);
-        out[dense_out_offset(a, p0 + p_slot, c_slot)] = project_output<WideOp, out_t>(acc, a.projection);
+        out.template store<WideOp>(dense_out_offset(a, p0 + p_slot, c_slot), acc, a.projection);
       }
       run = WideOp::identity();
     }

@@ -295,7 +295,7 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
 template <class Op, typename in_t, typename out_t, int V, int kStep, int kBlocksPerSm = EnginePolicy::kBlocksPerSm>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
     gpureduce_inner_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
-                             out_t* __restrict__ out) {
+                             Outputs<out_t> out) {
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
   constexpr bool kTail = EnginePolicy::template tail_together<in_t, V, kStep>();
@@ -322,7 +322,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
       }
     }
     acc = group_reduce<WideOp>(acc, group);
-    if (o < a.n_out && lane == 0) out[out_off] = project_output<WideOp, out_t>(acc, a.projection);
+    if (o < a.n_out && lane == 0) out.template store<WideOp>(out_off, acc, a.projection);
   }
 }
 
@@ -359,7 +359,7 @@ struct PitchRowsArgs {
 
 template <class Op, typename in_t, typename out_t, int V, bool kRagged, int kBlocksPerSm>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
-    gpureduce_pitch_rows(PitchRowsArgs a, const in_t* __restrict__ in, out_t* __restrict__ out) {
+    gpureduce_pitch_rows(PitchRowsArgs a, const in_t* __restrict__ in, Outputs<out_t> out) {
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
   using ChunkT = Chunk<Op, in_t, V>;
@@ -432,7 +432,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
       }
     }
     acc = group_reduce<WideOp>(acc, group);
-    if (o < a.n_out && lane == 0) out[o * a.out_stride] = project_output<WideOp, out_t>(acc, a.projection);
+    if (o < a.n_out && lane == 0) out.template store<WideOp>(o * a.out_stride, acc, a.projection);
   }
 }
 
@@ -446,7 +446,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
 // 0) + chunk 1: the bits of the pitch rows kernel's partials and tree.
 template <class Op, typename in_t, typename out_t, int V, int C>
 __device__ __forceinline__ void pitch_vector_rows(const PitchRowsArgs& a, const in_t* __restrict__ in,
-                                                  out_t* __restrict__ out) {
+                                                  Outputs<out_t> out) {
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
   using ChunkT = Chunk<Op, in_t, V>;
@@ -467,7 +467,7 @@ __device__ __forceinline__ void pitch_vector_rows(const PitchRowsArgs& a, const 
         wide_t acc = WideOp::combine(WideOp::identity(), static_cast<wide_t>(ch[k * C].sum()));
 #pragma unroll
         for (int c = 1; c < C; ++c) acc = WideOp::combine(acc, static_cast<wide_t>(ch[k * C + c].sum()));
-        out[r * a.out_stride] = project_output<WideOp, out_t>(acc, a.projection);
+        out.template store<WideOp>(r * a.out_stride, acc, a.projection);
       }
     }
   }
@@ -475,7 +475,7 @@ __device__ __forceinline__ void pitch_vector_rows(const PitchRowsArgs& a, const 
 
 template <class Op, typename in_t, typename out_t, int V, int kBlocksPerSm>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
-    gpureduce_pitch_vector_rows(PitchRowsArgs a, const in_t* __restrict__ in, out_t* __restrict__ out) {
+    gpureduce_pitch_vector_rows(PitchRowsArgs a, const in_t* __restrict__ in, Outputs<out_t> out) {
   if (a.row_chunks == 1) return pitch_vector_rows<Op, in_t, out_t, V, 1>(a, in, out);
   pitch_vector_rows<Op, in_t, out_t, V, 2>(a, in, out);
 }
@@ -507,7 +507,7 @@ __device__ __forceinline__ void output_offsets(const RowsArgs<wide_t>& a, int64_
 template <class Op, typename in_t, typename out_t, int V, int P>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
     gpureduce_short_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
-                             out_t* __restrict__ out) {
+                             Outputs<out_t> out) {
   using acc_t = typename Op::acc_type;
   constexpr int U = EnginePolicy::kUnroll;
   constexpr int kOuts = U / P;  // outputs per thread and step
@@ -560,7 +560,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
       if (o < a.n_out && lane == 0) {
         int64_t in_off, out_off;
         output_offsets(a, o, in_off, out_off);
-        out[out_off] = project_output<Op, out_t>(s, a.projection);
+        out.template store<Op>(out_off, s, a.projection);
       }
     }
   }
@@ -577,7 +577,7 @@ template <class Op, typename in_t, typename out_t, int V, int kStep>
 __global__ void __launch_bounds__(EnginePolicy::kThreads,
                                   EnginePolicy::template split_blocks_per_sm<in_t, typename Op::wide_op::acc_type, V, kStep>())
     gpureduce_split_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
-                             out_t* __restrict__ out) {
+                             Outputs<out_t> out) {
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
   wait_for_prior_grid();
@@ -614,7 +614,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
   }
   acc = block_reduce<WideOp>(acc);
   if (a.split == 1) {
-    if (threadIdx.x == 0) out[out_off] = project_output<WideOp, out_t>(acc, a.projection);
+    if (threadIdx.x == 0) out.template store<WideOp>(out_off, acc, a.projection);
     allow_next_grid();
     return;
   }

@@ -145,7 +145,7 @@ struct StreamRange {
 template <class Op, typename in_t, typename out_t>
 __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
     gpureduce_stream_columns(StreamColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
-                             out_t* __restrict__ out) {
+                             Outputs<out_t> out) {
   using acc_t = typename Op::acc_type;
   using walk_t = typename Op::template walk_type<in_t>;
   constexpr int VE = 16 / int(sizeof(in_t));
@@ -216,7 +216,7 @@ __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
   if (a.split == 1) {
     int64_t in_off, out_off;
     a.outer.offsets(live ? p : 0, in_off, out_off);
-    if (writer) out[out_off + s * a.out_col_stride] = project_output<Op, out_t>(col, a.projection);
+    if (writer) out.template store<Op>(out_off + s * a.out_col_stride, col, a.projection);
     return;
   }
   // Split: the column's partial, for gpureduce_finish_partials.
