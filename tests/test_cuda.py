@@ -36,6 +36,10 @@ ENGINE_CASES = [
 
 
 # Every dtype the kernels read directly (and complex128, read as 16-byte vectors of one).
+# A kernel's output type in its name: the type itself, or for a 16-bit
+# float input gpureduce::cuda::NarrowOrFloat<...> (its own type and float32
+# share the kernels).
+KERNEL_OUT_TYPE = r"[\w:]+(?:<[\w:]+\s?>)?"
 EVERY_KERNEL_DTYPE = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int8, torch.uint8,
                       torch.bool, torch.int16, torch.int32, torch.int64, torch.complex64, torch.complex128]
 
@@ -991,7 +995,7 @@ def test_columns_narrow_vectors(case, offset, dtype):
     if offset == 0 and (case, dtype) in expected:
         names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
         t = {torch.float32: "float", torch.float16: "c10::Half", torch.uint8: "unsigned char"}[dtype]
-        narrow = [k for k in names if re.search(rf"gpureduce_columns<.*, {re.escape(t)}, [\w:]+, [248]>", k)]
+        narrow = [k for k in names if re.search(rf"gpureduce_columns<.*, {re.escape(t)}, {KERNEL_OUT_TYPE}, [248]>", k)]
         want = expected[(case, dtype)]
         assert (narrow and all(k.endswith(f", {want}>") or f", {want}>(" in k for k in narrow)) if want else not narrow, names
 
@@ -1044,7 +1048,7 @@ def test_ragged_columns(case, offset, dtype):
         t = {torch.float32: "float", torch.float16: "c10::Half"}[dtype]
         v = 16 // x.element_size()
         names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
-        assert any(re.search(rf"gpureduce_columns<.*, {re.escape(t)}, [\w:]+, {v}>", k) for k in names), names
+        assert any(re.search(rf"gpureduce_columns<.*, {re.escape(t)}, {KERNEL_OUT_TYPE}, {v}>", k) for k in names), names
 
 
 @pytest.mark.parametrize("n", [262147, 1000003, (1 << 20) + 8])
@@ -1065,7 +1069,7 @@ def test_ragged_columns_one_element_rows(n, offset, dtype):
     assert torch.equal(ours[same], x[same].to(ours.dtype))
     if dtype == torch.float16 and offset != 0 and n * 2 >= 1 << 20:
         names = cuda_kernels_run(lambda: reduce_op.nansum(x, 1))
-        assert any(re.search(r"gpureduce_columns<.*, c10::Half, [\w:]+, 8>", k) for k in names), names
+        assert any(re.search(rf"gpureduce_columns<.*, c10::Half, {KERNEL_OUT_TYPE}, 8>", k) for k in names), names
 
 
 # Small expanded inputs (256 KB with their repeats) are read as they are, by
