@@ -1298,12 +1298,11 @@ using KernelOutput =
 
 template <typename out_t>
 Outputs<out_t> pass_outputs(const PassBuffers& b) {
-  return {static_cast<out_t*>(b.out)};
-}
-template <typename out_t>
-  requires std::is_same_v<out_t, NarrowOrFloat<c10::Half>> || std::is_same_v<out_t, NarrowOrFloat<c10::BFloat16>>
-Outputs<out_t> pass_outputs(const PassBuffers& b) {
-  return {b.out, b.out_dtype == at::kFloat};
+  if constexpr (is_narrow_or_float<out_t>) {
+    return {b.out, b.out_dtype == at::kFloat};
+  } else {
+    return {static_cast<out_t*>(b.out)};
+  }
 }
 
 // One pass of op Op on CUDA buffers of in_t and (KernelOutput) out_t: picks
