@@ -564,16 +564,17 @@ void launch_columns(const ReducePass& p, const in_t* x, Outputs<out_t> y, int64_
            walk(bx) > HostPolicy::kTinyColumnWalkRows)
       bx /= 2;
   }
-  // A thread per row, or, in a small pass whose rows are a power of two of
-  // unrolled loops, a loop per thread: fewer levels of the tree over y
-  // ([16, 1000] float32 over dim 0 1.067x -> 1.271x of torch.sum). A loop
-  // per thread for any row count (pow2(rows / kUnroll) row threads, a
-  // thread's last rows loaded together) measured the same over 900 random
-  // cases of up to 16 MB (H200, NOTES.md session 18: geomean 1.695x against
-  // 1.689x, 33 against 34 below 0.97x of torch.sum).
-  const int64_t loops = a.n_rows / Policy::kUnroll;
-  const bool whole_loops = latency_columns && a.n_rows % Policy::kUnroll == 0 && pow2_at_least(loops) == loops;
-  int64_t by = std::min<int64_t>(Policy::kThreads / bx, whole_loops ? loops : pow2_at_least(a.n_rows));
+  // A thread per row, or, in a latency-bound pass, as many row threads as
+  // give each at most one unrolled loop of rows, all loaded in one round:
+  // the rest would only add warps and levels to the tree over y. A warp
+  // there runs about 300 instructions whatever it loads ([5, 32000]
+  // float32 over dim 0 in 250 blocks of 32 x 8 threads for its 5 rows: 8
+  // times the instructions of torch.sum's kernel, Nsight Compute on the
+  // H200, NOTES.md session 58). The blocks grouping outer indices below
+  // take the same count.
+  int64_t by = std::min<int64_t>(Policy::kThreads / bx, latency_columns
+                                                            ? pow2_at_least(ceil_div(a.n_rows, Policy::kUnroll))
+                                                            : pow2_at_least(a.n_rows));
   if (!latency_columns) {
     // Each row thread at least one unrolled loop of rows (kUnroll), its
     // loads in flight together, rather than a row or two and a deeper tree
