@@ -400,13 +400,14 @@ def test_stream_rows(case, offset, dtype):
 
 
 # Rows of a small element stride s, one per output at a pitch of about s
-# times their length, whose s elements span at most 4 bytes, from 1 MB of
-# stream: read as planes of R rows of s columns by the stream-rows kernel,
-# of which only the first column is summed (strided_rows_geometry), unless
-# stride-2 vectors fit them. Pitches of R s - 1 to R s + 1, strides 2 to 4,
-# two outer dims, a misaligned start, and a last row that ends at its
-# storage's last element (nothing read past it); wider elements and strides
-# take the rows kernels, checked alike.
+# times their length, whose s elements span at most 4 bytes (or 8 bytes, in
+# rows of which an 8 KB tile holds three), from 1 MB of stream: read as
+# planes of R rows of s columns by the stream-rows kernel, of which only the
+# first column is summed (strided_rows_geometry), unless stride-2 vectors
+# fit them. Pitches of R s - 1 to R s + 1, strides 2 to 6, two outer dims, a
+# misaligned start, and a last row that ends at its storage's last element
+# (nothing read past it); wider elements, strides and rows take the rows
+# kernels, checked alike.
 def _exact_end_rows(n, r, s, dtype):
     pitch = r * s
     buf = random_tensor(((n - 1) * pitch + (r - 1) * s + 1,), dtype, "cpu", _gen()).cuda()
@@ -420,7 +421,8 @@ def _strided_stream_expected(x):
     to_end = x.untyped_storage().nbytes() - x.storage_offset() * e
     vectors_fit = (s == 2 and e in (2, 4) and (2 * r) % vector == 0 and pitch % vector == 0 and x.data_ptr() % 16 == 0
                    and to_end >= ((n - 1) * pitch + 2 * r) * e)
-    return s * e <= 4 and n * pitch * e >= (1 << 20) and pitch * e <= 16352 and not vectors_fit
+    spans = s * e <= 4 or (s * e <= 8 and 3 * pitch * e <= 8192 - 32)
+    return spans and n * pitch * e >= (1 << 20) and pitch * e <= 16352 and not vectors_fit
 
 
 STRIDED_ROW_CASES = [
@@ -434,6 +436,9 @@ STRIDED_ROW_CASES = [
     lambda dt: random_tensor((20, 300, 202), dt, "cpu", _gen()).cuda()[..., ::2],
     lambda dt: _exact_end_rows(5000, 200, 2, dt),
     lambda dt: _exact_end_rows(4001, 99, 3, dt),
+    lambda dt: _exact_end_rows(30001, 37, 2, dt),
+    lambda dt: random_tensor((40000, 101), dt, "cpu", _gen()).cuda()[:, 1::6],
+    lambda dt: random_tensor((1025, 1023), dt, "cpu", _gen()).cuda()[:, ::2],
 ]
 
 

@@ -872,24 +872,32 @@ inline bool dense_geometry(const ReducePass& p, DenseArgs& a, bool slabs = false
 // for the stream-rows kernel ([N, W][:, ::2] over dim 1): each row starts
 // (R - 1) s + 1 to (R + 1) s elements after the one before, along outer dims
 // that continue the stream densely, and in passes of kLatencyBoundBytes or
-// more (as launch_stream_rows). Only where s elements span at most 4 bytes:
-// there a warp's one-element loads move at most 128 bytes each, and the
-// tiles' 16-byte copies read the same sectors in a quarter of the
-// instructions or fewer. A/B on the H200 against the rows kernels over 77
-// strided passes of 30 KB to 134 MB (NOTES.md, session 49), torch.sum's
-// time over ours: 2-byte elements at stride 2 and bytes at stride 2 to 4
-// gained ([2697, 1526][:, ::2] bfloat16 0.50x -> 0.76x, [4, 77029,
-// 186][..., ::2] bfloat16 0.82x -> 2.02x, [278163, 112][:, ::2] int8 2.02x
-// -> 7.06x); wider strides lost as often as they gained ([5000, 800][:, ::4]
-// float32 0.93x -> 0.67x, [8796, 281][:, ::2] float64 1.22x -> 0.89x,
-// [4, 249494, 5][..., ::2] float32 0.97x -> 1.52x).
+// more (as launch_stream_rows). Where s elements span at most 4 bytes, a
+// warp's one-element loads move at most 128 bytes each, and the tiles'
+// 16-byte copies read the same sectors in a quarter of the instructions or
+// fewer. A/B on the H200 against the rows kernels over 77 strided passes of
+// 30 KB to 134 MB (NOTES.md, session 49), torch.sum's time over ours:
+// 2-byte elements at stride 2 and bytes at stride 2 to 4 gained ([2697,
+// 1526][:, ::2] bfloat16 0.50x -> 0.76x, [4, 77029, 186][..., ::2] bfloat16
+// 0.82x -> 2.02x, [278163, 112][:, ::2] int8 2.02x -> 7.06x); wider strides
+// lost as often as they gained ([5000, 800][:, ::4] float32 0.93x -> 0.67x,
+// [8796, 281][:, ::2] float64 1.22x -> 0.89x). Strides that span 5 to 8
+// bytes (float32 at 2, 16-bit at 3 or 4, bytes at 5 to 8) only where an
+// 8 KB tile holds three rows or more: A/B over 166 such passes (NOTES.md,
+// session 59), rows of up to 2 KB gained in every pass of 4 MB or more
+// ([467187, 101][:, ::2] float32 1.03x -> 2.17x of torch.sum, [270406,
+// 349][:, ::3] bfloat16 0.69x -> 1.45x, [13898, 349][:, ::2] float32 0.89x
+// -> 1.01x), while rows of 4 to 10 KB, a tile to each, lost in small passes
+// and in 16 KB tiles ([1025, 1023][:, ::2] float32 1.29x -> 1.04x, [23017,
+// 2050][:, ::2] int32 2.59x -> 2.30x).
 inline bool strided_rows_geometry(const ReducePass& p, int64_t elem_bytes, DenseArgs& a) {
   const int64_t s = p.elem_stride;
-  if (p.kind != ReducePass::Kind::kRows || p.n_rows != 1 || p.row_len < 2 || s < 2 || s * elem_bytes > 4 ||
+  if (p.kind != ReducePass::Kind::kRows || p.n_rows != 1 || p.row_len < 2 || s < 2 || s * elem_bytes > 8 ||
       p.outer.ndim < 1)
     return false;
   const int64_t pitch = p.outer.in_strides[0];
   if (pitch < (p.row_len - 1) * s + 1 || pitch > (p.row_len + 1) * s) return false;
+  if (s * elem_bytes > 4 && 3 * pitch * elem_bytes > StreamRowsNarrowPolicy::kTileBytes - 32) return false;
   a.seg_planes = p.n_out;
   if (!planes_follow_densely(p, pitch) && !stream_segments(p, pitch, elem_bytes, a)) return false;
   a.R = p.row_len, a.C = s, a.kept = 1, a.plane = pitch, a.out_col_stride = 0;
