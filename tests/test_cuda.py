@@ -469,15 +469,15 @@ def test_strided_rows_stream(case, dtype):
 # run ending at its storage's last element, strided rows in runs, and what
 # stays on the other kernels: planes of narrow columns in runs (the columns
 # kernel) and runs too short (the rows kernels). The flags say whether
-# float32 and bfloat16 take the stream-rows kernel (strided rows: 2-byte
-# elements only).
+# float32 and bfloat16 take the stream-rows kernel (strided rows: both, at
+# stride 2, rows of 1.6 KB: strided_rows_geometry).
 STREAM_SEGMENT_CASES = [
     ((60, 3000, 7), (slice(None), slice(None, 2900)), 2, (True, True)),
     ((60, 3000, 7), (slice(None), slice(101, None)), 2, (True, True)),  # ends at the storage's end
     ((30, 20001, 5), (slice(None, None, 3),), 2, (True, True)),
     ((31, 20001, 5), (slice(1, None, 3),), 2, (True, True)),
     ((4, 9, 5000, 13), (slice(None), slice(1, 8)), 3, (True, True)),  # two outer dims a run
-    ((16, 3000, 402), (slice(None), slice(3, 2900), slice(None, None, 2)), 2, (False, True)),  # strided rows
+    ((16, 3000, 402), (slice(None), slice(3, 2900), slice(None, None, 2)), 2, (True, True)),  # strided rows
     ((16, 100, 64, 4), (slice(None), slice(None, 90)), 2, (False, False)),  # planes of columns
     ((4000, 60, 3), (slice(None), slice(None, 25)), 2, (False, False)),  # runs of 300 bytes
 ]

@@ -44,6 +44,21 @@ def _check(ours: torch.Tensor, x: torch.Tensor, dim, keepdim: bool, dtype=None) 
     kw = {} if dtype is None else {"dtype": dtype}
     ref = torch.nansum(x, dim, keepdim, **kw) if dim is not None else torch.nansum(x, **kw)
     assert ours.dtype == ref.dtype and ours.shape == ref.shape, (ours.dtype, ref.dtype, ours.shape, ref.shape)
+    if ref.dtype.is_complex:
+        # Complex (torch's CUDA nansum): each part within a few roundings of
+        # sum(|x|) over the inputs with no NaN part, as for floats below.
+        o = torch.view_as_real(ours.to(torch.complex128))
+        r = torch.view_as_real(ref.to(torch.complex128))
+        assert torch.equal(torch.isnan(o), torch.isnan(r)), (o, r)
+        wide = x.to(torch.complex128)
+        finite = torch.where(torch.isfinite(torch.view_as_real(wide)).all(-1), wide.abs(), 0.0)
+        mag = finite.sum(dim, keepdim) if dim is not None else finite.sum()
+        real = torch.view_as_real(torch.empty(0, dtype=ref.dtype)).dtype if ref.dtype != torch.complex32 \
+            else torch.float16
+        rtol = (4 if real == torch.float16 else 64) * torch.finfo(real).eps
+        bound = rtol * mag.reshape(ref.shape).unsqueeze(-1) + torch.finfo(real).tiny
+        assert bool((~torch.isfinite(r) | ((o - r).abs() <= bound)).all()), ((o - r).abs().max(), o, r)
+        return
     if not ref.dtype.is_floating_point:
         assert torch.equal(ours, ref), (ours, ref)
         return
@@ -117,6 +132,47 @@ def test_nansum_inf_minus_inf(dtype, device):
     assert torch.equal(got.nan_to_num(), want.to(dtype).double().nan_to_num()), got
 
 
+# Complex inputs on the GPU, as torch's CUDA nansum sums them: an element
+# with a NaN in either part counts as zero. Rows, columns, full sums and a
+# two-pass plan, complex64, complex128 and complex32 (read as complex64),
+# against torch.nansum and against torch.sum of the NaN-free input, which
+# must agree with it bitwise where both run the same adds (a single element
+# per output) and within a few roundings elsewhere. On the CPU torch refuses
+# them, and so does ours (test_nansum_dtype_out_and_errors).
+@pytest.mark.cuda
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a GPU")
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128, torch.complex32], ids=str)
+def test_nansum_complex(dtype, gen):
+    for shape, dims in (((7,), None), ((1000, 37), 1), ((37, 1000), 0), ((257, 9, 33), (0, 2)), ((4, 3), 1),
+                        ((3, 70000), None), ((6, 2, 70, 5, 40), (0, 2, 4))):
+        re = torch.randn(shape, generator=gen)
+        im = torch.randn(shape, generator=gen)
+        u = torch.rand(shape, generator=gen)
+        re[u < 0.1] = float("nan")
+        im[(u >= 0.1) & (u < 0.2)] = float("nan")
+        x = torch.complex(re, im).to(dtype).cuda()
+        got = reduce_op.nansum(x, dims) if dims is not None else reduce_op.nansum(x)
+        want = torch.nansum(x, dims) if dims is not None else torch.nansum(x)
+        assert got.dtype == want.dtype == dtype and got.shape == want.shape
+        clean = torch.where(torch.isnan(x.to(torch.complex128)), torch.zeros((), dtype=torch.complex128, device="cuda"),
+                            x.to(torch.complex128))
+        exact = clean.sum(dims) if dims is not None else clean.sum()
+        assert not torch.isnan(torch.view_as_real(got.to(torch.complex64))).any()
+        tol = dict(rtol=1e-2, atol=1e-2) if dtype == torch.complex32 else dict(rtol=1e-5, atol=1e-4)
+        torch.testing.assert_close(got.to(torch.complex128), exact, **tol)
+        torch.testing.assert_close(got.to(torch.complex128), want.to(torch.complex128), **tol)
+        again = reduce_op.nansum(x, dims) if dims is not None else reduce_op.nansum(x)
+        assert torch.equal(torch.view_as_real(got), torch.view_as_real(again))
+    # A real input summed into a complex dtype= and out=, as torch's CUDA nansum.
+    r = torch.randn(50, 40, generator=gen).cuda()
+    r[3, 4] = float("nan")
+    for dt in (torch.complex64, torch.complex128):
+        torch.testing.assert_close(reduce_op.nansum(r, 1, dtype=dt), torch.nansum(r, 1, dtype=dt))
+        out = torch.empty(40, dtype=dt, device="cuda")
+        assert reduce_op.nansum(r, 0, out=out) is out
+        torch.testing.assert_close(out, torch.nansum(r, 0, dtype=dt))
+
+
 # Nothing but dims of size 1 or of stride 0 reduced: the input folded
 # (k * x) with NaN counted as zero, infinities kept, and -0.0 made +0.0 as
 # torch's sum makes it; small and large inputs (the planner reads the
@@ -160,12 +216,20 @@ def test_nansum_dtype_out_and_errors(device, gen):
     assert reduce_op.nansum(x, 0, out=out) is out  # resized, as torch does
     _check(out, x, 0, False, torch.float64)
     z = torch.zeros(3, device=device)
-    with pytest.raises(RuntimeError, match="does not support complex inputs"):
-        NANSUM(z.to(torch.complex64))
-    with pytest.raises(NotImplementedError, match=f"nansum_{device}"):
-        NANSUM(z, dtype=torch.complex64)
-    with pytest.raises(NotImplementedError, match=f"nansum_{device}"):
-        reduce_op.nansum(z, out=torch.empty((), dtype=torch.complex64, device=device))
+    # Complex inputs and results: torch's CPU nansum refuses them, its CUDA
+    # nansum sums them (test_nansum_complex): ours does as torch does.
+    for call in (lambda f: f(z.to(torch.complex64)), lambda f: f(z, dtype=torch.complex64),
+                 lambda f: f(z, out=torch.empty((), dtype=torch.complex64, device=device))):
+        try:
+            want, want_error = call(torch.nansum), None
+        except Exception as e:  # noqa: BLE001 - compared by type
+            want, want_error = None, e
+        if want_error is not None:
+            with pytest.raises(type(want_error), match="does not support complex inputs|nansum_cpu"):
+                call(reduce_op.nansum)
+        else:
+            got = call(reduce_op.nansum)
+            assert got.dtype == want.dtype and torch.equal(got, want)
     # A float input into an integer or bool out= with no dtype=: torch's
     # kernel has no integer version; with dtype= the input is cast first.
     for odt in (torch.int64, torch.int32, torch.bool):

@@ -174,14 +174,15 @@ struct KernelsFor<SumFamily, G> {
 };
 // nansum: integers hold no NaN, so sum's kernels run them (floating inputs
 // staged into an integer dtype=; integer and bool inputs themselves are
-// sum's before they get here: NanSumEntries); complex inputs are refused
-// (check_nansum_args).
+// sum's before they get here: NanSumEntries). Complex inputs, where either
+// part is NaN, count as zero, as in torch's CUDA kernel; the CPU refuses
+// them, as torch's does (kTakesComplex, check_nansum_args).
 template <InputGroup G>
 struct KernelsFor<NanSumFamily, G> {
   using type = std::conditional_t<G == InputGroup::kNarrowInt || G == InputGroup::kWideInt ||
                                        G == InputGroup::kIntegerToFloat,
                                    SumFamily, NanSumFamily>;
-  static constexpr bool kTaken = G != InputGroup::kComplex;
+  static constexpr bool kTaken = true;
 };
 
 // mean: sum's kernels for every input (integer inputs of a float dtype=
@@ -280,6 +281,14 @@ struct PartialsKernelsFor<NormFamily<K>> {
   using type = std::conditional_t<K == NormKind::kInf, AmaxFamily, SumFamily>;
 };
 
+// Whether Family's kernels on backend B take complex inputs: as KernelsFor
+// says, save nansum's on the CPU (torch's CPU nansum refuses complex inputs,
+// its CUDA nansum sums them; no CPU instance file compiles them).
+template <class Family, Backend B>
+inline constexpr bool kTakesComplex = KernelsFor<Family, InputGroup::kComplex>::kTaken;
+template <>
+inline constexpr bool kTakesComplex<NanSumFamily, Backend::kCpu> = false;
+
 // Calls run(TypeTag<K>{}, group) with the family K whose kernels run pass
 // p from dtype `in` into dtype `out` on backend B (KernelsFor, or
 // PartialsKernelsFor for a pass that reads partials the op's reduce would
@@ -291,7 +300,8 @@ void with_pass_kernels(const ReducePass& p, at::ScalarType in, at::ScalarType ou
     constexpr InputGroup G = decltype(group)::value;
     using Kernels = KernelsFor<Family, G>;
     using K = typename Kernels::type;
-    if constexpr (!Kernels::kTaken || (G == InputGroup::kIntegerToFloat && !kReadsIntegersIntoFloat<Family, B>)) {
+    if constexpr (!Kernels::kTaken || (G == InputGroup::kIntegerToFloat && !kReadsIntegersIntoFloat<Family, B>) ||
+                  (G == InputGroup::kComplex && !kTakesComplex<Family, B>)) {
       TORCH_INTERNAL_ASSERT(false, "gpureduce: no kernel for ", in, " inputs of this op");
     } else {
       if constexpr (!K::kHandsPartialsOn) {

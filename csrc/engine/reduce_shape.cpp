@@ -126,14 +126,16 @@ void check_nansum_args(const at::Tensor& input, at::OptionalIntArrayRef dim, std
                        const at::Tensor* out, const char* kernel_name) {
   if (dim.has_value()) reduced_dims_mask(input.dim(), *dim);  // torch's range and repeat errors
   if (nansum_is_sum(input)) return;
-  TORCH_CHECK(!at::isComplexType(input.scalar_type()), "nansum on ", c10::DeviceTypeName(input.device().type()),
-              " does not support complex inputs");
+  // torch refuses complex inputs on the CPU only; its CUDA kernel drops the
+  // elements with a NaN in either part.
+  const bool cpu = input.device().is_cpu();
+  TORCH_CHECK(!(cpu && at::isComplexType(input.scalar_type())), "nansum on CPU does not support complex inputs");
   if (out != nullptr && dtype.has_value()) {
     TORCH_CHECK(*dtype == out->scalar_type(), "nansum: provided dtype must match dtype of result. Got ",
                 c10::toString(out->scalar_type()), " and ", c10::toString(*dtype), ".");
   }
   const at::ScalarType result = out != nullptr ? out->scalar_type() : result_dtype(input.scalar_type(), dtype);
-  TORCH_CHECK_NOT_IMPLEMENTED(!at::isComplexType(result), "\"", kernel_name, "\" not implemented for '",
+  TORCH_CHECK_NOT_IMPLEMENTED(!(cpu && at::isComplexType(result)), "\"", kernel_name, "\" not implemented for '",
                               c10::toString(result), "'");
   // A floating input into an integer or bool out= with no dtype=: torch's
   // kernel runs in out's dtype and has no integer version. With an integer
