@@ -137,7 +137,9 @@ def nansum(
     """Mirrors ``torch.nansum``: the sum of the elements over ``dim`` (all
     of them by default), NaN counted as zero; a NaN that the adds make
     (``inf + -inf``) stays. Integer and bool inputs sum to int64, as in
-    torch. Runs on CPU, CUDA and meta tensors."""
+    torch. Complex inputs are summed on CUDA (an element with a NaN in
+    either part counting as zero) and refused on the CPU, as torch's are.
+    Runs on CPU, CUDA and meta tensors."""
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
     if out is None and _fast_path_open(input):
         r = _fast.nansum(input, dims, keepdim, dtype)

@@ -134,11 +134,11 @@ def test_nansum_inf_minus_inf(dtype, device):
 
 # Complex inputs on the GPU, as torch's CUDA nansum sums them: an element
 # with a NaN in either part counts as zero. Rows, columns, full sums and a
-# two-pass plan, complex64, complex128 and complex32 (read as complex64),
-# against torch.nansum and against torch.sum of the NaN-free input, which
-# must agree with it bitwise where both run the same adds (a single element
-# per output) and within a few roundings elsewhere. On the CPU torch refuses
-# them, and so does ours (test_nansum_dtype_out_and_errors).
+# two-pass plan of complex64, complex128 and complex32 (read as complex64),
+# within a few roundings of torch.nansum and of the NaN-free input's sum in
+# complex128, the same bits on a second call; the gradient, as torch's. On
+# the CPU torch refuses them, and so does ours
+# (test_nansum_dtype_out_and_errors).
 @pytest.mark.cuda
 @pytest.mark.skipif(not HAS_CUDA, reason="needs a GPU")
 @pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128, torch.complex32], ids=str)
@@ -163,6 +163,16 @@ def test_nansum_complex(dtype, gen):
         torch.testing.assert_close(got.to(torch.complex128), want.to(torch.complex128), **tol)
         again = reduce_op.nansum(x, dims) if dims is not None else reduce_op.nansum(x)
         assert torch.equal(torch.view_as_real(got), torch.view_as_real(again))
+    # The gradient, as torch's: the incoming gradient where no part is NaN,
+    # zero where one is.
+    z = torch.complex(torch.randn(4, 6, generator=gen), torch.randn(4, 6, generator=gen)).to(torch.complex128).cuda()
+    z[1, 2], z[3, 0] = complex(float("nan"), 1.0), complex(2.0, float("nan"))
+    z.requires_grad_(True)
+    ours, theirs = reduce_op.nansum(z, 1), torch.nansum(z, 1)
+    grad = torch.randn_like(theirs)
+    assert torch.equal(torch.autograd.grad(ours, z, grad)[0], torch.autograd.grad(theirs, z, grad)[0])
+    clean = torch.complex(torch.randn(3, 5, generator=gen), torch.randn(3, 5, generator=gen))
+    torch.autograd.gradcheck(lambda t: reduce_op.nansum(t, 0), (clean.to(torch.complex128).cuda().requires_grad_(True),))
     # A real input summed into a complex dtype= and out=, as torch's CUDA nansum.
     r = torch.randn(50, 40, generator=gen).cuda()
     r[3, 4] = float("nan")
