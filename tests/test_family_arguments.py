@@ -92,9 +92,9 @@ def _check(name, x, args, kwargs):
         if expected is RuntimeError and _NAMED_DIM_ERROR.search(str(ref_error)):
             # torch before 2.13 had named-dim overloads: a None or str dim
             # went to them and raised RuntimeError where no dim has that
-            # name. 2.13 has none and raises TypeError. gpureduce raises
-            # TypeError, or (sum, whose overloads are torch's) the same
-            # RuntimeError as the torch it runs on (seen on 2.11).
+            # name. 2.13 has none and raises TypeError, as gpureduce does;
+            # on 2.11 gpureduce's sum(x, dim="a") raised torch's same
+            # RuntimeError (H200, session 59), which is torch's type too.
             expected = (RuntimeError, TypeError)
         assert isinstance(error, expected), \
             f"{label}: torch {type(ref_error).__name__} ({ref_error}), ours {type(error).__name__} ({error})"

@@ -897,7 +897,7 @@ inline bool strided_rows_geometry(const ReducePass& p, int64_t elem_bytes, Dense
     return false;
   const int64_t pitch = p.outer.in_strides[0];
   if (pitch < (p.row_len - 1) * s + 1 || pitch > (p.row_len + 1) * s) return false;
-  if (s * elem_bytes > 4 && 3 * pitch * elem_bytes > StreamRowsNarrowPolicy::kTileBytes - 32) return false;
+  if (s * elem_bytes > 4 && 3 * pitch * elem_bytes > StreamRowsNarrowPolicy::kPlaneBytes) return false;
   a.seg_planes = p.n_out;
   if (!planes_follow_densely(p, pitch) && !stream_segments(p, pitch, elem_bytes, a)) return false;
   a.R = p.row_len, a.C = s, a.kept = 1, a.plane = pitch, a.out_col_stride = 0;
@@ -952,7 +952,7 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, Outputs<out_t> 
   const int64_t seg_planes = d.seg_planes > 0 ? d.seg_planes : d.n_planes;
   if (slabs && seg_planes != d.n_planes) return false;
   // Whole planes whose bytes, padded out to 16-byte boundaries, fit a tile.
-  int64_t rows = (P::kTileBytes - 32) / plane_bytes;
+  int64_t rows = P::kPlaneBytes / plane_bytes;
   const int64_t resident = int64_t(sm_count()) * P::kMinBlocksPerSm;
   if (slabs) {
     // A thread carries at most kMaxSlabRounds of a tile's outputs across the
@@ -1036,7 +1036,7 @@ bool launch_stream_tiles(const DenseArgs& d, const in_t* x, Outputs<out_t> y) {
     const int64_t plane_bytes = d.plane * int64_t(sizeof(in_t));
     const bool wide = (plane_bytes >= HostPolicy::kStreamRowsWideMinRowBytes &&
                        bytes >= HostPolicy::kStreamRowsWideMinBytes) ||
-                      plane_bytes > StreamRowsNarrowPolicy::kTileBytes - 32;
+                      plane_bytes > StreamRowsNarrowPolicy::kPlaneBytes;
     return with_stored_type(y, [&](auto z) {
       using stored_t = typename decltype(z)::element_type;
       if (wide && d.n_slabs == 1) return launch_stream_tiles_with<Op, in_t, stored_t, StreamRowsWidePolicy>(d, x, z);
@@ -1240,7 +1240,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     // bfloat16 1.05x -> 0.99x) stay here.
     if (sizeof(in_t) == 2 && d.R >= HostPolicy::kStreamPlanesMinRowsNarrow &&
         d.C * int64_t(sizeof(in_t)) < HostPolicy::kStreamPlanesOverColumnsMaxRowBytes &&
-        d.plane * int64_t(sizeof(in_t)) <= StreamRowsNarrowPolicy::kTileBytes - 32 && launch_stream_tiles<Op>(d, x, y))
+        d.plane * int64_t(sizeof(in_t)) <= StreamRowsNarrowPolicy::kPlaneBytes && launch_stream_tiles<Op>(d, x, y))
       return true;
     a.period = static_cast<int>(P);
     a.phase = static_cast<int>(reinterpret_cast<uintptr_t>(x) % 16 / sizeof(in_t));

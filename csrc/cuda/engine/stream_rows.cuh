@@ -45,6 +45,10 @@ template <int kThreads_, int kTileBytes_, int kStages_, int kMinBlocksPerSm_>
 struct StreamRowsPolicy {
   static constexpr int kThreads = kThreads_;
   static constexpr int kTileBytes = kTileBytes_;
+  // The bytes of whole planes a tile holds: a tile's planes start and end
+  // anywhere within their 16-byte vectors, so that 32 bytes of it may be
+  // neighbours' (launch_stream_tiles_with).
+  static constexpr int kPlaneBytes = kTileBytes - 32;
   static constexpr int kStages = kStages_;
   static constexpr int kVecPerThread = kTileBytes / 16 / kThreads;
   // Bound by shared memory: kStages tiles a block.
