@@ -57,6 +57,21 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64, torch.i
             x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
             ref = torch.sum(x.cpu().double(), 1)
             assert torch.allclose(reduce_op.sum(x, 1).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, off)
+# Strided rows read through the dense memory they span (the pitch rows
+# kernel's kStrided): rows at every alignment (odd pitches), starts off a
+# 16-byte boundary, and the last row ending on its storage's last element;
+# and few outputs (element loads).
+for dtype, s in ((torch.float32, 2), (torch.bfloat16, 3), (torch.float16, 4), (torch.int16, 3)):
+    # A pitch over (r + 1) * s: not planes for the stream-rows tiles.
+    for n, r, extra, off in ((1200, 200, s + 1, 1), (2200, 600, s + 1, 0), (300, 600, 0, 3)):
+        pitch = r * s + extra
+        buf = (torch.randn(off + (n - 1) * pitch + (r - 1) * s + 1) * 10).to(dtype).cuda()
+        x = buf.as_strided((n, r), (pitch, s), off)
+        ref = torch.sum(x.cpu().double(), 1)
+        assert torch.allclose(reduce_op.sum(x, 1).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, n, r, s)
+        if dtype.is_floating_point:
+            ref = torch.var(x.cpu().double(), 1)
+            assert torch.allclose(reduce_op.var(x, 1).cpu().double(), ref, rtol=2e-2, atol=1e-2), (dtype, n, r, s)
 # Rows of one and two 16-byte vectors with outputs enough for the pitch
 # vector rows kernel (several rows a thread, the grid's last round partial),
 # contiguous and at a wider pitch.

@@ -40,6 +40,8 @@ ENGINE_CASES = [
 # float input gpureduce::cuda::NarrowOrFloat<...> (its own type and float32
 # share the kernels).
 KERNEL_OUT_TYPE = r"[\w:]+(?:<[\w:]+\s?>)?"
+# The pitch rows kernel's last template argument, kStrided, false for dense rows.
+DENSE = r"(?:,\s*(?:false|\(bool\)0))?"
 EVERY_KERNEL_DTYPE = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int8, torch.uint8,
                       torch.bool, torch.int16, torch.int32, torch.int64, torch.complex64, torch.complex128]
 
@@ -461,6 +463,54 @@ def test_strided_rows_stream(case, dtype):
     assert any("gpureduce_stream_rows" in n for n in names) == _strided_stream_expected(x), names
 
 
+# Strided rows of 2- and 4-byte elements that the tiles leave (rows of
+# strides over 4 bytes wider than a third of a tile, or at a pitch over
+# (length + 1) * stride) and whose spans hold a vector body of 16 chunks or
+# more: read through the dense memory each row spans, keeping every s-th
+# element (the pitch rows kernel's kStrided, strided_span_rows_fit), in
+# passes of 1 MB or more whose outputs give every SM 8 warps. Pitches that
+# put rows at every alignment, starts 0 to 3 elements in, strides 2 to 4,
+# spans of 15 and 16 chunks, and a last row that ends on its storage's last
+# element (nothing read past it); byte elements, few outputs and small
+# passes read an element per load, checked alike. The flag: the pitch rows
+# kernel runs (on 132 SMs).
+STRIDED_SPAN_CASES = [
+    # dtype, rows, row length, stride, pitch past row length * stride, offset, pitch rows
+    (torch.float32, 2400, 1025, 2, 1, 0, True),
+    (torch.float32, 5000, 33, 2, 3, 1, False),  # span 65: 15 chunks
+    (torch.float32, 5000, 34, 2, 3, 1, True),   # span 67: 16 chunks
+    (torch.float32, 1000, 1025, 2, 1, 2, False),  # outputs under 8 warps an SM
+    (torch.bfloat16, 2200, 700, 3, 1, 2, True),
+    (torch.bfloat16, 1600, 101, 3, 4, 0, False),  # under 1 MB
+    (torch.float16, 2300, 513, 4, 3, 3, True),
+    (torch.int16, 2200, 800, 3, 2, 1, True),
+    (torch.int32, 2500, 640, 2, 1, 2, True),
+    (torch.int8, 2500, 999, 5, 2, 1, False),
+    (torch.uint8, 2200, 1200, 7, 0, 0, False),
+    (torch.bool, 2200, 900, 8, 5, 3, False),
+]
+
+
+@pytest.mark.parametrize("case", STRIDED_SPAN_CASES, ids=str)
+def test_strided_span_rows(case):
+    dtype, n, r, s, extra, offset, pitch_rows = case
+    pitch = r * s + extra
+    buf = random_tensor((offset + (n - 1) * pitch + (r - 1) * s + 1,), dtype, "cpu", _gen()).cuda()
+    x = buf.as_strided((n, r), (pitch, s), offset)
+    got = reduce_op.sum(x, 1)
+    assert_matches_torch(got, x, 1, False)
+    assert torch.equal(got, reduce_op.sum(x, 1))
+    assert torch.equal(reduce_op.amax(x, 1), torch.amax(x, 1))
+    if dtype.is_floating_point:
+        tol = dict(rtol=2e-2, atol=1e-2) if dtype.itemsize == 2 else dict(rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(reduce_op.logsumexp(x, 1), torch.logsumexp(x, 1), **tol)
+        torch.testing.assert_close(reduce_op.var(x, 1).double(), torch.var(x.double(), 1), **tol)
+        torch.testing.assert_close(reduce_op.nansum(x, 1).double(), torch.nansum(x.double(), 1), **tol)
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
+        assert any("gpureduce_pitch_rows<" in n for n in names) == pitch_rows, names
+
+
 # Segments: dense rows whose outer dims follow one another densely only in
 # runs, a view keeping part of an outer dim ([A, N, w][:, :k], [A, N,
 # w][::3]), read by the stream-rows kernel as one stream per run (runs of
@@ -510,7 +560,7 @@ def test_stream_rows_segments(case, dtype):
 # 132 SMs), a block per output (split rows) below that, and outputs of
 # several ragged rows keep the split rows kernel's vector bodies.
 @pytest.mark.parametrize("make,dims,kernel", [
-    (lambda: torch.randn(2697, 1526, device="cuda")[:, ::2], 1, "inner_rows"),
+    (lambda: torch.randn(2697, 1526, device="cuda")[:, ::2], 1, "pitch_rows"),
     (lambda: torch.randn(2, 4000, 1500, device="cuda"), (0, 2), "inner_rows"),
     (lambda: torch.randn(2, 2000, 1500, device="cuda"), (0, 2), "split_rows"),
     (lambda: torch.randn(5, 2300, 999, device="cuda"), (0, 2), "split_rows"),
@@ -665,7 +715,7 @@ def test_ragged_rows(case, offset, dtype):
     if dtype == torch.float32 and shape[-1] >= 67:
         names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
         assert any(re.search(r"gpureduce_split_rows<.*, float, float, 4, 1>", k) or
-                   re.search(r"gpureduce_pitch_rows<.*, float, float, 4, (?:true|\(bool\)1), (?:\(int\))?\d+>", k)
+                   re.search(rf"gpureduce_pitch_rows<.*, float, float, 4, (?:true|\(bool\)1), (?:\(int\))?\d+{DENSE}>", k)
                    for k in names), names
 
 
@@ -683,7 +733,7 @@ def test_ragged_rows_many_waves(shape, dtype, offset):
     assert_matches_torch(ours, x, 1, False)
     assert torch.equal(ours, reduce_op.sum(x, 1))
     names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
-    assert any(re.search(r"gpureduce_pitch_rows<.*, (?:true|\(bool\)1), (?:\(int\))?3>", k) for k in names), names
+    assert any(re.search(rf"gpureduce_pitch_rows<.*, (?:true|\(bool\)1), (?:\(int\))?3{DENSE}>", k) for k in names), names
 
 
 # Outputs of several ragged rows, their rows a whole number of 16-byte
@@ -816,8 +866,9 @@ def test_columns_few_rows(shape, dim, cl, dtype):
 # Grids of a few waves folded into one (fold_into_one_wave): columns passes
 # take fewer row threads per block, rows passes fewer lanes per output, each
 # thread a longer walk. Rows fold only where their lanes' rounds of loads
-# stay within those of all the waves they replace ([13898, 349] .step: 869
-# blocks, three waves of two rounds, fold fourfold into six rounds); columns
+# stay within those of all the waves they replace ([13898, 349] .step, a
+# strided span of 86 chunks: 869 blocks, three waves of one round, fold
+# fourfold into three rounds); columns
 # of single elements by at most their waves; columns whose blocks take
 # several outer indices ([5945, 698, 6]) not at all; split rows passes of a
 # block per output take smaller blocks. On the H200 (132 SMs)
@@ -828,7 +879,7 @@ FOLD_CASES = [
     ((69, 205923), 0, "permute", torch.bfloat16, ("columns", [1609, 1, 1], [128, 1, 1])),  # [128, 4, 1]
     ((7916, 2367), 1, None, torch.float16, ("pitch_rows", [248, 1, 1], [512, 1, 1])),      # grid 495
     ((4000, 5, 512), 2, "slice", torch.float32, ("inner_rows", [250, 1, 1], [512, 1, 1])),  # grid 1000
-    ((13898, 349), 1, "step", torch.float32, ("inner_rows", [218, 1, 1], [512, 1, 1])),   # grid 869
+    ((13898, 349), 1, "step", torch.float32, ("pitch_rows", [218, 1, 1], [512, 1, 1])),   # grid 869
     ((5945, 698, 6), 1, None, torch.float32, None),                                        # grouped columns
     ((873, 50257), 1, None, torch.float32, ("split_rows", [1, 873, 1], [128, 1, 1])),      # [256, 1, 1]
 ]
@@ -942,8 +993,8 @@ def test_columns_many_vectors(shape, dim, view, dtype):
 # layouts (two outer dims that do not merge, after slicing) run the inner
 # rows kernel: 16-bit float rows of at most two unrolled loops per lane built
 # for 3 blocks per SM, longer ones and other types for 2; rows read an
-# element per load (a stride-3 view) for 3 where the elements are of 4 bytes
-# or fewer, 2 for float64. (A stride-2 view of 16-bit rows is read as planes
+# element per load (a stride-5 view, wider than strided spans take) for 3
+# where the elements are of 4 bytes or fewer, 2 for float64. (A stride-2 view of 16-bit rows is read as planes
 # through the stream-rows kernel: strided_rows_geometry.)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
 def test_rows_blocks_per_sm(dtype):
@@ -954,7 +1005,7 @@ def test_rows_blocks_per_sm(dtype):
         ragged = width % (4 if dtype == torch.float32 else 8) != 0
         want = 4 if dtype == torch.float32 and not ragged else 3
         flag = r"(?:true|\(bool\)1)" if ragged else r"(?:false|\(bool\)0)"
-        assert names and all(re.search(rf",\s*{flag},\s*(?:\(int\))?{want}>\(", k) for k in names), names
+        assert names and all(re.search(rf",\s*{flag},\s*(?:\(int\))?{want}{DENSE}>\(", k) for k in names), names
     for width, short in ((1000, True), (4096, False)):
         x = random_tensor((2500, 3, width), dtype, "cpu", _gen()).cuda()[:, :2, :]
         assert_matches_torch(reduce_op.sum(x, 2), x, 2, False)
@@ -962,7 +1013,7 @@ def test_rows_blocks_per_sm(dtype):
         want = 3 if short and dtype != torch.float32 else 2
         assert names and all(f", {want}>(" in k for k in names), names
     for elem_dtype, want in ((dtype, 3), (torch.float64, 2)):
-        x = random_tensor((3000, 349), elem_dtype, "cpu", _gen()).cuda()[:, ::3]
+        x = random_tensor((3000, 581), elem_dtype, "cpu", _gen()).cuda()[:, ::5]
         assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
         names = [k for k in cuda_kernels_run(lambda: reduce_op.sum(x, 1)) if "gpureduce_inner_rows<" in k]
         assert names and all(re.search(rf",\s*1,\s*1,\s*(?:\(int\))?{want}>\(", k) for k in names), names

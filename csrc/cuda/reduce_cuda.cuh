@@ -160,6 +160,33 @@ int64_t ragged_columns_shift(const ReducePass& p, const in_t* x, int64_t v) {
 // dense rows of twice the length: every row and outer offset on a 16-byte
 // boundary, and the one element read past each row's end still inside the
 // storage (a slice x[..., ::2] of an odd-length dim ends on its last element).
+// Whether a rows pass of element stride s can be read as the dense memory
+// its rows span (the pitch rows kernel's kStrided): elements of 2 or 4
+// bytes at most 8 bytes apart (a 16-byte vector holds two of the row's
+// elements or more), one row per output at a constant pitch, spans of fewer
+// than 2^31 elements with a vector body of kRaggedRowMinChunks or more. The
+// span lies between a row's first and last elements, so inside the storage.
+// A/B on the H200 against element loads over 150 made passes of odd pitches
+// (NOTES.md, session 60), torch.sum's time over ours: [6704, 5005][:, ::3]
+// bfloat16 0.60x -> 0.91x, [2050, 1023][:, ::2] float32 0.66x -> 0.96x,
+// [8188, 2049][:, ::2] int32 2.43x -> 2.89x. Not:
+// - byte elements (strides of 5 to 8 keep two or three of a vector's 16, each
+//   added alone: [13408, 5005][:, ::5] int8 2.75x -> 2.05x);
+// - passes under 1 MB ([1741, 301][:, ::4] float16 1.06x -> 0.83x);
+// - outputs too few to give every SM half of kPitchOutputsPerSm warps, whose
+//   rows the element loads read a block per output ([1023, 2049][:, ::2]
+//   float32 1.40x -> 0.94x).
+inline bool strided_span_rows_fit(const ReducePass& p, const void* x, int64_t elem_bytes, int64_t v) {
+  const int64_t s = p.elem_stride;
+  if (p.kind != ReducePass::Kind::kRows || p.n_rows != 1 || p.outer.ndim != 1 || s < 2 || s * elem_bytes > 8 ||
+      elem_bytes < 2 || reinterpret_cast<uintptr_t>(x) % elem_bytes != 0 || p.row_len < 2 ||
+      2 * p.n_out < int64_t(sm_count()) * HostPolicy::kPitchOutputsPerSm)
+    return false;
+  const int64_t span = (p.row_len - 1) * s + 1;
+  return span < (int64_t(1) << 31) && (span - (v - 1)) / v >= HostPolicy::kRaggedRowMinChunks &&
+         p.n_out * span * elem_bytes >= HostPolicy::kLatencyBoundBytes;
+}
+
 inline bool stride2_rows_fit(const ReducePass& p, const PassBuffers& b, int64_t v) {
   if (p.elem_stride != 2 || !aligned16(b.in) || (2 * p.row_len) % v != 0) return false;
   if (!outer_strides_divisible(p.outer, v) || (p.n_rows > 1 && p.row_stride % v != 0)) return false;
@@ -186,6 +213,11 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
   a.in_pitch = p.outer.in_strides[0];
   a.out_stride = p.outer.out_strides[0];
   a.row_len = static_cast<int>(p.row_len);
+  // Strided rows (ragged, elem_stride > 1): read through their dense spans.
+  const bool strided = p.elem_stride > 1;
+  a.elem_stride = static_cast<int>(p.elem_stride);
+  if (strided)
+    for (int64_t j = 0; j < V; j += p.elem_stride) a.kept_pattern |= uint32_t(1) << j;
   const int64_t sms = sm_count();
   // As in launch_rows: a pass that would not give every SM a block takes a
   // lane per chunk, in blocks shrunk until every SM has one.
@@ -241,9 +273,14 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
   if constexpr (V > 1) {
     if (ragged) {
       constexpr int kBlocks = EnginePolicy::template pitch_rows_blocks_per_sm<in_t, true>();
+      // (Elements of 2 and 4 bytes only: strided_span_rows_fit.)
+      if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
+        if (strided) return launch(gpureduce_pitch_rows<Op, in_t, out_t, V, true, kBlocks, true>, kBlocks);
+      }
       return launch(gpureduce_pitch_rows<Op, in_t, out_t, V, true, kBlocks>, kBlocks);
     }
   }
+  TORCH_INTERNAL_ASSERT(!strided, "gpureduce: strided pitch rows are read as ragged spans");
   constexpr int kBlocks = EnginePolicy::template pitch_rows_blocks_per_sm<in_t, false>();
   // Rows of one or two whole 16-byte vectors that take a lane each: several
   // rows a thread (gpureduce_pitch_vector_rows). A/B on the H200 against the
@@ -265,7 +302,9 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
 
 // `ragged`: each output is one dense row of any width and alignment, read
 // as a vector body from its first 16-byte boundary and one element at a time
-// outside it (RowsArgs::ragged).
+// outside it (RowsArgs::ragged); or, with elem_stride > 1, one strided row at
+// a constant pitch, whose vector body is that of the dense memory it spans
+// (strided_span_rows_fit; the pitch rows kernel only).
 // kStep = 2: the row has element stride 2 and is read as dense memory of
 // twice its length with full vector loads (the caller checked that this stays
 // inside the storage); every other element is dropped.
@@ -278,8 +317,10 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
   a.projection = p.projection;
   a.ragged = ragged;
   a.row_len = p.row_len;
+  const bool strided_span = ragged && p.elem_stride > 1;
+  const int64_t span = strided_span ? (p.row_len - 1) * p.elem_stride + 1 : p.row_len;
   // A ragged row's body: the whole vectors after its head, whatever the head.
-  a.chunks_per_row = ragged ? (p.row_len - (V - 1)) / V : p.row_len * kStep / V;
+  a.chunks_per_row = ragged ? (span - (V - 1)) / V : p.row_len * kStep / V;
   a.chunks = a.chunks_per_row * p.n_rows;
   a.row_div = FastDivmod(static_cast<uint64_t>(a.chunks_per_row));
   a.row_stride = p.row_stride;
@@ -308,8 +349,8 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
   const bool one_wave = p.n_out <= resident_blocks;
   // One dense row per output at a constant pitch: the pitch rows kernel
   // (launch_pitch_rows), unless the outputs are few.
-  const bool pitch_rows =
-      kStep == 1 && p.n_rows == 1 && p.elem_stride == 1 && p.outer.ndim == 1 && p.row_len < (int64_t(1) << 31);
+  const bool pitch_rows = kStep == 1 && p.n_rows == 1 && (p.elem_stride == 1 || strided_span) &&
+                          p.outer.ndim == 1 && span < (int64_t(1) << 31);
   // Rows of fewer than a block's loop per thread with enough outputs to give
   // every SM kPitchOutputsPerSm warps are not few: [4092, 6000] bfloat16
   // over dim 1 (pitch rows) ran a block per output at 35.1 us, a warp per
@@ -328,6 +369,8 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
   // 2.3 µs against 1.4 µs for 2^10 float32 here (H200).
   if (p.n_out == 1 ||
       (!warp_per_output_fills && lanes_wanted > 32 && few_outputs && (fills_block || one_wave) && p.n_out <= 65535)) {
+    // Strided spans are read by the pitch rows kernel only.
+    if (strided_span) return launch_rows<Op, in_t, out_t, 1>(p, x, y);
     // Small sums stay in one block; larger ones take up to one wave of
     // resident blocks, each thread at least one unrolled iteration. The wave
     // counts the blocks this kernel's registers let an SM hold (3 of 512
@@ -395,6 +438,7 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
   if constexpr (kStep == 1) {
     if (pitch_rows) return launch_pitch_rows<Op, in_t, out_t, V>(p, x, y, a.chunks, lanes_wanted, ragged);
   }
+  TORCH_INTERNAL_ASSERT(!strided_span, "gpureduce: strided spans take the pitch rows kernel");
   // A pass that would not give every SM a block is bound by latency, not
   // bandwidth: a block's time is its longest thread's chain of loads, adds and
   // shuffles. There each output takes a lane per chunk (up to a warp), so a
@@ -1385,6 +1429,12 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
       if (!dense_ok && dense_geometry(p, segments, false, int64_t(sizeof(in_t))) &&
           launch_stream_rows<Op>(segments, x, y))
         return;
+    }
+    // Strided rows that the tiles do not take (wide rows of strides over 4
+    // bytes, pairs without tiles): vector loads of their dense spans.
+    if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
+      if (strided_span_rows_fit(p, x, int64_t(sizeof(in_t)), kVec))
+        return launch_rows<Op, in_t, out_t, kVec>(p, x, y, /*ragged=*/true);
     }
     launch_rows<Op, in_t, out_t, 1>(p, x, y);
   } else {

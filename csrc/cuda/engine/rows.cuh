@@ -186,6 +186,21 @@ struct Chunk {
       return Op::template reduce_vector<V>(raw.v);
     }
   }
+  // The elements at the set bits of keep (bit j keeps element j), reduced
+  // one after another: a strided row read through the dense memory it spans
+  // keeps every stride-th element, at positions that vary from chunk to
+  // chunk. An element that is not the tensor's never reaches the op, so the
+  // op needs no neutral input.
+  __device__ __forceinline__ typename Op::acc_type sum_kept(uint32_t keep) const {
+    in_t v[V];
+    static_assert(sizeof(v) == sizeof(raw), "a chunk is V elements");
+    memcpy(v, &raw, sizeof(raw));
+    typename Op::acc_type t = Op::identity();
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if ((keep >> j) & 1u) t = Op::reduce(t, v[j]);
+    return t;
+  }
 };
 
 // The chunks c, c + step, ... below end of one thread, kUnroll loads in
@@ -339,6 +354,17 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
 // then starts at its first 16-byte boundary (`head` elements in) and holds
 // (row_len - head) / V chunks; the elements before and after it (fewer than
 // 2V) are read one by one.
+//
+// kStrided (with kRagged): rows of 2- or 4-byte elements at a stride s =
+// elem_stride of at most 8 bytes, at any pitch (strided_span_rows_fit;
+// where a stride-2 vector fits every row, launch_rows reads them with kStep
+// = 2). The vector body is then that of the dense memory the row spans,
+// (row_len - 1) * s + 1 elements, and a chunk keeps the elements at
+// multiples of s from the row's start (Chunk::sum_kept); the ends are the
+// row's own elements outside the body. The sectors read are those element
+// loads read, in a quarter to a half of the load instructions: [8188,
+// 2049][:, ::2] float32 over dim 1 0.76x -> 0.92x of torch.sum (H200,
+// NOTES.md session 60).
 constexpr int kPitchEndsPerLane = 4;
 
 struct PitchRowsArgs {
@@ -354,12 +380,17 @@ struct PitchRowsArgs {
   // predicated loads for nothing: bounded, ragged rows of 1 to 256 MB read
   // up to 7% faster, none slower by over 3% (H200, NOTES.md session 32).
   int end_rounds;
+  // kStrided: the rows' element stride, and the bits of the multiples of it
+  // below V (a chunk's kept elements when its first one is kept).
+  int elem_stride;
+  uint32_t kept_pattern;
   Projection projection;  // ReducePass::projection
 };
 
-template <class Op, typename in_t, typename out_t, int V, bool kRagged, int kBlocksPerSm>
+template <class Op, typename in_t, typename out_t, int V, bool kRagged, int kBlocksPerSm, bool kStrided = false>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
     gpureduce_pitch_rows(PitchRowsArgs a, const in_t* __restrict__ in, Outputs<out_t> out) {
+  static_assert(kRagged || !kStrided, "strided rows are read as ragged dense spans");
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
   using ChunkT = Chunk<Op, in_t, V>;
@@ -376,23 +407,29 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
     wide_t acc = WideOp::identity();
     if (o < a.n_out) {
       const in_t* row = in + o * a.in_pitch;
+      // The dense elements the row spans (kStrided: its own every s-th).
+      const int s = kStrided ? a.elem_stride : 1;
+      const int span = kStrided ? (a.row_len - 1) * s + 1 : a.row_len;
       // Ragged rows: the body starts at the row's first 16-byte boundary.
-      const int head = kRagged ? min(static_cast<int>(row_head(row)), a.row_len) : 0;
-      const int chunks = (a.row_len - head) / V;
-      // Ends: end k is element k before the body, or head + chunks * V +
-      // (k - head) after it. A lane's ends (lane, lane + group, ...: at most
-      // kPitchEndsPerLane, the host sees to it) are loaded before the body,
-      // in flight with it, and added after it.
+      const int head = kRagged ? min(static_cast<int>(row_head(row)), span) : 0;
+      const int chunks = (span - head) / V;
+      // Ends: the row's elements i < before (ahead of the body) and i >=
+      // after (past it); end k is element k, or after + (k - before). A
+      // lane's ends (lane, lane + group, ...: at most kPitchEndsPerLane, the
+      // host sees to it) are loaded before the body, in flight with it, and
+      // added after it.
       in_t ends[kRagged ? kPitchEndsPerLane : 1];
       int n_mine = 0;
       if constexpr (kRagged) {
-        const int n_ends = a.row_len - chunks * V;
+        const int before = kStrided ? (head + s - 1) / s : head;
+        const int after = kStrided ? (head + chunks * V + s - 1) / s : head + chunks * V;
+        const int n_ends = before + a.row_len - after;
 #pragma unroll
         for (int j = 0; j < kPitchEndsPerLane; ++j) {
           if (j >= a.end_rounds) break;
           const int k = lane + j * group;
           if (k < n_ends) {
-            ends[j] = row[k < head ? k : k + chunks * V];
+            ends[j] = row[(k < before ? k : after + (k - before)) * s];
             n_mine = j + 1;
           }
         }
@@ -401,6 +438,14 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
       const int mine = chunks > lane ? (chunks - lane + group - 1) / group : 0;
       const in_t* p = row + head + lane * V;
       const int step = group * V;
+      // kStrided: the first kept element of the lane's next chunk, -(its
+      // dense index) mod s; each chunk on is step elements further, which
+      // moves it back by step mod s.
+      int first_kept = 0, back = 0;
+      if constexpr (kStrided) {
+        first_kept = (s - (head + lane * V) % s) % s;
+        back = step % s;
+      }
       wide_t part[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) part[u] = WideOp::identity();
@@ -414,8 +459,16 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
 #pragma unroll
         for (int u = 0; u < U; ++u) ch[u].load(u < left ? p + u * step : p);
 #pragma unroll
-        for (int u = 0; u < U; ++u)
-          if (u < left) part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum()));
+        for (int u = 0; u < U; ++u) {
+          if (u < left) {
+            if constexpr (kStrided) {
+              part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum_kept(a.kept_pattern << first_kept)));
+              first_kept = first_kept >= back ? first_kept - back : first_kept + s - back;
+            } else {
+              part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum()));
+            }
+          }
+        }
       }
 #pragma unroll
       for (int w = 1; w < U; w *= 2) {
