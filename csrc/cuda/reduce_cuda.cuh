@@ -166,8 +166,8 @@ int64_t ragged_columns_shift(const ReducePass& p, const in_t* x, int64_t v) {
 // elements or more), one row per output at a constant pitch, spans of fewer
 // than 2^31 elements with a vector body of kRaggedRowMinChunks or more. The
 // span lies between a row's first and last elements, so inside the storage.
-// A/B on the H200 against element loads over 150 made passes of odd pitches
-// (NOTES.md, session 60), torch.sum's time over ours: [6704, 5005][:, ::3]
+// A/B on the H200 against element loads over 150 passes of odd pitches (138
+// made, 12 random; NOTES.md, session 60), torch.sum's time over ours: [6704, 5005][:, ::3]
 // bfloat16 0.60x -> 0.91x, [2050, 1023][:, ::2] float32 0.66x -> 0.96x,
 // [8188, 2049][:, ::2] int32 2.43x -> 2.89x. Not:
 // - byte elements (strides of 5 to 8 keep two or three of a vector's 16, each
@@ -176,6 +176,8 @@ int64_t ragged_columns_shift(const ReducePass& p, const in_t* x, int64_t v) {
 // - outputs too few to give every SM half of kPitchOutputsPerSm warps, whose
 //   rows the element loads read a block per output ([1023, 2049][:, ::2]
 //   float32 1.40x -> 0.94x).
+// With these left out, geomean 1.92x -> 1.98x and below 0.97x 31 -> 25 over
+// the same passes, none slower by over 5%.
 inline bool strided_span_rows_fit(const ReducePass& p, const void* x, int64_t elem_bytes, int64_t v) {
   const int64_t s = p.elem_stride;
   if (p.kind != ReducePass::Kind::kRows || p.n_rows != 1 || p.outer.ndim != 1 || s < 2 || s * elem_bytes > 8 ||
