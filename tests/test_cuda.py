@@ -465,8 +465,9 @@ def test_strided_rows_stream(case, dtype):
 
 # Strided rows of 2- and 4-byte elements that the tiles leave (rows of
 # strides over 4 bytes wider than a third of a tile, or at a pitch over
-# (length + 1) * stride) and whose spans hold a vector body of 16 chunks or
-# more: read through the dense memory each row spans, keeping every s-th
+# (length + 1) * stride), or that the tiles would hold one to a tile (16-bit
+# rows at stride 2 of 4 KB or more), and whose spans hold a vector body of
+# 16 chunks or more: read through the dense memory each row spans, keeping every s-th
 # element (the pitch rows kernel's kStrided, strided_span_rows_fit), in
 # passes of 1 MB or more whose outputs give every SM 8 warps. Pitches that
 # put rows at every alignment, starts 0 to 3 elements in, strides 2 to 4,
@@ -482,6 +483,8 @@ STRIDED_SPAN_CASES = [
     (torch.float32, 1000, 1025, 2, 1, 2, False),  # outputs under 8 warps an SM
     (torch.bfloat16, 2200, 700, 3, 1, 2, True),
     (torch.bfloat16, 1600, 101, 3, 4, 0, False),  # under 1 MB
+    (torch.bfloat16, 2200, 2049, 2, 1, 0, True),  # rows of 8 KB at stride 2: spans ahead of the tiles
+    (torch.float16, 2200, 1000, 2, 1, 1, False),  # rows of 4002 bytes at stride 2: the tiles
     (torch.float16, 2300, 513, 4, 3, 3, True),
     (torch.int16, 2200, 800, 3, 2, 1, True),
     (torch.int32, 2500, 640, 2, 1, 2, True),
@@ -994,8 +997,9 @@ def test_columns_many_vectors(shape, dim, view, dtype):
 # rows kernel: 16-bit float rows of at most two unrolled loops per lane built
 # for 3 blocks per SM, longer ones and other types for 2; rows read an
 # element per load (a stride-5 view, wider than strided spans take) for 3
-# where the elements are of 4 bytes or fewer, 2 for float64. (A stride-2 view of 16-bit rows is read as planes
-# through the stream-rows kernel: strided_rows_geometry.)
+# where the elements are of 4 bytes or fewer, 2 for float64. (A stride-2
+# view of 16-bit rows is read as planes through the stream-rows kernel:
+# strided_rows_geometry.)
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32], ids=str)
 def test_rows_blocks_per_sm(dtype):
     for width in (1000, 1001):

@@ -1400,6 +1400,20 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
       if (ragged_rows && (p.row_len - (kVec - 1)) / kVec >= HostPolicy::kRaggedRowMinChunks)
         return launch_rows<Op, in_t, out_t, kVec>(p, x, y, /*ragged=*/true);
     }
+    // Strided rows through their dense spans (strided_span_rows_fit) ahead
+    // of the tiles where an 8 KB tile holds at most one of their rows
+    // (16-bit elements at stride 2 in rows of 4 KB or more: the only
+    // strides that the tiles take at any width and spans take too). A/B on
+    // the H200 (NOTES.md, session 60), torch.sum's time over ours: [6704,
+    // 5005][:, ::2] float16 0.77x -> 0.98x, [2047, 2049][:, ::2] bfloat16
+    // 0.95x -> 1.22x; in rows of 2 KB the tiles read as fast or faster
+    // ([32800, 1023][:, ::2] float16 0.95x against 0.91x), and in narrower
+    // rows faster ([111476, 301][:, ::2] bfloat16 1.52x against 1.36x).
+    if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
+      if (strided_span_rows_fit(p, x, int64_t(sizeof(in_t)), kVec) &&
+          2 * p.outer.in_strides[0] * int64_t(sizeof(in_t)) > StreamRowsNarrowPolicy::kPlaneBytes)
+        return launch_rows<Op, in_t, out_t, kVec>(p, x, y, /*ragged=*/true);
+    }
     // Rows of a small element stride (strided_rows_geometry) that a stride-2
     // vector does not fit: as planes, through the stream-rows kernel. (Where
     // the vectors fit they read faster: [2697, 1528][:, ::2] bfloat16 1.03x
