@@ -156,10 +156,6 @@ int64_t ragged_columns_shift(const ReducePass& p, const in_t* x, int64_t v) {
   return static_cast<int64_t>(addr / sizeof(in_t) % static_cast<uintptr_t>(v));
 }
 
-// Whether a rows pass of element stride 2 can be read with vector loads as
-// dense rows of twice the length: every row and outer offset on a 16-byte
-// boundary, and the one element read past each row's end still inside the
-// storage (a slice x[..., ::2] of an odd-length dim ends on its last element).
 // Whether a rows pass of element stride s can be read as the dense memory
 // its rows span (the pitch rows kernel's kStrided): elements of 2 or 4
 // bytes at most 8 bytes apart (a 16-byte vector holds two of the row's
@@ -167,9 +163,9 @@ int64_t ragged_columns_shift(const ReducePass& p, const in_t* x, int64_t v) {
 // than 2^31 elements with a vector body of kRaggedRowMinChunks or more. The
 // span lies between a row's first and last elements, so inside the storage.
 // A/B on the H200 against element loads over 150 passes of odd pitches (138
-// made, 12 random; NOTES.md, session 60), torch.sum's time over ours: [6704, 5005][:, ::3]
-// bfloat16 0.60x -> 0.91x, [2050, 1023][:, ::2] float32 0.66x -> 0.96x,
-// [8188, 2049][:, ::2] int32 2.43x -> 2.89x. Not:
+// made, 12 random; NOTES.md, session 60), torch.sum's time over ours:
+// [6704, 5005][:, ::3] bfloat16 0.60x -> 0.91x, [2050, 1023][:, ::2]
+// float32 0.66x -> 0.96x, [8188, 2049][:, ::2] int32 2.43x -> 2.89x. Not:
 // - byte elements (strides of 5 to 8 keep two or three of a vector's 16, each
 //   added alone: [13408, 5005][:, ::5] int8 2.75x -> 2.05x);
 // - passes under 1 MB ([1741, 301][:, ::4] float16 1.06x -> 0.83x);
@@ -189,6 +185,10 @@ inline bool strided_span_rows_fit(const ReducePass& p, const void* x, int64_t el
          p.n_out * span * elem_bytes >= HostPolicy::kLatencyBoundBytes;
 }
 
+// Whether a rows pass of element stride 2 can be read with vector loads as
+// dense rows of twice the length: every row and outer offset on a 16-byte
+// boundary, and the one element read past each row's end still inside the
+// storage (a slice x[..., ::2] of an odd-length dim ends on its last element).
 inline bool stride2_rows_fit(const ReducePass& p, const PassBuffers& b, int64_t v) {
   if (p.elem_stride != 2 || !aligned16(b.in) || (2 * p.row_len) % v != 0) return false;
   if (!outer_strides_divisible(p.outer, v) || (p.n_rows > 1 && p.row_stride % v != 0)) return false;
@@ -1409,9 +1409,10 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
     // 0.95x -> 1.22x; in rows of 2 KB the tiles read as fast or faster
     // ([32800, 1023][:, ::2] float16 0.95x against 0.91x), and in narrower
     // rows faster ([111476, 301][:, ::2] bfloat16 1.52x against 1.36x).
+    [[maybe_unused]] bool spans = false;
     if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
-      if (strided_span_rows_fit(p, x, int64_t(sizeof(in_t)), kVec) &&
-          2 * p.outer.in_strides[0] * int64_t(sizeof(in_t)) > StreamRowsNarrowPolicy::kPlaneBytes)
+      spans = strided_span_rows_fit(p, x, int64_t(sizeof(in_t)), kVec);
+      if (spans && 2 * p.outer.in_strides[0] * int64_t(sizeof(in_t)) > StreamRowsNarrowPolicy::kPlaneBytes)
         return launch_rows<Op, in_t, out_t, kVec>(p, x, y, /*ragged=*/true);
     }
     // Rows of a small element stride (strided_rows_geometry) that a stride-2
@@ -1449,8 +1450,7 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
     // Strided rows that the tiles do not take (wide rows of strides over 4
     // bytes, pairs without tiles): vector loads of their dense spans.
     if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
-      if (strided_span_rows_fit(p, x, int64_t(sizeof(in_t)), kVec))
-        return launch_rows<Op, in_t, out_t, kVec>(p, x, y, /*ragged=*/true);
+      if (spans) return launch_rows<Op, in_t, out_t, kVec>(p, x, y, /*ragged=*/true);
     }
     launch_rows<Op, in_t, out_t, 1>(p, x, y);
   } else {
