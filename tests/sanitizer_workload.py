@@ -72,6 +72,18 @@ for dtype, s in ((torch.float32, 2), (torch.bfloat16, 3), (torch.float16, 4), (t
         if dtype.is_floating_point:
             ref = torch.var(x.cpu().double(), 1)
             assert torch.allclose(reduce_op.var(x, 1).cpu().double(), ref, rtol=2e-2, atol=1e-2), (dtype, n, r, s)
+# Scattered planes (the stream-columns kernel over dense planes that do not
+# follow each other, in passes of 32 MB): a step and a narrowing of an
+# outer dim, from a 16-byte boundary and off it, and two planes split along
+# their rows.
+for dtype, shape, view in ((torch.float16, (40, 64, 300, 45), "step"), (torch.bfloat16, (40, 33, 300, 45), "narrow"),
+                           (torch.float32, (2, 2, 600000, 7), "step")):
+    n = shape[0] * shape[1] * shape[2] * shape[3]
+    for off in (0, 3):
+        base = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(shape)
+        x = base[:, ::2] if view == "step" else base[:, 1:]
+        ref = torch.sum(x.cpu().double(), 2)
+        assert torch.allclose(reduce_op.sum(x, 2).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, view, off)
 # Rows of one and two 16-byte vectors with outputs enough for the pitch
 # vector rows kernel (several rows a thread, the grid's last round partial),
 # contiguous and at a wider pitch.

@@ -514,6 +514,52 @@ def test_strided_span_rows(case):
         assert any("gpureduce_pitch_rows<" in n for n in names) == pitch_rows, names
 
 
+# Scattered planes: a middle dim reduced whose planes of R rows of C
+# elements are each dense but do not follow each other in memory (a step
+# of an outer dim, or a narrowing: runs of planes), read by the
+# stream-columns kernel where it reads dense planes (columns no vector
+# fits, at most 256 of them, planes of 32 KB, 512 bytes for 16-bit
+# elements) and also: 2- and 4-byte elements, passes of 32 MB or more,
+# planes of at least 8 vectors a thread of a period
+# (HostPolicy::kStreamColumnsScatteredMinBytes). Checked from a 16-byte
+# boundary and off it, with two planes split across blocks, and what stays
+# on the columns kernel (8-byte elements, planes of fewer vectors, passes
+# under 32 MB, more than 256 columns). The flag: the stream-columns kernel runs.
+SCATTERED_PLANE_CASES = [
+    # dtype, shape, outer view, offset, stream columns
+    (torch.float16, (40, 64, 300, 45), "step", 0, True),
+    (torch.bfloat16, (40, 33, 300, 45), "narrow", 3, True),
+    (torch.float32, (31, 60, 700, 13), "step", 1, True),
+    (torch.float32, (2, 2, 600000, 7), "step", 2, True),  # two planes, split along their rows
+    (torch.int32, (33, 64, 911, 9), "step", 0, True),
+    (torch.float64, (32, 31, 300, 15), "narrow", 1, False),  # 8-byte elements
+    (torch.float16, (54, 108, 34, 171), "step", 0, False),  # 4.25 vectors a thread of a period
+    (torch.float16, (16, 20, 34, 171), "step", 0, False),  # 1.9 MB
+    (torch.float32, (8, 8, 40, 300), "step", 0, False),  # 300 columns
+]
+
+
+@pytest.mark.parametrize("case", SCATTERED_PLANE_CASES, ids=str)
+def test_scattered_planes(case):
+    dtype, shape, view, offset, stream_columns = case
+    n = 1
+    for s in shape:
+        n *= s
+    base = random_tensor((n + offset,), dtype, "cpu", _gen()).cuda()[offset:].view(shape)
+    x = base[:, ::2] if view == "step" else base[:, 1:]
+    got = reduce_op.sum(x, 2)
+    assert_matches_torch(got, x, 2, False)
+    assert torch.equal(got, reduce_op.sum(x, 2))
+    assert torch.equal(reduce_op.amax(x, 2), torch.amax(x, 2))
+    if dtype.is_floating_point:
+        tol = dict(rtol=2e-2, atol=1e-2) if dtype.itemsize == 2 else dict(rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(reduce_op.mean(x, 2).double(), torch.mean(x.double(), 2), **tol)
+        torch.testing.assert_close(reduce_op.logsumexp(x, 2), torch.logsumexp(x, 2), **tol)
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, 2))
+        assert any("gpureduce_stream_columns<" in n for n in names) == stream_columns, names
+
+
 # Segments: dense rows whose outer dims follow one another densely only in
 # runs, a view keeping part of an outer dim ([A, N, w][:, :k], [A, N,
 # w][::3]), read by the stream-rows kernel as one stream per run (runs of

@@ -913,6 +913,28 @@ inline bool dense_geometry(const ReducePass& p, DenseArgs& a, bool slabs = false
   return true;
 }
 
+// The geometry of a columns pass whose planes (the outputs' outer indices)
+// are each dense, R rows of C elements, but do not follow each other in
+// memory (a step or a narrowing of an outer dim: [A, B, R, C][:, ::2] or
+// [:, 1:] over R; the planner has already sorted permuted dims into memory
+// order): the stream-columns kernel reads each plane where the outer dims
+// put it (HostPolicy::kStreamColumnsScatteredMinBytes says where).
+inline bool scattered_planes_geometry(const ReducePass& p, DenseArgs& a) {
+  if (p.kind != ReducePass::Kind::kColumns || p.col_stride != 1 || p.reduce_stride != p.n_cols ||
+      p.n_reduce_outer != 1 || p.n_reduce < 2)
+    return false;
+  a.R = p.n_reduce, a.C = p.n_cols, a.out_col_stride = p.out_col_stride;
+  a.plane = a.R * a.C;
+  a.kept = a.C;
+  a.seg_planes = p.n_out;
+  a.scattered = true;
+  a.outer = p.outer;
+  a.n_planes = p.n_out;
+  a.total = a.n_planes * a.plane;
+  a.projection = p.projection;
+  return true;
+}
+
 // Rows of a small element stride s, one per output, as dense planes of R
 // rows of s columns whose first column is the output's (DenseArgs::kept),
 // for the stream-rows kernel ([N, W][:, ::2] over dim 1): each row starts
@@ -1074,6 +1096,8 @@ template <class Op, typename in_t, typename out_t>
 bool launch_stream_tiles(const DenseArgs& d, const in_t* x, Outputs<out_t> y) {
   if constexpr (sizeof(in_t) > 8) {
     return false;  // 16-byte elements fill a vector: no stream to share
+  } else if (d.scattered) {
+    return false;  // tiles of planes that do not follow each other
   } else if constexpr (!EnginePolicy::template takes_stream_tiles<Op, in_t, out_t>()) {
     return false;  // the dense tiles and the rows and columns kernels read it
   } else {
@@ -1162,7 +1186,7 @@ template <class Op, typename in_t, typename out_t>
 bool launch_dense(DenseArgs a, const in_t* x, Outputs<out_t> y) {
   constexpr int64_t T = DensePolicy::kThreads;
   const int64_t E = DensePolicy::kTileBytes / int64_t(sizeof(in_t));
-  if (a.C * 2 > T || a.total <= 0) return false;
+  if (a.C * 2 > T || a.total <= 0 || a.scattered) return false;
   // Under kTinyPassBytes, the tiles' few blocks each walk their tile through
   // shared memory one step after another, where the columns kernel's
   // threads load theirs in one round ([9, 154, 3] bfloat16 over dim 1 of a
@@ -1267,6 +1291,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     StreamColumnsArgs<acc_t> a{};
     a.outer = d.outer;
     a.projection = d.projection;
+    a.scattered = d.scattered;
     a.out_col_stride = d.out_col_stride;
     a.n_planes = d.n_planes;
     a.R = d.R;
@@ -1275,6 +1300,11 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     const int64_t P = d.C / std::gcd(d.C, VE);
     const int64_t plane_vecs = ceil_div(d.plane, VE);
     if (plane_vecs < StreamColumnsPolicy::kMinVecsPerPeriodThread * P) return false;
+    // Scattered planes: where they read faster than through the columns
+    // kernel (HostPolicy::kStreamColumnsScatteredMinBytes).
+    if (d.scattered && (sizeof(in_t) > 4 || plane_vecs < StreamColumnsPolicy::kScatteredMinVecsPerPeriodThread * P ||
+                        d.total * int64_t(sizeof(in_t)) < HostPolicy::kStreamColumnsScatteredMinBytes))
+      return false;
     // 2-byte planes that an 8 KB tile holds, of rows under
     // kStreamPlanesOverColumnsMaxRowBytes, read faster through the stream-rows
     // kernel's tile pipeline. A/B on the H200 against this kernel (NOTES.md,
@@ -1284,20 +1314,25 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     // bfloat16 1.12x -> 1.07x). Planes over 8 KB ([1413, 636, 9] bfloat16
     // 1.07x -> 1.00x in the first A/B) and wider rows ([9487, 78, 49]
     // bfloat16 1.05x -> 0.99x) stay here.
-    if (sizeof(in_t) == 2 && d.R >= HostPolicy::kStreamPlanesMinRowsNarrow &&
+    if (sizeof(in_t) == 2 && !d.scattered && d.R >= HostPolicy::kStreamPlanesMinRowsNarrow &&
         d.C * int64_t(sizeof(in_t)) < HostPolicy::kStreamPlanesOverColumnsMaxRowBytes &&
         d.plane * int64_t(sizeof(in_t)) <= StreamRowsNarrowPolicy::kPlaneBytes && launch_stream_tiles<Op>(d, x, y))
       return true;
     a.period = static_cast<int>(P);
     a.phase = static_cast<int>(reinterpret_cast<uintptr_t>(x) % 16 / sizeof(in_t));
     // Threads per plane: a multiple of P, at least C (a thread per column at
-    // the end), and no more than give each about kVecs vectors of the plane.
-    // Planes too small for a block's threads share one, a group of threads
-    // each (as many as fit, their lane sums, groups * P * VE, within scratch).
-    constexpr int64_t kVecs = StreamColumnsPolicy::kVecsPerThread;
+    // the end), and no more than give each about `vecs` vectors of the
+    // plane: kVecsPerThread, or kMinVecsPerPeriodThread where that would
+    // leave the SMs under kFewPlanesWarpsPerSm warps each. Planes too small
+    // for a block's threads share one, a group of threads each (as many as
+    // fit, their lane sums, groups * P * VE, within scratch).
     constexpr int64_t kMaxT = StreamColumnsPolicy::kMaxThreads;
-    const int64_t m = std::clamp(ceil_div(plane_vecs, P * kVecs), ceil_div(d.C, P), kMaxT / P);
-    const int64_t group_threads = P * m;
+    const auto threads_a_plane = [&](int64_t vecs) {
+      return P * std::clamp(ceil_div(plane_vecs, P * vecs), ceil_div(d.C, P), kMaxT / P);
+    };
+    int64_t group_threads = threads_a_plane(StreamColumnsPolicy::kVecsPerThread);
+    if (group_threads * d.n_planes < int64_t(sm_count()) * StreamColumnsPolicy::kFewPlanesWarpsPerSm * 32)
+      group_threads = threads_a_plane(StreamColumnsPolicy::kMinVecsPerPeriodThread);
     // Not so many planes a block that the grid gives the SMs fewer than two
     // blocks each.
     const int64_t groups = std::max<int64_t>(
@@ -1456,14 +1491,18 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
   } else {
     bool vector_fits = false;
     if constexpr (kVec > 1) vector_fits = columns_vector_fits(p, x, kVec);
+    // Dense planes, following each other (dense) or not (scattered), for
+    // the stream-columns kernel.
+    [[maybe_unused]] DenseArgs planes = dense;
+    [[maybe_unused]] const bool planes_ok = dense_ok || scattered_planes_geometry(p, planes);
     if constexpr (kTiles) {
       if (dense_ok && stream_planes_beat_columns<in_t>(dense, vector_fits) && launch_stream_tiles<Op>(dense, x, y))
         return;
     // Large dense planes of narrow rows: one stream of vectors each
     // (HostPolicy::kStreamColumnsFirstMinPlaneBytes).
-      if (dense_ok && dense.plane * int64_t(sizeof(in_t)) >= HostPolicy::kStreamColumnsFirstMinPlaneBytes &&
-          dense.C * int64_t(sizeof(in_t)) < HostPolicy::kStreamColumnsFirstMaxRowBytes &&
-          launch_stream_columns<Op>(dense, x, y))
+      if (planes_ok && planes.plane * int64_t(sizeof(in_t)) >= HostPolicy::kStreamColumnsFirstMinPlaneBytes &&
+          planes.C * int64_t(sizeof(in_t)) < HostPolicy::kStreamColumnsFirstMaxRowBytes &&
+          launch_stream_columns<Op>(planes, x, y))
         return;
     }
     // 16-byte column vectors where their halving tree (kColumnSlots slots
@@ -1493,9 +1532,10 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
         return launch_columns<Op, in_t, out_t, kVec>(p, x, y, shift);
     }
     // Dense planes of columns no vector fits: large planes as one stream
-    // of vectors, the rest in tiles (or one element per load).
+    // of vectors (scattered planes too), the rest in tiles (or one element
+    // per load).
     if constexpr (kTiles) {
-      if (dense_ok && launch_stream_columns<Op>(dense, x, y)) return;
+      if (planes_ok && launch_stream_columns<Op>(planes, x, y)) return;
       if (dense_ok && launch_dense<Op>(dense, x, y)) return;
     }
     launch_columns<Op, in_t, out_t, 1>(p, x, y);

@@ -64,6 +64,10 @@ struct DenseArgs {
   // seg_planes at a time (StreamRowsArgs::seg_planes); n_planes (or 0) for
   // one stream.
   int64_t seg_planes = 0;
+  // Scattered planes (the stream-columns kernel only): each plane is dense,
+  // but they lie at the outer dims' input strides, not one after another
+  // ([A, B, R, C][:, ::2] over R); total counts their elements alone.
+  bool scattered = false;
   Projection projection;  // ReducePass::projection
   // Whole planes with group == 1 (set only for those): thread t's outputs q = t, t + kThreads, ...
   // are (p, c) = (q / C, q % C), stepped by (step_p, step_c) and wrapped at

@@ -1,6 +1,8 @@
 // Stream-columns kernel of the CUDA engine: dense planes of R rows of C
 // narrow columns (a middle dim reduced, a kept inner dim of a few elements,
-// [B, R, C] over R), read as one stream of 16-byte vectors.
+// [B, R, C] over R), read as one stream of 16-byte vectors. The planes
+// follow each other in memory, or lie where the outer dims put them
+// (scattered: [A, B, R, C][:, ::2] over R), each then a stream of its own.
 //
 // No vector fits such columns when C is not a multiple of a vector's VE
 // elements, so the columns kernel reads them an element per load, and the
@@ -41,7 +43,19 @@ struct StreamColumnsArgs {
   int phase;          // elements from the 16-byte boundary at or below the input to it
   acc_t* partials;  // [n_planes * C][split]
   Projection projection;  // ReducePass::projection
+  // Planes at the outer dims' input strides rather than each right after
+  // the one before (DenseArgs::scattered).
+  bool scattered;
 };
+
+// The element offset of plane p's first element.
+template <typename acc_t>
+__device__ __forceinline__ int64_t stream_columns_plane_start(const StreamColumnsArgs<acc_t>& a, int64_t p) {
+  if (!a.scattered) return p * a.plane;
+  int64_t in_off, out_off;
+  a.outer.offsets(p, in_off, out_off);
+  return in_off;
+}
 
 struct StreamColumnsPolicy {
   static constexpr int kMaxThreads = 512;
@@ -57,6 +71,15 @@ struct StreamColumnsPolicy {
   // threads for smaller planes, down to P or C): 16 against 8 on the H200,
   // 64 MB of planes of 32-128 KB 26.5 -> 24.5 us.
   static constexpr int kVecsPerThread = 16;
+  // Planes that at kVecsPerThread would give the GPU fewer than
+  // kFewPlanesWarpsPerSm warps an SM give each thread kMinVecsPerPeriodThread
+  // vectors instead (more threads a plane, up to kMaxThreads). A/B on the
+  // H200 (NOTES.md, session 61): the 132 planes of [132, 364, 45] float16
+  // over dim 1 (4 MB) 0.84x -> 1.00x of torch.sum, [132, 3276, 5] bfloat16
+  // 3.93x -> 4.69x, [132, 1092, 15] 1.51x -> 1.79x; 16 planes (split along
+  // their rows) held. Fewer vectors for passes that fill the GPU lost:
+  // [1000, 3276, 5] float16 2.33x -> 1.83x at 10 a thread.
+  static constexpr int kFewPlanesWarpsPerSm = 8;
   // A plane must give each of its P threads of distinct columns at least
   // this many vectors: planes of fewer rows (R * gcd(C, VE) < 4 VE) spend
   // more on the block's tree and ends than on their loads, and read faster
@@ -66,6 +89,9 @@ struct StreamColumnsPolicy {
   // 45] bfloat16 over dim 1 53.5 -> 20.3 us); 6 and 8 lost planes of 32-56
   // rows ([15972, 38, 123] bfloat16 59.5 -> 92.8 us, torch.sum 60.7).
   static constexpr int kMinVecsPerPeriodThread = 4;
+  // Scattered planes (DenseArgs::scattered) need twice as many to read faster
+  // here than through the columns kernel (HostPolicy::kStreamColumnsScatteredMinBytes).
+  static constexpr int kScatteredMinVecsPerPeriodThread = 8;
   // Few planes are split along their rows into blocks of at least this many
   // vectors a thread, and only into kMinSplit blocks or more: the finish
   // costs more than a split of two or three gains (measured with the
@@ -123,7 +149,7 @@ __device__ __forceinline__ void fold_period_rows(acc_t (&v)[J], int x, int y, in
 template <int VE>
 struct StreamRange {
   int gi, s;
-  int64_t p, e0, e1, w_first, w_end;
+  int64_t p, base, e0, e1, w_first, w_end;
   bool live;
   template <typename acc_t>
   __device__ __forceinline__ explicit StreamRange(const StreamColumnsArgs<acc_t>& a) {
@@ -134,8 +160,9 @@ struct StreamRange {
     live = p < a.n_planes;
     const int64_t r0 = static_cast<int64_t>(blockIdx.y) * a.rows_per_split;
     const int64_t r1 = r0 + a.rows_per_split < a.R ? r0 + a.rows_per_split : a.R;
-    e0 = live ? p * a.plane + r0 * a.C : 0;
-    e1 = live ? p * a.plane + r1 * a.C : 0;
+    base = live ? stream_columns_plane_start(a, p) : 0;
+    e0 = live ? base + r0 * a.C : 0;
+    e1 = live ? base + r1 * a.C : 0;
     w_first = (e0 + a.phase + VE - 1) / VE;  // the first whole vector
     w_end = (e1 + a.phase) / VE;             // past the last whole one
     if (w_end < w_first) w_end = w_first;
@@ -184,7 +211,7 @@ __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
   // Recomputed rather than kept through the walk (registers).
   const StreamRange<VE> r(a);
   const int gi = r.gi, s = r.s;
-  const int64_t p = r.p, e0 = r.e0, e1 = r.e1, w_first = r.w_first, w_end = r.w_end;
+  const int64_t p = r.p, base = r.base, e0 = r.e0, e1 = r.e1, w_first = r.w_first, w_end = r.w_end;
   const bool live = r.live;
   // Threads x + y * P (same x) hold the same columns.
   __shared__ __align__(16) unsigned char scratch_raw[stream_columns_scratch_bytes<in_t, acc_t>()];
@@ -203,7 +230,9 @@ __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
   const bool writer = live && s < C;
   acc_t col = Op::identity();
   if (writer) {
-    const int64_t c00 = (w_first * VE - a.phase) % C;
+    // Columns count from the plane's start (a multiple of C from the
+    // input's where planes follow densely, anywhere where they scatter).
+    const int64_t c00 = (w_first * VE - a.phase - base) % C;
     const int L = P * VE;
     for (int q = static_cast<int>((s - c00 + C) % C); q < L; q += static_cast<int>(C))
       col = Op::combine(col, lanes[q]);
@@ -211,7 +240,7 @@ __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
     const int64_t head_end = w_first * VE - a.phase < e1 ? w_first * VE - a.phase : e1;
     const int64_t tail_begin = w_end * VE - a.phase > head_end ? w_end * VE - a.phase : head_end;
     for (int64_t i = e0 + s; i < head_end; i += C) col = Op::reduce(col, in[i]);
-    for (int64_t i = tail_begin + (s - tail_begin % C + C) % C; i < e1; i += C) col = Op::reduce(col, in[i]);
+    for (int64_t i = tail_begin + (s - (tail_begin - base) % C + C) % C; i < e1; i += C) col = Op::reduce(col, in[i]);
   }
   if (a.split == 1) {
     int64_t in_off, out_off;
