@@ -222,14 +222,14 @@ struct HostPolicy {
   // elements, in planes of StreamColumnsPolicy::kScatteredMinVecsPerPeriodThread
   // vectors per thread of a period; the rest keep the columns kernel. A/B
   // on the H200 over 160 made passes of 7-8 and 63-64 MB (NOTES.md, session
-  // 61), torch.sum's time over ours: 64 MB 16-bit planes of 300 rows gained
-  // 1.20-1.59x ([25, 52, 300, 171][:, ::2] float16 0.93x -> 1.42x, [49, 51,
-  // 300, 45][:, 1:] bfloat16 0.76x -> 1.30x), float32 1.04-1.19x ([35, 70,
-  // 300, 45][:, ::2] 0.92x -> 1.09x); 8 MB passes gained as often as they
-  // lost ([9, 18, 300, 171][:, ::2] bfloat16 0.90x -> 0.81x, [6, 12, 300,
-  // 171][:, ::2] float32 0.98x -> 0.73x), planes of 4 vectors a period
-  // thread lost or held ([148, 296, 34, 45][:, ::2] float16 0.84x ->
-  // 0.78x), and so did float64 (0.82-1.03x of before).
+  // 61): 64 MB 16-bit planes of 300 rows read 1.20-1.70x as fast as before
+  // (speedups over torch.sum: [25, 52, 300, 171][:, ::2] float16 0.93x ->
+  // 1.42x, [49, 51, 300, 45][:, 1:] bfloat16 0.76x -> 1.30x), float32
+  // 1.03-1.19x ([35, 70, 300, 45][:, ::2] 0.92x -> 1.09x); 8 MB passes
+  // gained as often as they lost ([9, 18, 300, 171][:, ::2] bfloat16 0.90x
+  // -> 0.81x, [6, 12, 300, 171][:, ::2] float32 0.98x -> 0.73x), planes of
+  // 4 vectors a period thread lost or held ([148, 296, 34, 45][:, ::2]
+  // float16 0.84x -> 0.78x), and so did float64 (0.82-1.03x of before).
   static constexpr int64_t kStreamColumnsScatteredMinBytes = int64_t(32) << 20;
   // A grid of at most this many waves of resident blocks is folded into one
   // (fold_into_one_wave in reduce_cuda.cuh), rows passes down to
