@@ -494,24 +494,34 @@ STRIDED_SPAN_CASES = [
 ]
 
 
+def _check_view_reduction(x, dim, kernel, expected):
+    """Sum of the view x over dim against torch (and bitwise on a second
+    call), amax and, for floats, logsumexp; on 132 SMs, whether sum runs
+    the kernel named `kernel`. Returns the float tolerance for the
+    caller's further ops."""
+    got = reduce_op.sum(x, dim)
+    assert_matches_torch(got, x, dim, False)
+    assert torch.equal(got, reduce_op.sum(x, dim))
+    assert torch.equal(reduce_op.amax(x, dim), torch.amax(x, dim))
+    tol = dict(rtol=2e-2, atol=1e-2) if x.dtype.itemsize == 2 else dict(rtol=1e-5, atol=1e-5)
+    if x.dtype.is_floating_point:
+        torch.testing.assert_close(reduce_op.logsumexp(x, dim), torch.logsumexp(x, dim), **tol)
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
+        assert any(kernel in n for n in names) == expected, names
+    return tol
+
+
 @pytest.mark.parametrize("case", STRIDED_SPAN_CASES, ids=str)
 def test_strided_span_rows(case):
     dtype, n, r, s, extra, offset, pitch_rows = case
     pitch = r * s + extra
     buf = random_tensor((offset + (n - 1) * pitch + (r - 1) * s + 1,), dtype, "cpu", _gen()).cuda()
     x = buf.as_strided((n, r), (pitch, s), offset)
-    got = reduce_op.sum(x, 1)
-    assert_matches_torch(got, x, 1, False)
-    assert torch.equal(got, reduce_op.sum(x, 1))
-    assert torch.equal(reduce_op.amax(x, 1), torch.amax(x, 1))
+    tol = _check_view_reduction(x, 1, "gpureduce_pitch_rows<", pitch_rows)
     if dtype.is_floating_point:
-        tol = dict(rtol=2e-2, atol=1e-2) if dtype.itemsize == 2 else dict(rtol=1e-5, atol=1e-5)
-        torch.testing.assert_close(reduce_op.logsumexp(x, 1), torch.logsumexp(x, 1), **tol)
         torch.testing.assert_close(reduce_op.var(x, 1).double(), torch.var(x.double(), 1), **tol)
         torch.testing.assert_close(reduce_op.nansum(x, 1).double(), torch.nansum(x.double(), 1), **tol)
-    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
-        names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
-        assert any("gpureduce_pitch_rows<" in n for n in names) == pitch_rows, names
 
 
 # Scattered planes: a middle dim reduced whose planes of R rows of C
@@ -547,17 +557,9 @@ def test_scattered_planes(case):
         n *= s
     base = random_tensor((n + offset,), dtype, "cpu", _gen()).cuda()[offset:].view(shape)
     x = base[:, ::2] if view == "step" else base[:, 1:]
-    got = reduce_op.sum(x, 2)
-    assert_matches_torch(got, x, 2, False)
-    assert torch.equal(got, reduce_op.sum(x, 2))
-    assert torch.equal(reduce_op.amax(x, 2), torch.amax(x, 2))
+    tol = _check_view_reduction(x, 2, "gpureduce_stream_columns<", stream_columns)
     if dtype.is_floating_point:
-        tol = dict(rtol=2e-2, atol=1e-2) if dtype.itemsize == 2 else dict(rtol=1e-5, atol=1e-5)
         torch.testing.assert_close(reduce_op.mean(x, 2).double(), torch.mean(x.double(), 2), **tol)
-        torch.testing.assert_close(reduce_op.logsumexp(x, 2), torch.logsumexp(x, 2), **tol)
-    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
-        names = cuda_kernels_run(lambda: reduce_op.sum(x, 2))
-        assert any("gpureduce_stream_columns<" in n for n in names) == stream_columns, names
 
 
 # Segments: dense rows whose outer dims follow one another densely only in
