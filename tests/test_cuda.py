@@ -1019,6 +1019,40 @@ def test_columns_stores(shape, dim, dtype):
         assert torch.equal(out, got)
 
 
+# The columns kernel's tree over its row threads (combine_over_y, a fixed
+# halving tree through shared memory) in blocks of every width it takes: 1
+# to 12 threads across (powers of two and not), up to 256 row threads,
+# blocks of under a warp, and 16-byte vectors of int64 partials (int8).
+# Small passes, most of them one block: feature maps summed over (0, 2, 3),
+# a few columns of a middle dim, rows of few outputs, each checked against
+# torch, bitwise on a second call, and run on the columns kernel with
+# several row threads (the blocks as launched on the H200: NOTES.md,
+# session 62).
+COLUMNS_TREE_CASES = [
+    ((1, 16, 16, 16), (0, 2, 3), "cl"), ((3, 3, 16, 16), (0, 2, 3), "cl"), ((2, 192, 8, 8), (2, 3), "cl"),
+    ((1, 305, 8), 1, None), ((2, 1390, 6), 1, "narrow"), ((1, 4000, 2), 1, None),
+    ((64, 24), 0, None), ((9, 40, 48), 1, None), ((2, 333, 12), 1, None), ((1, 64, 4), 1, None),
+]
+
+
+@pytest.mark.parametrize("case", COLUMNS_TREE_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.float64, torch.int8, torch.int64,
+                                   torch.complex64], ids=str)
+def test_columns_tree(case, dtype):
+    shape, dim, view = case
+    x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+    if view == "cl":
+        x = x.contiguous(memory_format=torch.channels_last)
+    elif view == "narrow":
+        x = x[..., 1:4]
+    got = reduce_op.sum(x, dim)
+    assert_matches_torch(got, x, dim, False)
+    assert torch.equal(reduce_op.sum(x, dim), got)
+    launches = cuda_kernel_launches(lambda: reduce_op.sum(x, dim))
+    trees = [block for name, _, block in launches if "gpureduce_columns" in name and block[1] > 1]
+    assert trees, launches
+
+
 # Columns passes of 1 MB or more with many vectors of columns (256 or more
 # per SM): a thread walks its rows with only the row threads the rows want,
 # several outer indices to a block of 256 threads where the columns are few;

@@ -1322,7 +1322,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     a.phase = static_cast<int>(reinterpret_cast<uintptr_t>(x) % 16 / sizeof(in_t));
     // Threads per plane: a multiple of P, at least C (a thread per column at
     // the end), and no more than give each about `vecs` vectors of the
-    // plane: kVecsPerThread, or kMinVecsPerPeriodThread where that would
+    // plane: kVecsPerThread, or kFewPlanesVecsPerThread where that would
     // leave the SMs under kFewPlanesWarpsPerSm warps each. Planes too small
     // for a block's threads share one, a group of threads each (as many as
     // fit, their lane sums, groups * P * VE, within scratch).
@@ -1332,7 +1332,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     };
     int64_t group_threads = threads_a_plane(StreamColumnsPolicy::kVecsPerThread);
     if (group_threads * d.n_planes < int64_t(sm_count()) * StreamColumnsPolicy::kFewPlanesWarpsPerSm * 32)
-      group_threads = threads_a_plane(StreamColumnsPolicy::kMinVecsPerPeriodThread);
+      group_threads = threads_a_plane(StreamColumnsPolicy::kFewPlanesVecsPerThread);
     // Not so many planes a block that the grid gives the SMs fewer than two
     // blocks each.
     const int64_t groups = std::max<int64_t>(

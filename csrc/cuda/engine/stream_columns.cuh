@@ -72,14 +72,19 @@ struct StreamColumnsPolicy {
   // 64 MB of planes of 32-128 KB 26.5 -> 24.5 us.
   static constexpr int kVecsPerThread = 16;
   // Planes that at kVecsPerThread would give the GPU fewer than
-  // kFewPlanesWarpsPerSm warps an SM give each thread kMinVecsPerPeriodThread
+  // kFewPlanesWarpsPerSm warps an SM give each thread kFewPlanesVecsPerThread
   // vectors instead (more threads a plane, up to kMaxThreads). A/B on the
-  // H200 (NOTES.md, session 61): the 132 planes of [132, 364, 45] float16
-  // over dim 1 (4 MB) 0.84x -> 1.00x of torch.sum, [132, 3276, 5] bfloat16
-  // 3.93x -> 4.69x, [132, 1092, 15] 1.51x -> 1.79x; 16 planes (split along
-  // their rows) held. Fewer vectors for passes that fill the GPU lost:
-  // [1000, 3276, 5] float16 2.33x -> 1.83x at 10 a thread.
-  static constexpr int kFewPlanesWarpsPerSm = 8;
+  // H200 (NOTES.md, session 61): at 8 warps and 4 vectors, the 132 planes of
+  // [132, 364, 45] float16 over dim 1 (4 MB) 0.84x -> 1.00x of torch.sum,
+  // [132, 3276, 5] bfloat16 3.93x -> 4.69x; 16 planes (split along their
+  // rows) held; 10 vectors for passes that fill the GPU lost ([1000, 3276,
+  // 5] float16 2.33x -> 1.83x). Session 62, 423 passes: 16 warps and 8
+  // vectors against 8 and 4 gained 6-9% on passes of 200-341 planes
+  // ([341, 364, 45] float16 0.88x -> 0.97x), lost 6-12% on four still over
+  // 1.2x ([100, 3276, 5] float16 4.95x -> 4.43x); below 0.97x 32 -> 30.
+  // 32 warps lost up to 25% on 500-1000 planes.
+  static constexpr int kFewPlanesWarpsPerSm = 16;
+  static constexpr int kFewPlanesVecsPerThread = 8;
   // A plane must give each of its P threads of distinct columns at least
   // this many vectors: planes of fewer rows (R * gcd(C, VE) < 4 VE) spend
   // more on the block's tree and ends than on their loads, and read faster
