@@ -14,8 +14,23 @@ def gen():
     return g
 
 
+# The slow tier: test functions whose cases take a second or more together
+# on a 2-core machine (subprocesses that import torch again, torch.compile,
+# opcheck, torch's OpInfo samples, the drop-in examples, the largest
+# sweeps): about four fifths of the suite's time there. Skipped unless
+# --slow is given or GPUREDUCE_TEST_SLOW=1, as PyTorch's own slow tests are;
+# CI (.ci/run) and the GPU runs (tools/device_steps.sh) take them.
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="also run the tests marked slow (CI does)")
+
+
 def pytest_collection_modifyitems(config, items):
-    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    skip_cuda = pytest.mark.skip(reason="needs a CUDA GPU")
+    run_slow = config.getoption("--slow") or os.environ.get("GPUREDUCE_TEST_SLOW") == "1"
+    skip_slow = pytest.mark.skip(reason="slow: run with --slow")
     for item in items:
         if "cuda" in item.keywords and not torch.cuda.is_available():
-            item.add_marker(skip)
+            item.add_marker(skip_cuda)
+        elif "slow" in item.keywords and not run_slow:
+            item.add_marker(skip_slow)

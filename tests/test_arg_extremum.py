@@ -280,6 +280,7 @@ def _check_fresh_and_shifted(base, shifted):
 # partials and a finish. Columns of an element a thread and of vectors
 # (whose states merge in rounds where the block has many columns), rows in
 # blocks.
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("case", [((60, 334, 7), torch.bfloat16), ((961, 328, 15), torch.int32),
                                   ((1, 3642, 3), torch.float32), ((2, 1390, 3), torch.float16),
@@ -422,6 +423,7 @@ def test_indexed_scattered_outputs(case, dtype, device, gen):
 # stores each warp's indices in whole sectors, and the CUDA key writes them
 # directly for elements of 2 bytes or more (a scratch and a copy for bytes,
 # and from 16 there). The same results either way.
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("case", [((2, 6000, 20, 8), 3), ((3, 9000, 10, 4), 3), ((3, 4000, 30, 2), 3),
                                   ((2, 3000, 20, 16), 3), ((5, 3000, 16, 4), 2)], ids=str)
@@ -567,6 +569,7 @@ def test_indexed_random_cases(device, seed, n, max_bytes):
             _check_all_forms(x, dim, kw.get("keepdim", False))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name,variant", [("argmax", ""), ("argmin", ""), ("max", "reduction_with_dim"),
                                           ("max", "reduction_no_dim"), ("min", "reduction_with_dim"),
@@ -625,6 +628,7 @@ def test_indexed_autograd(name, device, gen):
     assert not idx.requires_grad and torch.equal(idx, torch.argmax(y, 1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_indexed_opcheck(device, gen):
     a = torch.randn(3, 5, 4, generator=gen).to(device)
@@ -650,6 +654,7 @@ def test_indexed_opcheck(device, gen):
 
 # torch.compile with fullgraph, static and dynamic shapes, forward and
 # backward, against eager.
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_indexed_compile(device, dynamic):

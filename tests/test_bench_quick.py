@@ -7,6 +7,9 @@ import sys
 
 import pytest
 
+# Five interpreters, each importing torch: about 12 s of the 2-core machine.
+pytestmark = pytest.mark.slow
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Each benchmark's quick run: its script and arguments. They run as one

@@ -101,6 +101,7 @@ def routes(tmp_path_factory):
     return results
 
 
+@pytest.mark.slow
 def test_cpu_without_avx2_gives_torchs_bits(routes):
     results, called = routes[True]
     assert len(results) > 5 * len(CASES) * len(DTYPES)
@@ -109,6 +110,7 @@ def test_cpu_without_avx2_gives_torchs_bits(routes):
     assert "gpureduce::sum" in called and "aten::sum" in called, called
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.backends.cpu.get_cpu_capability() == "DEFAULT", reason="this CPU has no AVX2")
 def test_cpu_with_avx2_runs_the_engine(routes):
     # The same script, this CPU's own kernels: a sum is the engine's, not

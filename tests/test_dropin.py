@@ -128,6 +128,7 @@ def test_sparse_falls_back_to_torch(spy):
     torch.testing.assert_close(out, dense.sum())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", _devices())
 def test_dropin_example_losses_agree(device):
     r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "dropin_train.py"), "--device", device, "--steps", "4"],
@@ -139,6 +140,7 @@ def test_dropin_example_losses_agree(device):
         assert op in r.stdout, r.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", _devices())
 def test_profiler_example_names_the_op(device, tmp_path):
     trace = tmp_path / "trace.json"
@@ -238,6 +240,7 @@ def test_a_users_mode_inside_still_sees_the_call(route, spy):
     assert_matches_torch(out, x, 1, False)
 
 
+@pytest.mark.slow
 def test_compiled_function_uses_the_operator():
     torch._dynamo.reset()
     graphs = []
@@ -257,6 +260,7 @@ def test_compiled_function_uses_the_operator():
     assert sum("gpureduce.sum" in t for t in targets) == 2, targets
 
 
+@pytest.mark.slow
 def test_compiled_function_under_patch_gives_torchs_result():
     # torch.compile resolves torch.sum and Tensor.sum itself, past patch()'s
     # wrappers: the graph has torch's sum (README, drop-in mode).

@@ -223,6 +223,7 @@ def test_extremum_random_cases(name, device, seed, n, max_bytes):
             _same(ours, theirs_fn(x, dim if dim is not None else (), keepdim))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_extremum_on_torchs_samples(name, device):
@@ -266,6 +267,7 @@ def test_extremum_autograd(name, device, gen):
         ours_fn(torch.ones(3, dtype=torch.int64, device=device).requires_grad_(True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", sorted(OPS))
 def test_extremum_opcheck(name, device, gen):
@@ -281,6 +283,7 @@ def test_extremum_opcheck(name, device, gen):
 
 # torch.compile with fullgraph, static and dynamic shapes (the Meta kernel
 # and the Autograd node), forward and backward, against eager.
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_extremum_compile(device, dynamic):

@@ -75,6 +75,7 @@ def test_bindings_match_torch_on_every_plain_form():
             torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", ["reduce_op.sum", "patch"])
 def test_gil_released_during_the_call(route):
     # As torch's own bindings do: another Python thread runs while a long
@@ -189,6 +190,7 @@ def test_max_min_forms_the_c_functions_hand_to_python():
                 fn(*args, **kwargs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dynamo_first", [False, True])
 def test_compile_traces_the_python_sum(dynamo_first):
     # torch.compile cannot trace the C function: reduce_op registers _sum in

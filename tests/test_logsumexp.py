@@ -129,6 +129,7 @@ def test_logsumexp_special_values_in_columns(dtype, device, gen):
                 _check(LSE(view, dims), view, dims)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 def test_logsumexp_passes_expanded_and_size_one(dtype, device, gen):
@@ -154,6 +155,7 @@ def test_logsumexp_passes_expanded_and_size_one(dtype, device, gen):
 # every input, m + log(sum exp(z - m)), an infinite m taken as 0; rows,
 # columns, several dims, strided views, passes over millions of elements,
 # expanded dims; the special values of torch's own complex exp and log.
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128], ids=str)
 def test_logsumexp_complex(dtype, device, gen):
@@ -273,6 +275,7 @@ def test_logsumexp_errors(device, gen):
         LSE.out(m, [0], out=torch.empty(0, dtype=torch.int32, device="meta"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_logsumexp_on_torchs_samples(device):
     pytest.importorskip("expecttest")
@@ -302,6 +305,7 @@ def test_logsumexp_autograd(device, gen):
         reduce_op.logsumexp(x, 0, out=torch.empty((), dtype=torch.float64, device=device))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_logsumexp_opcheck(device, gen):
     a = torch.randn(3, 5, 4, generator=gen).to(device)
@@ -312,6 +316,7 @@ def test_logsumexp_opcheck(device, gen):
     opcheck(LSE.out, (a, [0, 2], False), {"out": torch.empty(5, device=device)})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_logsumexp_compiles(device, dynamic, gen):

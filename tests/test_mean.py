@@ -66,6 +66,7 @@ def test_mean_matches_torch(dtype, shape, layout, device, gen):
 # last divides), expanded dims (reduced repeats folded after the division,
 # kept ones broadcast), dims of size 1 only (each output one element, over
 # a count of 1), and counts beyond 2^24 (float32's exact integers).
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16], ids=str)
 def test_mean_passes_expanded_and_size_one(dtype, device, gen):
@@ -167,6 +168,7 @@ def test_mean_complex32_refused(device):
         MEAN(z)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_mean_on_torchs_samples(device):
     pytest.importorskip("expecttest")
@@ -200,6 +202,7 @@ def test_mean_autograd(device, gen):
         reduce_op.mean(h, out=torch.empty((), device=device))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_mean_opcheck(device, gen):
     a = torch.randn(3, 5, 4, generator=gen).to(device)
@@ -211,6 +214,7 @@ def test_mean_opcheck(device, gen):
     opcheck(MEAN.out, (a, [0, 2], False), {"out": torch.empty(5, device=device)})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_mean_compiles(device, dynamic, gen):

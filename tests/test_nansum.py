@@ -288,6 +288,7 @@ def test_nansum_dtype_out_and_errors(device, gen):
     assert NANSUM(m.int()).dtype == torch.nansum(m.int()).dtype == torch.int64
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_nansum_on_torchs_samples(device):
     pytest.importorskip("expecttest")
@@ -326,6 +327,7 @@ def test_nansum_autograd(device, gen):
         reduce_op.nansum(y, out=torch.empty((), device=device))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_nansum_opcheck(device, gen):
     a = torch.randn(3, 5, 4, generator=gen).to(device)
@@ -340,6 +342,7 @@ def test_nansum_opcheck(device, gen):
 # torch.compile with fullgraph, static and dynamic shapes, of nansum and
 # prod (their Meta kernels and Autograd nodes), forward and backward,
 # against eager.
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_nansum_and_prod_compile(device, dynamic):

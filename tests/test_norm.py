@@ -100,6 +100,7 @@ def test_norm_special_values(dtype, device, gen):
     _check(reduce_op.vector_norm(big[:1], 2), big[:1], 2)  # one element: its magnitude, not a root of its square
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.complex64], ids=str)
 def test_norm_large_and_many_dims(dtype, device, gen):
@@ -199,6 +200,7 @@ def test_norm_dtype_out_and_errors(device, gen):
     assert reduce_op.vector_norm(m, 2, dtype=torch.float64).dtype == torch.float64
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_norm_on_torchs_samples(device):
     pytest.importorskip("expecttest")
@@ -247,6 +249,7 @@ def test_norm_autograd(device, gen):
         reduce_op.vector_norm(x, 2, 0, out=torch.empty((), dtype=torch.float64, device=device))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_norm_opcheck(device, gen):
     a = torch.randn(3, 5, 4, generator=gen).to(device)
@@ -260,6 +263,7 @@ def test_norm_opcheck(device, gen):
     opcheck(op.out, (a, 1, [0, 2]), {"out": torch.empty(5, device=device)})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_norm_compiles(device, dynamic, gen):

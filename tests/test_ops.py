@@ -90,6 +90,7 @@ def _check_sum_like(op_name, x, d):
     assert torch.equal(got, ours(x, d))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("case", range(len(COLUMNS_FIRST_CASES)))
 @pytest.mark.parametrize("op_name", sorted(_sum_like_ops()))

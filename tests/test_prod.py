@@ -95,6 +95,7 @@ def test_prod_autograd_dtypes_and_shapes(device, gen):
 
 # PyTorch's own sample inputs for torch.prod (its OpInfo), through
 # reduce_op.prod: the same result, or an error of the same type.
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_prod_on_torchs_samples(device):
     pytest.importorskip("expecttest")

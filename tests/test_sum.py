@@ -162,6 +162,7 @@ def _opcheck_samples(device, requires_grad):
     return a, b
 
 
+@pytest.mark.slow
 @device_param()
 @pytest.mark.parametrize("requires_grad", [False, True])
 def test_opcheck(device, requires_grad):
@@ -195,6 +196,7 @@ def test_gradcheck(device):
     assert gx.dtype == torch.float32 and torch.equal(gx, torch.ones_like(xf))
 
 
+@pytest.mark.slow
 @device_param()
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_torch_compile(device, dynamic):

@@ -44,6 +44,7 @@ def _outcome(fn):
         return None, e
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", _devices())
 @pytest.mark.parametrize("dtype", _dtypes(), ids=str)
 def test_sum_on_torchs_samples(device, dtype):
@@ -83,6 +84,7 @@ def test_sum_on_torchs_samples(device, dtype):
                 assert_matches_torch(ours, x, dim, keepdim, out_dtype)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", _devices())
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64], ids=str)
 def test_sum_gradient_on_torchs_samples(device, dtype):

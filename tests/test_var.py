@@ -104,6 +104,7 @@ def test_variance_special_values(dtype, device, gen):
         _check(reduce_op.std(scaled), scaled, "std")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
 def test_variance_large_and_many_dims(dtype, device, gen):
@@ -228,6 +229,7 @@ def test_variance_arguments_out_and_errors(device, gen):
     assert v.dtype == torch.float32 and mean.dtype == torch.complex64 and v.shape == mean.shape == (3,)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", ["var", "std", "var_mean", "std_mean"])
 def test_variance_on_torchs_samples(name, device):
@@ -274,6 +276,7 @@ def test_variance_autograd(device, gen):
         reduce_op.var(x, 0, out=torch.empty((), dtype=torch.float64, device=device))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 def test_variance_opcheck(device, gen):
     a = torch.randn(3, 5, 4, generator=gen).to(device)
@@ -287,6 +290,7 @@ def test_variance_opcheck(device, gen):
         opcheck(op, (a, [0, 2]), {"correction": 2, "out": torch.empty(5, device=device)})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_variance_compiles(device, dynamic, gen):

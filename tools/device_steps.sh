@@ -2,7 +2,7 @@
 # A device call made of named steps, each logged to $OUT/logs/<step>.log and
 # packed into $OUT/device_out.tgz at the end. Steps:
 #   build      TORCH_CUDA_ARCH_LIST=9.0 MAX_JOBS=16 pip install --no-build-isolation -e .
-#   tests      the GPU test suite (PYTEST_ARGS narrows it)
+#   tests      the GPU test suite with its slow tier (PYTEST_ARGS narrows it)
 #   libtorch   tests/test_libtorch.py, verbose
 #   accuracy   benchmarks/accuracy.py
 #   bench      benchmarks/bench.py $BENCH_ARGS
@@ -31,7 +31,7 @@ for step in "$@"; do
       [ -n "$ninja_log" ] && cp "$ninja_log" "$OUT/logs/ninja_log.txt"
       if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/logs/build.log" | head -40; log "build rc=$rc"; break; fi ;;
     tests)
-      timeout ${TEST_TIMEOUT:-480} python3 -m pytest -q -rfEs -p no:cacheprovider ${PYTEST_ARGS:-tests} > "$OUT/logs/tests.log" 2>&1
+      timeout ${TEST_TIMEOUT:-480} python3 -m pytest -q -rfEs -p no:cacheprovider --slow ${PYTEST_ARGS:-tests} > "$OUT/logs/tests.log" 2>&1
       rc=$?; tail -30 "$OUT/logs/tests.log" ;;
     libtorch)
       timeout 300 python3 -m pytest -q -rA -p no:cacheprovider tests/test_libtorch.py > "$OUT/logs/libtorch.log" 2>&1

@@ -9,9 +9,15 @@
 # threads each on the 2-core machine took 104-166 s for the suite, two of
 # one thread 88 s, one process of two threads 125 s (2026-11-29). The tests
 # of the CPU engine's threaded paths set their thread counts themselves.
+#
+# The tests marked slow (tests/conftest.py: torch.compile, opcheck, torch's
+# OpInfo samples, subprocesses, the largest sweeps) run only with --slow,
+# as CI runs them (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup_env.sh
+# No import check after the build: pytest imports reduce_op at once, and
+# that import cost 2 s of each run.
+GPUREDUCE_SETUP_IMPORT_CHECK=0 bash tools/setup_env.sh
 . tools/python_env.sh
 args=()
 workers=${GPUREDUCE_TEST_WORKERS:-$(( $(nproc) < 4 ? $(nproc) : 4 ))}
