@@ -1,7 +1,7 @@
 """The CPU kernels (csrc/cpu/reduce_cpu.h) at the sizes where their code
 changes path: rows around the vector width (8 lanes of 4-byte accumulators,
-4 of 8-byte ones), the block of four vectors, the 1024-element leaf and the
-32-leaf task; columns narrower than a vector (a stream where the rows lie
+4 of 8-byte ones), the block of four vectors, the 4096-element leaf (8192
+for the narrow walks of 1- and 2-byte integers) and the 8-leaf task; columns narrower than a vector (a stream where the rows lie
 end to end, else a scalar per column), tiles of vectors with a partly
 filled last one, and the 4096-row task. Sum against a float64 reference,
 prod against torch.prod, for accumulators of each width."""
@@ -12,7 +12,7 @@ import reduce_op
 from axes import DEVICES, OPS, assert_matches_torch, assert_op_matches, near_one, random_tensor
 
 ROW_LENGTHS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 2049,
-               32767, 32768, 32769, 100003]
+               4095, 4096, 4097, 8191, 8193, 32767, 32768, 32769, 100003]
 COLUMN_WIDTHS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 32, 33, 63, 64, 65, 129]
 # Rows around the leaves (16 rows, more for narrow tiles; 128 for a scalar
 # per column) and the tasks (4096 rows: 256 leaves, the pairwise stack full).
@@ -189,7 +189,7 @@ def test_narrow_int_rows_at_their_extremes(dtype, value):
     # 1- and 2-byte integers are summed in int32 lanes within a leaf of a
     # row, then widened: rows of the dtype's extreme value, around the
     # leaf's size and past it, must still sum exactly.
-    for n in (7, 8, 1023, 1024, 1025, 4097, 70000):
+    for n in (7, 8, 1023, 1024, 1025, 4097, 8191, 8192, 8193, 70000):
         x = torch.full((3, n), value, dtype=dtype)
         assert torch.equal(reduce_op.sum(x, 1), torch.sum(x, 1)), (dtype, n)
         assert torch.equal(reduce_op.sum(x), torch.sum(x)), (dtype, n)

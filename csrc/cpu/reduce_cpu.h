@@ -1,6 +1,6 @@
 // The CPU half of the reduction engine, for any op functor: multi-threaded
 // with at::parallel_for. Inputs are folded a 32-byte vector of accumulators
-// at a time (Lanes), rows in leaves of 1024 elements and columns in leaves
+// at a time (Lanes), rows in leaves of 4096 elements and columns in leaves
 // of 16 rows, and the leaves are combined pairwise, so rounding error grows
 // like log n. Chunking depends
 // only on the shape, never on the thread count or the instruction set, so
@@ -47,8 +47,17 @@
 namespace gpureduce {
 namespace GPUREDUCE_CPU_NS {
 
-constexpr int64_t kLeaf = 1024;          // elements per leaf of a row
-constexpr int64_t kLeavesPerTask = 32;   // leaves per parallel task (32K elements)
+// Elements per leaf of a row. Each leaf ends in a fold of its chains and a
+// push onto the pairwise stack (in memory: a vector per level): with leaves
+// of 1024, rows of 2048 to 8192 float32 took 1.06-1.09x torch.sum's time on
+// one thread where rows of 1024 took 0.96x ([550, 2048] 56.6 us, [1100,
+// 1024] 50.5, torch.sum 51.7 and 52.7; 2026-11-30). Each of a leaf's 32
+// float lanes (16 double) adds up 128 (256) of its inputs in turn.
+constexpr int64_t kLeaf = 4096;
+constexpr int64_t kLeavesPerTask = 8;    // leaves per parallel task (32K elements)
+// Elements a run of short rows gives each of its scalar chains (run_rows'
+// scalar_rows): about as many as a float lane of a leaf of 1024.
+constexpr int64_t kScalarChainElements = 32;
 constexpr int64_t kColLeafRows = 16;     // rows summed directly in a column leaf
 constexpr int64_t kRowsPerTask = 4096;   // rows per parallel column task
 // A columns pass of one tile (one output, its columns in a single tile)
@@ -480,15 +489,15 @@ constexpr bool kWalksNarrower = [] {
   }
 }();
 
-// Elements per leaf of a row: kLeaf, or eight times it where the leaf walks
-// narrower lanes (kWalksNarrower: 1- and 2-byte integers of sum, amax and
-// amin). Their folds are exact, so the leaf's length changes no bit, and
-// each leaf ends in a widening of its lanes and a push onto the pairwise
-// stack: with leaves of 1024, 10^7 int8 took 30 ns a leaf on two threads
-// for loads of a few (amax 307 us, torch 116). A leaf of 8192 of them sums
-// at most 1024 to an int32 lane.
+// Elements per leaf of a row: kLeaf, or 8192 where the leaf walks narrower
+// lanes (kWalksNarrower: 1- and 2-byte integers of sum, amax and amin).
+// Their folds are exact, so the leaf's length changes no bit, and each leaf
+// ends in a widening of its lanes and a push onto the pairwise stack: with
+// leaves of 1024, 10^7 int8 took 30 ns a leaf on two threads for loads of a
+// few (amax 307 us, torch 116). A leaf of 8192 of them sums at most 1024 to
+// an int32 lane.
 template <class L, typename in_t>
-constexpr int64_t kRowLeaf = kWalksNarrower<L, in_t> ? 8 * kLeaf : kLeaf;
+constexpr int64_t kRowLeaf = kWalksNarrower<L, in_t> ? 8192 : kLeaf;
 
 // A leaf walked in the op's narrower lanes (kWalksNarrower), widened to L's:
 // the walk's vector cut into R pieces of L::kWidth lanes, each widened, then
@@ -751,10 +760,9 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
   // bfloat16, 1129 to each of 10 outputs, of [1129, 10, 2] transposed and
   // summed over (0, 2), took 1.1-1.2x torch.sum's time): a leaf is then a
   // run of rows, each folded element by element into one of kChains
-  // scalar chains in turn, a chain taking about as many elements as a
-  // float lane of a vector leaf (kLeaf / (8 * kChains)).
+  // scalar chains in turn, a chain taking about kScalarChainElements.
   const bool scalar_rows = p.row_len < L::kWidth && p.n_rows > 1;
-  const int64_t rows_per_leaf = kChains * std::max<int64_t>(1, kLeaf / (8 * kChains) / p.row_len);
+  const int64_t rows_per_leaf = kChains * std::max<int64_t>(1, kScalarChainElements / p.row_len);
   constexpr int64_t leaf = kRowLeaf<L, in_t>;
   const int64_t leaves_per_row = (p.row_len + leaf - 1) / leaf;
   const int64_t n_leaves = scalar_rows ? (p.n_rows + rows_per_leaf - 1) / rows_per_leaf : p.n_rows * leaves_per_row;
