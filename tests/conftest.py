@@ -14,10 +14,11 @@ def gen():
     return g
 
 
-# The slow tier: test functions whose cases take a second or more together
-# on a 2-core machine (subprocesses that import torch again, torch.compile,
-# opcheck, torch's OpInfo samples, the drop-in examples, the largest
-# sweeps): about four fifths of the suite's time there. Skipped unless
+# The slow tier: every test that runs torch.compile, opcheck or torch's
+# OpInfo samples, or starts a Python of its own (the drop-in examples, the
+# quick benchmarks, the CPU-ISA routes), and the sweeps whose cases took a
+# second or more together on a 2-core machine: 188 of 3910 tests and most
+# of the suite's time there (2026-11-30). Skipped unless
 # --slow is given or GPUREDUCE_TEST_SLOW=1, as PyTorch's own slow tests are;
 # CI (.ci/run) and the GPU runs (tools/device_steps.sh) take them.
 def pytest_addoption(parser):

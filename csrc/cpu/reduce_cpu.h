@@ -51,12 +51,15 @@ namespace GPUREDUCE_CPU_NS {
 // push onto the pairwise stack (in memory: a vector per level): with leaves
 // of 1024, rows of 2048 to 8192 float32 took 1.06-1.09x torch.sum's time on
 // one thread where rows of 1024 took 0.96x ([550, 2048] 56.6 us, [1100,
-// 1024] 50.5, torch.sum 51.7 and 52.7; 2026-11-30). Each of a leaf's 32
-// float lanes (16 double) adds up 128 (256) of its inputs in turn.
+// 1024] 50.5, torch.sum 51.7 and 52.7; 2026-11-30); with leaves of 4096,
+// [550, 2048] 0.97x and [275, 4096] 0.98x, rows of two leaves or more
+// ([137, 8192]) 1.05x. Each of a leaf's 32 float lanes (16 double) adds up
+// 128 (256) of its inputs in turn.
 constexpr int64_t kLeaf = 4096;
 constexpr int64_t kLeavesPerTask = 8;    // leaves per parallel task (32K elements)
 // Elements a run of short rows gives each of its scalar chains (run_rows'
-// scalar_rows): about as many as a float lane of a leaf of 1024.
+// scalar_rows), as many as when row leaves were 1024 elements: the short
+// rows' measurements were made with that.
 constexpr int64_t kScalarChainElements = 32;
 constexpr int64_t kColLeafRows = 16;     // rows summed directly in a column leaf
 constexpr int64_t kRowsPerTask = 4096;   // rows per parallel column task
