@@ -1053,6 +1053,39 @@ def test_columns_tree(case, dtype):
     assert trees, launches
 
 
+# The columns kernel with kLongWalkUnroll (8) loads in flight: loads of up
+# to 4 bytes a thread (single elements of 1- to 4-byte types, pairs of
+# 16-bit ones, fours of bytes) whose row threads walk 4 rows or more in a
+# grid that does not fold into one wave (engine/columns.cuh). Walks of about
+# 4 to 500 rows a thread, split and unsplit, across one and two reduced
+# dims, checked against torch and bitwise on a second call; the grids as
+# the H200 lays them out (NOTES.md, session 63).
+COLUMNS_LONG_WALK_CASES = [
+    ((2, 1390, 6), 1, "narrow", torch.float32), ((1, 3642, 3), 1, None, torch.bfloat16),
+    ((9, 365, 10), 1, None, torch.float32), ((1, 5905, 5), 1, None, torch.bool),
+    ((98, 790, 2), 1, None, torch.int8), ((2, 1677, 13), 1, None, torch.int32),
+    ((263, 222), 0, "step", torch.float32), ((3, 4233, 13), 1, None, torch.float16),
+    ((833, 152), 0, None, torch.uint8), ((5, 410, 2), 1, None, torch.float32),
+    ((20, 50, 7), 1, None, torch.float32), ((1, 31144, 6), 1, None, torch.bfloat16),
+    ((5, 27, 1, 2, 17), (0, 1, 2), None, torch.float32), ((42, 5, 19, 6, 12), (0, 2, 3), None, torch.bool),
+]
+
+
+@pytest.mark.parametrize("case", COLUMNS_LONG_WALK_CASES, ids=str)
+def test_columns_long_walk(case):
+    shape, dim, view, dtype = case
+    x = random_tensor(shape, dtype, "cpu", _gen()).cuda()
+    if view == "narrow":
+        x = x[..., 1:4]
+    elif view == "step":
+        x = x[:, ::2]
+    got = reduce_op.sum(x, dim)
+    assert_matches_torch(got, x, dim, False)
+    assert torch.equal(reduce_op.sum(x, dim), got)
+    names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
+    assert any(re.search(r"gpureduce_columns<[^,]+, 8, ", n) for n in names), names
+
+
 # Columns passes of 1 MB or more with many vectors of columns (256 or more
 # per SM): a thread walks its rows with only the row threads the rows want,
 # several outer indices to a block of 256 threads where the columns are few;

@@ -711,9 +711,19 @@ void launch_columns(const ReducePass& p, const in_t* x, Outputs<out_t> y, int64_
   const int64_t tiles = a.outer_group > 1 ? ceil_div(a.n_outer, a.outer_group) : a.x_tiles * a.n_outer;
   TORCH_CHECK(tiles < (int64_t(1) << 31), "gpureduce: too many output tiles");
 
-  const auto kernel = gpureduce_columns<Op, in_t, out_t, V>;
-  static ResidentWave resident;
-  if (!latency_columns && tiles >= target_blocks) {
+  // Narrow loads on long walks in a grid that will not fold: kLongWalkUnroll
+  // loads in flight (engine/columns.cuh). Each kernel keeps its own
+  // residency.
+  constexpr bool kNarrowLoads = V * sizeof(in_t) <= 4;
+  const bool folds = !latency_columns && tiles >= target_blocks;
+  const bool long_walk = kNarrowLoads && !folds && ceil_div(a.n_rows, by) >= Policy::kUnroll;
+  auto kernel = gpureduce_columns<Op, Policy::kUnroll, in_t, out_t, V>;
+  static ResidentWave resident_short, resident_long;
+  if constexpr (kNarrowLoads) {
+    if (long_walk) kernel = gpureduce_columns<Op, kLongWalkUnroll, in_t, out_t, V>;
+  }
+  ResidentWave& resident = long_walk ? resident_long : resident_short;
+  if (folds) {
     // An unsplit grid of a few waves folds into one: fewer row threads per
     // block, each walking more rows, so that more blocks fit an SM. Where
     // each thread loads single elements its loads in flight are few, and

@@ -51,10 +51,11 @@ struct ColumnsArgs {
   Projection projection;  // ReducePass::projection
 };
 
-// Shared memory of a columns block, in slots of V accumulators: the halving
-// tree takes kColumnSlots; the cluster finish one per thread along x, so
-// blocks up to column_scratch_slots wide can take it (as wide as a block
-// where that stays within 32 KB: all but byte inputs).
+// Shared memory of a columns block, in slots of V accumulators: a slot per
+// thread of the block where that stays within 32 KB (all but byte inputs),
+// else kColumnSlots. The halving tree takes them all (one barrier a level
+// with a slot per thread, two with kColumnSlots); the cluster finish one per
+// thread along x, so blocks up to column_scratch_slots wide can take it.
 constexpr int kColumnSlots = EnginePolicy::kThreads / 2;
 template <int V, typename acc_t>
 constexpr int column_scratch_slots() {
@@ -160,24 +161,68 @@ __device__ __forceinline__ void walk_column_rows(walk_t (&walk)[V], Rows& rows, 
 
 // Combines acc[V] across threadIdx.y with a fixed halving tree (row y takes
 // row y + h's partials); the result is valid in the threads with
-// threadIdx.y == 0. Each level moves all V columns of a thread at once, so a
-// block pays two barriers per level rather than per column and level.
-template <class Op, int V, typename acc_t>
+// threadIdx.y == 0. Each level moves all V columns of a thread at once.
+// Levels whose pairs lie in one warp (block width a power of two up to 32,
+// h * width < 32) go through shuffles, the others through shared memory
+// (sm: [V][kSlots], neighbouring threads in neighbouring words). Where
+// every thread of the block has a slot (kSlots = kThreads: all but inputs
+// whose block of partials would pass 32 KB) a shared level takes one
+// barrier: each row is written at one level only, so no level's writes
+// land where an earlier level still reads. Otherwise the rows share half
+// the block's slots, and a level takes two. The same tree either way, so
+// the same results. The width is tested with bit operations, not a
+// remainder and a division by a runtime value (tens of instructions each).
+// A/B against the tree of two barriers a level and no shuffles, on the H200
+// in one process over 995 columns passes with trees from the random seeds
+// 0-9 (NOTES.md, session 63): time 0.992x in geometric mean, below 0.97x of
+// torch.sum 39 -> 19 ([1, 16, 16, 16] channels_last float16 over (0, 2, 3)
+// 0.88x -> 0.99x); byte columns of 5 to 11 outputs in deep trees lost
+// 12-15%, all still over 2x of torch.sum. The caller puts a barrier between
+// this and any other use of sm.
+template <class Op, int V, int kSlots, typename acc_t>
 __device__ __forceinline__ void combine_over_y(acc_t (&acc)[V], acc_t* sm) {
-  constexpr int kSlots = kColumnSlots;  // sm: [V][slot], neighbouring threads in neighbouring words
-  for (int h = blockDim.y / 2; h > 0; h /= 2) {
-    if (threadIdx.y >= h && threadIdx.y < 2 * h) {
-      const int slot = (threadIdx.y - h) * blockDim.x + threadIdx.x;
+  const int bx = blockDim.x, by = blockDim.y, y = threadIdx.y;
+  const int warp_rows = bx <= 32 && (bx & (bx - 1)) == 0 ? 32 >> (__ffs(bx) - 1) : 1;
+  int h = by / 2;
+  for (; h >= warp_rows; h /= 2) {
+    if constexpr (kSlots >= EnginePolicy::kThreads) {
+      if (y >= h && y < 2 * h) {
+        const int slot = (y - 1) * bx + threadIdx.x;
 #pragma unroll
-      for (int j = 0; j < V; ++j) sm[j * kSlots + slot] = acc[j];
-    }
-    __syncthreads();
-    if (threadIdx.y < h) {
-      const int slot = threadIdx.y * blockDim.x + threadIdx.x;
+        for (int j = 0; j < V; ++j) sm[j * kSlots + slot] = acc[j];
+      }
+      __syncthreads();
+      if (y < h) {
+        const int slot = (y + h - 1) * bx + threadIdx.x;
 #pragma unroll
-      for (int j = 0; j < V; ++j) acc[j] = Op::combine(acc[j], sm[j * kSlots + slot]);
+        for (int j = 0; j < V; ++j) acc[j] = Op::combine(acc[j], sm[j * kSlots + slot]);
+      }
+    } else {
+      if (y >= h && y < 2 * h) {
+        const int slot = (y - h) * bx + threadIdx.x;
+#pragma unroll
+        for (int j = 0; j < V; ++j) sm[j * kSlots + slot] = acc[j];
+      }
+      __syncthreads();
+      if (y < h) {
+        const int slot = y * bx + threadIdx.x;
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[j] = Op::combine(acc[j], sm[j * kSlots + slot]);
+      }
+      __syncthreads();
     }
-    __syncthreads();
+  }
+  if (h > 0) {
+    // A block of under a warp has only bx * by lanes in it.
+    const int lanes = bx * by;
+    const unsigned members = lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1u;
+    for (; h > 0; h /= 2) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const acc_t theirs = shfl_xor(acc[j], h * bx, members);
+        if (y < h) acc[j] = Op::combine(acc[j], theirs);
+      }
+    }
   }
 }
 
@@ -185,19 +230,32 @@ __device__ __forceinline__ void combine_over_y(acc_t (&acc)[V], acc_t* sm) {
 // inputs of an integer sum, else the accumulator itself). A narrower one is
 // widened after at most kMaxNarrowColumnRows rows (the host splits to that).
 constexpr int64_t kMaxNarrowColumnRows = int64_t(1) << 23;
+// Columns of loads of up to 4 bytes a thread (V * sizeof(in_t) <= 4) whose
+// row threads walk kUnroll rows or more in a grid under the columns
+// target (no fold into one wave) keep kLongWalkUnroll loads in flight, at
+// kLongWalkBlocksPerSm blocks an SM (40 registers: at 32, eight in flight
+// spilled 28-68 bytes). Their warps' loads are 32 to 128 bytes, and four of
+// them a thread left the SMs waiting on latency. A/B on the H200 in one
+// process over 199 such passes of the random seeds 0-9 (NOTES.md, session
+// 63): time 0.939x in geometric mean, 70 faster by over 5%, none slower
+// ([253, 121, 7, 265][:, :, :, ::3] float32 over dim 0 1.41x -> 1.72x of
+// torch.sum). Not walks of fewer rows (neutral: 202 passes, 0.997x), nor
+// the folded grids, whose blocks fill the GPU already (72 passes, 0.996x,
+// 22 of them slower by over 5%: [65, 107297] int32 over dim 0 4.6x ->
+// 3.6x).
+constexpr int kLongWalkUnroll = 8;
+constexpr int kLongWalkBlocksPerSm = 3;
+
 // Every thread's count of rows is an int (the host splits to that): a 64-bit
 // loop counter held two of the registers that float32 vectors of four need
 // to keep four loads in flight at three blocks per SM.
 constexpr int64_t kMaxColumnThreadRows = int64_t(1) << 30;
 
-// Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
-// threadIdx.y strides over the rows of blockIdx.y's slice.
-template <class Op, typename in_t, typename out_t, int V>
-__global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template columns_blocks_per_sm<in_t, typename Op::acc_type, V>())
-    gpureduce_columns(ColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
-                          Outputs<out_t> out) {
+// The columns kernel's body (gpureduce_columns below).
+template <class Op, typename in_t, typename out_t, int V, int U>
+__device__ __forceinline__ void columns_body(const ColumnsArgs<typename Op::acc_type>& a, const in_t* __restrict__ in,
+                                             Outputs<out_t> out) {
   using acc_t = typename Op::acc_type;
-  constexpr int U = EnginePolicy::kUnroll;
   const int64_t tile = blockIdx.x;
   // 32-bit divisions: a 64-bit one is a call of about a hundred
   // instructions, as much as a thread's whole walk in a pass of short
@@ -272,7 +330,8 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
   for (int j = 0; j < V; ++j) acc[j] = static_cast<acc_t>(walk[j]);
   __shared__ __align__(16) unsigned char scratch_raw[column_scratch_slots<V, acc_t>() * V * sizeof(acc_t)];
   acc_t* scratch = reinterpret_cast<acc_t*>(scratch_raw);
-  if (blockDim.y > 1) combine_over_y<Op, V>(acc, scratch);
+  constexpr int kScratchSlots = column_scratch_slots<V, acc_t>();
+  if (blockDim.y > 1) combine_over_y<Op, V, kScratchSlots>(acc, scratch);
 
   const bool writer = threadIdx.y == 0 && valid;
   if (a.split == 1) {
@@ -286,7 +345,9 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
     // No workspace and no ticket (whose zeroing is a memset of its own
     // before the kernel): each block leaves its partials in its shared
     // memory, and the first block of the cluster reads them all, in rank
-    // order, once the cluster has synchronised.
+    // order, once the cluster has synchronised. The barrier: the tree's
+    // last shared level may still be reading these words.
+    __syncthreads();
     if (writer) {
 #pragma unroll
       for (int j = 0; j < V; ++j) scratch[j * blockDim.x + threadIdx.x] = acc[j];
@@ -355,10 +416,22 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::template
         acc[j] = Op::combine(acc[j], load_coherent(a.partials + k * n_total + col0 + j));
     }
   }
-  if (blockDim.y > 1) combine_over_y<Op, V>(acc, scratch);
+  if (blockDim.y > 1) combine_over_y<Op, V, kScratchSlots>(acc, scratch);
   if (writer) {
     out.template store_vector<Op, V>(out_first, a.out_col_stride, acc, a.projection, lo, hi);
   }
+}
+
+// Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
+// threadIdx.y strides over the rows of blockIdx.y's slice, U loads in flight
+// (kLongWalkUnroll or EnginePolicy::kUnroll: launch_columns).
+template <class Op, int U, typename in_t, typename out_t, int V>
+__global__ void __launch_bounds__(EnginePolicy::kThreads,
+                                  U == EnginePolicy::kUnroll
+                                      ? EnginePolicy::template columns_blocks_per_sm<in_t, typename Op::acc_type, V>()
+                                      : kLongWalkBlocksPerSm)
+    gpureduce_columns(ColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in, Outputs<out_t> out) {
+  columns_body<Op, in_t, out_t, V, U>(a, in, out);
 }
 
 }  // namespace cuda

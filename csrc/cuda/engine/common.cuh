@@ -312,23 +312,25 @@ __device__ __forceinline__ T load_coherent(const T* p) {
   }
 }
 
+// members: the lanes taking part (all of them unless the block is smaller
+// than a warp).
 template <typename T>
-__device__ __forceinline__ T shfl_xor(T v, int lane_mask) {
+__device__ __forceinline__ T shfl_xor(T v, int lane_mask, unsigned members = 0xffffffffu) {
   if constexpr (std::is_arithmetic_v<T>) {
-    return __shfl_xor_sync(0xffffffffu, v, lane_mask);
+    return __shfl_xor_sync(members, v, lane_mask);
   } else {
     static_assert(sizeof(T) % 4 == 0, "a struct of 4-byte words");
     unsigned w[sizeof(T) / 4];
     memcpy(w, &v, sizeof(T));
 #pragma unroll
-    for (int i = 0; i < int(sizeof(T) / 4); ++i) w[i] = __shfl_xor_sync(0xffffffffu, w[i], lane_mask);
+    for (int i = 0; i < int(sizeof(T) / 4); ++i) w[i] = __shfl_xor_sync(members, w[i], lane_mask);
     memcpy(&v, w, sizeof(T));
     return v;
   }
 }
 template <typename T>
-__device__ __forceinline__ c10::complex<T> shfl_xor(c10::complex<T> v, int lane_mask) {
-  return c10::complex<T>(shfl_xor(v.real(), lane_mask), shfl_xor(v.imag(), lane_mask));
+__device__ __forceinline__ c10::complex<T> shfl_xor(c10::complex<T> v, int lane_mask, unsigned members = 0xffffffffu) {
+  return c10::complex<T>(shfl_xor(v.real(), lane_mask, members), shfl_xor(v.imag(), lane_mask, members));
 }
 
 // Butterfly over aligned groups of `group` lanes (a power of two up to 32).
