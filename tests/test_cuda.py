@@ -1020,7 +1020,8 @@ def test_columns_stores(shape, dim, dtype):
 
 
 # The columns kernel's tree over its row threads (combine_over_y, a fixed
-# halving tree through shared memory) in blocks of every width it takes: 1
+# halving tree: shuffles inside a warp, shared memory across warps) in
+# blocks of every width it takes: 1
 # to 12 threads across (powers of two and not), up to 256 row threads,
 # blocks of under a warp, and 16-byte vectors of int64 partials (int8).
 # Small passes, most of them one block: feature maps summed over (0, 2, 3),
