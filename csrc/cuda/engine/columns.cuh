@@ -212,7 +212,11 @@ __device__ __forceinline__ void combine_over_y(acc_t (&acc)[V], acc_t* sm) {
       __syncthreads();
     }
   }
-  if (h > 0) {
+  // The levels inside a warp: only the first warp's rows (y < warp_rows)
+  // still take part. Every warp shuffling at every level cost full sums of
+  // bytes (vectors of 16 int64 partials, 32 shuffles a level) 7-10% of
+  // their time (H200, NOTES.md session 63).
+  if (h > 0 && y < warp_rows) {
     // A block of under a warp has only bx * by lanes in it.
     const int lanes = bx * by;
     const unsigned members = lanes >= 32 ? 0xffffffffu : (1u << lanes) - 1u;
