@@ -213,9 +213,8 @@ __device__ __forceinline__ void combine_over_y(acc_t (&acc)[V], acc_t* sm) {
     }
   }
   // The levels inside a warp: only the first warp's rows (y < warp_rows)
-  // still take part. Every warp shuffling at every level cost full sums of
-  // bytes (vectors of 16 int64 partials, 32 shuffles a level) 7-10% of
-  // their time (H200, NOTES.md session 63).
+  // still take part, so the other warps skip them (vectors of 16 int64
+  // partials take 32 shuffles a level).
   if (h > 0 && y < warp_rows) {
     // A block of under a warp has only bx * by lanes in it.
     const int lanes = bx * by;
@@ -241,9 +240,9 @@ constexpr int64_t kMaxNarrowColumnRows = int64_t(1) << 23;
 // spilled 28-68 bytes). Their warps' loads are 32 to 128 bytes, and four of
 // them a thread left the SMs waiting on latency. A/B on the H200 in one
 // process over 199 such passes of the random seeds 0-9 (NOTES.md, session
-// 63): time 0.939x in geometric mean, 70 faster by over 5%, none slower
-// ([253, 121, 7, 265][:, :, :, ::3] float32 over dim 0 1.41x -> 1.72x of
-// torch.sum). Not walks of fewer rows (neutral: 202 passes, 0.997x), nor
+// 63): time 0.939x in geometric mean, 70 faster by over 5%, 2 slower (two
+// expanded inputs, 5-7%) ([253, 121, 7, 265][:, :, :, ::3] float32 over
+// dim 0 1.41x -> 1.72x of torch.sum). Not walks of fewer rows (neutral: 202 passes, 0.997x), nor
 // the folded grids, whose blocks fill the GPU already (72 passes, 0.996x,
 // 22 of them slower by over 5%: [65, 107297] int32 over dim 0 4.6x ->
 // 3.6x).
