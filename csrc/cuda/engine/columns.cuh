@@ -254,10 +254,15 @@ constexpr int kLongWalkBlocksPerSm = 3;
 // to keep four loads in flight at three blocks per SM.
 constexpr int64_t kMaxColumnThreadRows = int64_t(1) << 30;
 
-// The columns kernel's body (gpureduce_columns below).
-template <class Op, typename in_t, typename out_t, int V, int U>
-__device__ __forceinline__ void columns_body(const ColumnsArgs<typename Op::acc_type>& a, const in_t* __restrict__ in,
-                                             Outputs<out_t> out) {
+// Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
+// threadIdx.y strides over the rows of blockIdx.y's slice, U loads in flight
+// (kLongWalkUnroll or EnginePolicy::kUnroll: launch_columns).
+template <class Op, int U, typename in_t, typename out_t, int V>
+__global__ void __launch_bounds__(EnginePolicy::kThreads,
+                                  U == EnginePolicy::kUnroll
+                                      ? EnginePolicy::template columns_blocks_per_sm<in_t, typename Op::acc_type, V>()
+                                      : kLongWalkBlocksPerSm)
+    gpureduce_columns(ColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in, Outputs<out_t> out) {
   using acc_t = typename Op::acc_type;
   const int64_t tile = blockIdx.x;
   // 32-bit divisions: a 64-bit one is a call of about a hundred
@@ -423,18 +428,6 @@ __device__ __forceinline__ void columns_body(const ColumnsArgs<typename Op::acc_
   if (writer) {
     out.template store_vector<Op, V>(out_first, a.out_col_stride, acc, a.projection, lo, hi);
   }
-}
-
-// Block (bx, by): threadIdx.x picks a vector of V adjacent columns,
-// threadIdx.y strides over the rows of blockIdx.y's slice, U loads in flight
-// (kLongWalkUnroll or EnginePolicy::kUnroll: launch_columns).
-template <class Op, int U, typename in_t, typename out_t, int V>
-__global__ void __launch_bounds__(EnginePolicy::kThreads,
-                                  U == EnginePolicy::kUnroll
-                                      ? EnginePolicy::template columns_blocks_per_sm<in_t, typename Op::acc_type, V>()
-                                      : kLongWalkBlocksPerSm)
-    gpureduce_columns(ColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in, Outputs<out_t> out) {
-  columns_body<Op, in_t, out_t, V, U>(a, in, out);
 }
 
 }  // namespace cuda
