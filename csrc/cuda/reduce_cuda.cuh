@@ -421,11 +421,19 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
     const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
     Workspace workspace;
     if (split > 1) a.partials = partials_workspace<wide_t>(workspace, p.n_out * split);
-    // Both kernels are programmatic dependents: the finish kernel is
+    // The finish kernel is a programmatic dependent of the split kernel:
     // scheduled while the split kernel runs, with no ticket memset and no
     // launch gap between them (mode chosen against a last-block ticket and a
-    // plain second launch, NOTES.md).
-    launch_kernel(split_kernel, grid, dim3(static_cast<unsigned>(threads)), stream, /*pdl=*/true, a, x, y);
+    // plain second launch, NOTES.md). The split kernel itself is launched
+    // plainly: as a dependent of whatever kernel came before, it overlapped
+    // the call before it where our calls ran back to back (10-17% faster
+    // under 10 MB), but after any other kernel it was 4-9% slower under
+    // 1 MB (a programmatic edge resolved at the other kernel's end costs more
+    // than a plain one): a torch kernel and a float32 full sum of 2^10 took
+    // 4.62 us a pair, 4.21 with the sum launched plainly, 4.22 with
+    // torch.sum. A/B on the H200 over 502 split-rows passes (NOTES.md,
+    // session 64).
+    launch_kernel(split_kernel, grid, dim3(static_cast<unsigned>(threads)), stream, /*pdl=*/false, a, x, y);
     if (split > 1) {
       launch_finish_partials<typename Op::wide_op>(static_cast<const wide_t*>(a.partials), split, p.n_out, p.outer,
                                                    int64_t(1), int64_t(0), p.projection, y, stream);
