@@ -1331,6 +1331,34 @@ def test_cuda_graph_capture_and_replay():
             assert_matches_torch(o, x, d, False)
 
 
+def test_cuda_graph_chain_of_dependent_sums():
+    # Captured after our own finish or split kernel, a split-rows sum is a
+    # programmatic dependent (follows_early_trigger in
+    # csrc/cuda/host_runtime.h): the second and third sums read the first's
+    # output and must wait for it to complete.
+    x = torch.randn(64, 300000, device="cuda")
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            rows = reduce_op.sum(x, 1)
+            reduce_op.sum(rows)
+            reduce_op.sum(rows, 0, keepdim=True)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        rows = reduce_op.sum(x, 1)
+        total = reduce_op.sum(rows)
+        again = reduce_op.sum(rows, 0, keepdim=True)
+    for _ in range(5):
+        x.normal_()
+        g.replay()
+        torch.cuda.synchronize()
+        assert_matches_torch(rows, x, 1, False)
+        assert_matches_torch(total, rows, None, False)
+        assert_matches_torch(again, rows, 0, True)
+
+
 def test_compile_reduce_overhead():
     torch._dynamo.reset()
 

@@ -6,6 +6,10 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
 namespace gpureduce {
 namespace cuda {
 
@@ -24,6 +28,38 @@ void WorkspaceFree::operator()(void* p) const { c10::cuda::CUDACachingAllocator:
 
 Workspace allocate_workspace(size_t bytes) {
   return Workspace(c10::cuda::CUDACachingAllocator::raw_alloc(bytes));
+}
+
+namespace {
+std::mutex early_trigger_mutex;
+std::vector<const void*> early_trigger_kernels;  // a few dozen template instances at most
+}  // namespace
+
+void mark_early_trigger(const void* kernel) {
+  std::lock_guard<std::mutex> lock(early_trigger_mutex);
+  if (std::find(early_trigger_kernels.begin(), early_trigger_kernels.end(), kernel) == early_trigger_kernels.end())
+    early_trigger_kernels.push_back(kernel);
+}
+
+bool follows_early_trigger(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaGraphNode_t* deps = nullptr;
+  size_t n_deps = 0;
+  if (cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &deps, nullptr, &n_deps) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  if (status != cudaStreamCaptureStatusActive || n_deps != 1) return false;
+  cudaGraphNodeType type;
+  cudaKernelNodeParams params{};
+  if (cudaGraphNodeGetType(deps[0], &type) != cudaSuccess || type != cudaGraphNodeTypeKernel ||
+      cudaGraphKernelNodeGetParams(deps[0], &params) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(early_trigger_mutex);
+  return std::find(early_trigger_kernels.begin(), early_trigger_kernels.end(), params.func) !=
+         early_trigger_kernels.end();
 }
 
 }  // namespace cuda

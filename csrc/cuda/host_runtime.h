@@ -40,6 +40,20 @@ struct WorkspaceFree {
 using Workspace = std::unique_ptr<void, WorkspaceFree>;
 Workspace allocate_workspace(size_t bytes);
 
+// Programmatic launches that pay (launch.h). A kernel launched as a
+// programmatic dependent is scheduled while the kernel before it runs if
+// that kernel lets it in early (griddepcontrol.launch_dependents), and
+// overlaps its launch with that kernel's end; after a kernel that does not,
+// it waits for that kernel's end as a plain launch would, but later: on the
+// H200 a torch kernel and a 4 KB full sum took 0.4 us more a pair than with
+// the sum launched plainly (NOTES.md, session 64).
+// mark_early_trigger: `kernel` lets its dependents in early.
+// follows_early_trigger: the work on `stream` that a launch would wait for
+// is one kernel so marked, which is known only while a graph is being
+// captured (the captured node before it); in eager mode it is false.
+void mark_early_trigger(const void* kernel);
+bool follows_early_trigger(cudaStream_t stream);
+
 }  // namespace cuda
 }  // namespace gpureduce
 

@@ -107,6 +107,9 @@ void launch_finish_partials(const typename PartialOp::acc_type* partials, int64_
   const int64_t threads = ceil_div(group * per_block, 32) * 32;  // whole warps (group_reduce)
   const int64_t blocks = ceil_div(n_out, per_block);
   TORCH_CHECK(blocks < (int64_t(1) << 31), "gpureduce: too many outputs for one finish");
+  static const bool marked =
+      (mark_early_trigger(reinterpret_cast<const void*>(gpureduce_finish_partials<PartialOp, out_t>)), true);
+  (void)marked;
   launch_kernel(gpureduce_finish_partials<PartialOp, out_t>, dim3(static_cast<unsigned>(blocks)),
                 dim3(static_cast<unsigned>(threads)), stream, /*pdl=*/true, partials, static_cast<int>(split),
                 static_cast<int>(group), n_out, outer, n_cols, out_col_stride, projection, y);
@@ -424,16 +427,24 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
     // The finish kernel is a programmatic dependent of the split kernel:
     // scheduled while the split kernel runs, with no ticket memset and no
     // launch gap between them (mode chosen against a last-block ticket and a
-    // plain second launch, NOTES.md). The split kernel itself is launched
-    // plainly: as a dependent of whatever kernel came before, it overlapped
-    // the call before it where our calls ran back to back (10-17% faster
-    // under 10 MB), but after any other kernel it was 4-9% slower under
-    // 1 MB (a programmatic edge resolved at the other kernel's end costs more
-    // than a plain one): a torch kernel and a float32 full sum of 2^10 took
-    // 4.62 us a pair, 4.21 with the sum launched plainly, 4.22 with
-    // torch.sum. A/B on the H200 over 502 split-rows passes (NOTES.md,
+    // plain second launch, NOTES.md). The split kernel is one only after a
+    // kernel that lets it in early (follows_early_trigger: while capturing,
+    // after our own finish or split kernels). As a dependent of the kernel
+    // before it whatever that was, it overlapped the call before it where
+    // our calls ran back to back (10-17% faster under 10 MB), but after a
+    // torch kernel it was 4-9% slower under 1 MB: a torch kernel and a
+    // float32 full sum of 2^10 took 4.62 us a pair, 4.21 with the sum
+    // launched plainly, 4.22 with torch.sum. Chosen so, back to back it
+    // kept the dependent's times (0.995-1.02x) and after a torch kernel the
+    // plain launch's (0.998-1.013x), 8% faster than the dependent there
+    // under 10 KB. A/B on the H200 over 502 split-rows passes (NOTES.md,
     // session 64).
-    launch_kernel(split_kernel, grid, dim3(static_cast<unsigned>(threads)), stream, /*pdl=*/false, a, x, y);
+    if (a.early_trigger) {
+      static const bool marked = (mark_early_trigger(reinterpret_cast<const void*>(split_kernel)), true);
+      (void)marked;
+    }
+    launch_kernel(split_kernel, grid, dim3(static_cast<unsigned>(threads)), stream, follows_early_trigger(stream), a,
+                  x, y);
     if (split > 1) {
       launch_finish_partials<typename Op::wide_op>(static_cast<const wide_t*>(a.partials), split, p.n_out, p.outer,
                                                    int64_t(1), int64_t(0), p.projection, y, stream);
