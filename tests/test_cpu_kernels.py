@@ -82,6 +82,32 @@ def test_columns_of_rows_far_apart(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns_of_tile_groups(dtype):
+    # Dense columns whose rows lie 16 KB or more apart: four full tiles a
+    # task, read leaf by leaf together, then the group's partial tile alone
+    # (2-byte inputs keep one tile a task). Widths with whole groups, a
+    # partial last group, and a partial last tile; one and two reduced dims;
+    # the same bits on one thread and on two.
+    g = torch.Generator().manual_seed(11)
+    far = 16384 // torch.empty((), dtype=dtype).element_size()
+    for rows in (2, 17, 300):
+        for width in (far, far + 64 * 3 + 5, 2 * far + 32):
+            x = random_tensor((2, rows, width), dtype, "cpu", g)
+            _check_sum(x, 1)
+            threads = torch.get_num_threads()
+            try:
+                torch.set_num_threads(1)
+                one = reduce_op.sum(x, 1)
+                torch.set_num_threads(2)
+                two = reduce_op.sum(x, 1)
+            finally:
+                torch.set_num_threads(threads)
+            assert torch.equal(one, two), (rows, width)
+        _check_sum(random_tensor((3, 2, rows, far + 40), dtype, "cpu", g), [0, 2])
+        _check_sum(random_tensor((rows, far), dtype, "cpu", g), 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_columns_of_one_tile_split_along_rows(dtype):
     # A columns pass of one tile (one output) is split along its rows into
     # 2 or 4 tasks from 2 * 64K elements (2 * 16K for strided columns): on

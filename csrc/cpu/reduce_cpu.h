@@ -1158,6 +1158,41 @@ void column_leaves_reduce(const in_t* base, int64_t width, int64_t col_stride, i
   }
 }
 
+// Full tiles of columns side by side (dense columns), reduced together:
+// each leaf's rows are read for every tile before the next leaf, so that a
+// row's lines of all the tiles are read while its page is fresh, rather
+// than tile after tile down hundreds of rows each a page or more apart.
+// Each tile's leaves and their pairwise combine are column_leaves_reduce's,
+// so the bits are the same.
+constexpr int kTileGroup = 4;
+
+template <class L, typename in_t, typename acc_t>
+void column_tile_group_reduce(const in_t* base, int n_tiles, int64_t r0, int64_t nr, const ReducePass& p,
+                              acc_t* dst) {
+  constexpr int K = kColVectors, W = L::kWidth;
+  constexpr int64_t kTile = kColWidth<L>;
+  constexpr int64_t leaf_rows = kColLeafRows;  // column_leaves_reduce's for a full tile
+  PairwiseStack<SideBySide<L, K>, kColStackLevels> stacks[kTileGroup];
+  ColumnRows rows(p, r0);
+  for (int64_t r = 0; r < nr; r += leaf_rows) {
+    const int64_t n = std::min(leaf_rows, nr - r);
+    for (int t = 0; t + 1 < n_tiles; ++t) {
+      ColumnRows leaf = rows;
+      stacks[t].push(column_tile_leaf<L, K>(base + t * kTile, kTile, 1, leaf, n));
+    }
+    stacks[n_tiles - 1].push(column_tile_leaf<L, K>(base + (n_tiles - 1) * kTile, kTile, 1, rows, n));
+  }
+  for (int t = 0; t < n_tiles; ++t) {
+    const auto sums = stacks[t].result();
+    GPUREDUCE_CPU_UNROLL(8)
+    for (int k = 0; k < K; ++k) L::store(sums.v[k], dst + t * kTile + k * W, 0, W);
+  }
+}
+
+// Reduces rows [r0, r0 + nr) of n_tiles full tiles of dense columns into dst.
+template <typename in_t, typename acc_t>
+using TileGroupFn = void (*)(const in_t* base, int n_tiles, int64_t r0, int64_t nr, const ReducePass&, acc_t* dst);
+
 // column_leaves_reduce for leaves of a kind and N columns (narrow and
 // stream leaves), or for tiles with as many vectors as `width` needs.
 template <class L, ColumnLeaf kLeafKind, int N, typename in_t, typename acc_t>
@@ -1308,10 +1343,14 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   using L = Lanes<Op, acc_t>;
   ColumnBlockFn<in_t, acc_t> block = nullptr;
   OutputBlockFn<in_t, acc_t> output_block = nullptr;
+  TileGroupFn<in_t, acc_t> tile_group = nullptr;
   with_column_leaf<L>(p, [&](auto kind, auto n) {
     block = &column_block_reduce<L, decltype(kind)::value, decltype(n)::value, in_t, acc_t>;
     if constexpr (decltype(kind)::value == ColumnLeaf::kNarrow)
       output_block = &narrow_output_block<L, decltype(n)::value, in_t, acc_t>;
+    // (2-byte inputs prefetch their rows instead: column_leaves_reduce.)
+    if constexpr (decltype(kind)::value == ColumnLeaf::kTile && sizeof(in_t) != 2)
+      tile_group = &column_tile_group_reduce<L, in_t, acc_t>;
   });
   constexpr int64_t kTile = kColWidth<L>;
   const int64_t col_blocks = (p.n_cols + kTile - 1) / kTile;
@@ -1414,6 +1453,37 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
       }
     });
     fold_column_partials<Op>(p, partial.data(), row_tasks, col_blocks, kTile, out);
+    return;
+  }
+  // Dense columns of several tiles whose rows lie 16 KB or more apart:
+  // kTileGroup tiles a task, read leaf by leaf together
+  // (column_tile_group_reduce). A/B on this project's 2-core machine, 2
+  // threads, one process, three to four runs (NOTES.md, session 64): [2,
+  // 3000, 8192] float32 over dim 1 0.60-0.61x of one tile a task (torch.sum
+  // 0.86-0.91x -> 0.52-0.55x), [32, 300, 4096] 0.74-0.97x, [1000, 4096]
+  // over dim 0 0.97-1.10x. Not rows 8 KB apart, which went either way from
+  // run to run: [16, 1024, 2048] 0.76-1.09x, [16, 512, 2048] 1.04-1.11x,
+  // [8, 1024, 1024] int64 1.03-1.09x. Two tiles a task gained less.
+  if (row_tasks == 1 && tile_group != nullptr && p.col_stride == 1 && p.n_cols >= 2 * kTile &&
+      p.reduce_stride * int64_t(sizeof(in_t)) >= 16384) {
+    constexpr int64_t kGroupCols = kTile * kTileGroup;
+    const int64_t groups = (p.n_cols + kGroupCols - 1) / kGroupCols;
+    const int64_t grain = std::max<int64_t>(1, 32768 / (n_rows * std::min(kGroupCols, p.n_cols)));
+    at::parallel_for(0, p.n_out * groups, grain, [&](int64_t b, int64_t e) {
+      acc_t column[kGroupCols];
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t o = t / groups, c0 = t % groups * kGroupCols;
+        int64_t in_off, out_off;
+        p.outer.offsets(o, in_off, out_off);
+        const int64_t width = std::min(kGroupCols, p.n_cols - c0);
+        const int full = static_cast<int>(width / kTile);
+        if (full > 0) tile_group(in + in_off + c0, full, 0, n_rows, p, column);
+        if (width > full * kTile)
+          block(in + in_off + c0 + full * kTile, width - full * kTile, 1, 0, n_rows, p, column + full * kTile);
+        for (int64_t c = 0; c < width; ++c)
+          out[out_off + (c0 + c) * p.out_col_stride] = finish<Op, out_t>(column[c], p.projection);
+      }
+    });
     return;
   }
   if (row_tasks == 1) {
