@@ -27,6 +27,18 @@ def _check_sum(x, dim):
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
 
 
+def _check_same_bits_on_one_and_two_threads(x, dim):
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = reduce_op.sum(x, dim)
+        torch.set_num_threads(2)
+        two = reduce_op.sum(x, dim)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(one, two), (tuple(x.shape), x.stride(), dim)
+
+
 def _check_prod(x, dim):
     op = OPS["prod"]
     assert_op_matches(op, op.ours_dim(x, dim, False), op.ref_dim(x, dim, False), op.scale(x, dim, False))
@@ -94,15 +106,7 @@ def test_columns_of_tile_groups(dtype):
         for width in (far, far + 64 * 3 + 5, 2 * far + 32):
             x = random_tensor((2, rows, width), dtype, "cpu", g)
             _check_sum(x, 1)
-            threads = torch.get_num_threads()
-            try:
-                torch.set_num_threads(1)
-                one = reduce_op.sum(x, 1)
-                torch.set_num_threads(2)
-                two = reduce_op.sum(x, 1)
-            finally:
-                torch.set_num_threads(threads)
-            assert torch.equal(one, two), (rows, width)
+            _check_same_bits_on_one_and_two_threads(x, 1)
         _check_sum(random_tensor((3, 2, rows, far + 40), dtype, "cpu", g), [0, 2])
         _check_sum(random_tensor((rows, far), dtype, "cpu", g), 0)
 
@@ -118,15 +122,7 @@ def test_columns_of_one_tile_split_along_rows(dtype):
                               (1000, 96, 3), (745, 132, 3), (4096, 128, 2), (3, 64, 1)):
         x = random_tensor((rows, width), dtype, "cpu", g)[:, ::step]
         _check_sum(x, 0)
-        threads = torch.get_num_threads()
-        try:
-            torch.set_num_threads(1)
-            one = reduce_op.sum(x, 0)
-            torch.set_num_threads(2)
-            two = reduce_op.sum(x, 0)
-        finally:
-            torch.set_num_threads(threads)
-        assert torch.equal(one, two), (rows, width, step)
+        _check_same_bits_on_one_and_two_threads(x, 0)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
