@@ -1455,17 +1455,22 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     fold_column_partials<Op>(p, partial.data(), row_tasks, col_blocks, kTile, out);
     return;
   }
-  // Dense columns of several tiles whose rows lie 16 KB or more apart:
-  // kTileGroup tiles a task, read leaf by leaf together
-  // (column_tile_group_reduce). A/B on this project's 2-core machine, 2
-  // threads, one process, three to four runs (NOTES.md, session 64): [2,
-  // 3000, 8192] float32 over dim 1 0.60-0.61x of one tile a task (torch.sum
-  // 0.86-0.91x -> 0.52-0.55x), [32, 300, 4096] 0.74-0.97x, [1000, 4096]
-  // over dim 0 0.97-1.10x. Not rows 8 KB apart, which went either way from
-  // run to run: [16, 1024, 2048] 0.76-1.09x, [16, 512, 2048] 1.04-1.11x,
-  // [8, 1024, 1024] int64 1.03-1.09x. Two tiles a task gained less.
+  // Dense columns of several tiles: kTileGroup tiles a task, read leaf by
+  // leaf together (column_tile_group_reduce), but for rows more than 4 KB
+  // and less than 16 KB apart. A/B on this project's 2-core machine, 2
+  // threads, in one process, against one tile a task (NOTES.md, session
+  // 64): 15 passes of rows 0.5-4 KB apart 5-22% faster in every run but
+  // one ([10, 4096, 512] float32 over dim 1 1.04-1.15x -> 0.91-1.03x of
+  // torch.sum's time; [64, 512, 1024], 4 KB, 1% slower once); rows 16 KB
+  // and more apart 3-40% faster ([2, 3000, 8192] 0.86-0.91x -> 0.52-0.55x)
+  // but [1000, 4096] over dim 0 0.97-1.10x; rows 6-8 KB apart went either
+  // way by shape, the same way in nearly every run ([16, 1024, 2048]
+  // float32 faster in four runs of five, [16, 512, 2048] 4-17% and [8,
+  // 1024, 1024] int64 3-19% slower in all five). Two tiles a task gained
+  // less.
+  const int64_t row_bytes = p.reduce_stride * int64_t(sizeof(in_t));
   if (row_tasks == 1 && tile_group != nullptr && p.col_stride == 1 && p.n_cols >= 2 * kTile &&
-      p.reduce_stride * int64_t(sizeof(in_t)) >= 16384) {
+      (row_bytes <= 4096 || row_bytes >= 16384)) {
     constexpr int64_t kGroupCols = kTile * kTileGroup;
     const int64_t groups = (p.n_cols + kGroupCols - 1) / kGroupCols;
     const int64_t grain = std::max<int64_t>(1, 32768 / (n_rows * std::min(kGroupCols, p.n_cols)));
