@@ -1359,6 +1359,47 @@ def test_cuda_graph_chain_of_dependent_sums():
         assert_matches_torch(again, rows, 0, True)
 
 
+def test_cuda_graph_chain_through_engine_kernels():
+    # Each sum reads the one before it, through the engine's kinds of kernel
+    # (short and inner rows, columns, strided and transposed planes, a full
+    # sum), in grids of one wave, which let the next of our kernels in early:
+    # captured, each is a programmatic dependent of the one before
+    # (dependent_launch in csrc/cuda/host_runtime.h) and must wait for its
+    # output. A torch kernel in the middle breaks the chain once.
+    x = torch.randn(37, 1000, 24, device="cuda")
+
+    def chain(x):
+        y1 = reduce_op.sum(x, 2)                       # [37, 1000]: rows of 24
+        y2 = reduce_op.sum(y1, 0)                      # [1000]: columns
+        y3 = reduce_op.sum(y1.t(), 1, keepdim=True)    # [1000, 1]: a transposed read
+        y4 = reduce_op.sum(y1[:, ::3], 1)              # [37]: strided rows
+        y5 = reduce_op.sum(y2.view(8, 125), 1)         # [8]: inner rows
+        y6 = reduce_op.sum(y3)                         # a full sum
+        h = (y1 * 0.01).half()                         # a torch kernel between ours
+        y7 = reduce_op.sum(h.view(37, 10, 100), 1, dtype=torch.float32)  # [37, 100]
+        y8 = reduce_op.sum(y7, (0, 1))
+        return [(y1, x, 2), (y2, y1, 0), (y3, y1.t(), 1), (y4, y1[:, ::3], 1), (y5, y2.view(8, 125), 1),
+                (y6, y3, None), (y7, h.view(37, 10, 100), 1), (y8, y7, (0, 1))]
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            chain(x)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        stages = chain(x)
+    for _ in range(5):
+        x.normal_()
+        g.replay()
+        torch.cuda.synchronize()
+        for out, inp, dim in stages:
+            kw = {"dtype": torch.float32} if inp.dtype == torch.float16 else {}
+            torch.testing.assert_close(out, torch.sum(inp, dim, keepdim=out.dim() == inp.dim(), **kw)
+                                       if dim is not None else torch.sum(inp, **kw), rtol=1e-5, atol=1e-3)
+
+
 def test_compile_reduce_overhead():
     torch._dynamo.reset()
 

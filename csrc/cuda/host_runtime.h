@@ -47,12 +47,16 @@ Workspace allocate_workspace(size_t bytes);
 // it waits for that kernel's end as a plain launch would, but later: on the
 // H200 a torch kernel and a 4 KB full sum took 0.4 us more a pair than with
 // the sum launched plainly (NOTES.md, session 64).
-// mark_early_trigger: `kernel` lets its dependents in early.
-// follows_early_trigger: the work on `stream` that a launch would wait for
-// is one kernel so marked, which is known only while a graph is being
-// captured (the captured node before it); in eager mode it is false.
+// dependent_launch: whether to launch `kernel` on `stream` as a dependent,
+// which is so where the work it would wait for is one kernel that lets its
+// dependents in early. That is known only while a graph is being captured
+// (the captured node before it: a kernel of ours marked so); in eager mode
+// it is false, and on the legacy default stream nothing is asked. `lets_next_in_early`: this launch of `kernel` will, so that
+// the launch after it, in the same capture, may be a dependent.
+bool dependent_launch(cudaStream_t stream, const void* kernel, bool lets_next_in_early);
+// mark_early_trigger: `kernel` always lets its dependents in early (the
+// finish kernel), whatever the launch.
 void mark_early_trigger(const void* kernel);
-bool follows_early_trigger(cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace gpureduce

@@ -66,19 +66,26 @@ class ResidentClusters {
   PerDevice per_size_[9];  // up to kMaxClusterSplit blocks
 };
 
-// Launches `kernel` on `stream` with one launch attribute.
+// Launches `kernel` on `stream` with `n` launch attributes.
 template <typename... Params, typename... Args>
-void launch_with_attribute(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream,
-                           cudaLaunchAttribute attribute, Args&&... args) {
+void launch_with_attributes(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream,
+                            cudaLaunchAttribute* attributes, unsigned n, Args&&... args) {
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = 0;
   config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  config.attrs = attributes;
+  config.numAttrs = n;
   GPUREDUCE_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...));
   GPUREDUCE_LAUNCH_CHECK();
+}
+
+inline cudaLaunchAttribute programmatic_serialization() {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  return attribute;
 }
 
 // Launches `kernel` on `stream`; with `pdl`, as a programmatic dependent of
@@ -93,23 +100,41 @@ void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_
     GPUREDUCE_LAUNCH_CHECK();
     return;
   }
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  launch_with_attribute(kernel, grid, block, stream, attribute, std::forward<Args>(args)...);
+  cudaLaunchAttribute attribute = programmatic_serialization();
+  launch_with_attributes(kernel, grid, block, stream, &attribute, 1, std::forward<Args>(args)...);
+}
+
+// Launches an engine kernel (one that begins with start_as_dependent), its
+// arguments `a` first: as a programmatic dependent where that pays
+// (dependent_launch), letting the next kernel in from its start where its
+// grid is one wave (at most one block an SM, which any kernel holds). Over
+// 1399 passes captured back to back on the H200 this took 12% off passes
+// under 100 KB and 5% off those to 1 MB against plain launches of all but
+// the split kernel; after a torch kernel it was the same (0.1-1.1% slower,
+// within the A/B's order bias); grids of several waves do not let the next
+// one in early, since its blocks took the slots of their later waves
+// (up to 36% slower; NOTES.md, sessions 64 and 65).
+template <typename... Params, typename A, typename... Rest>
+void launch_engine_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, A& a,
+                          Rest&&... rest) {
+  a.early_trigger = int64_t(grid.x) * grid.y * grid.z <= int64_t(sm_count());
+  const bool pdl = dependent_launch(stream, reinterpret_cast<const void*>(kernel), a.early_trigger != 0);
+  launch_kernel(kernel, grid, block, stream, pdl, a, std::forward<Rest>(rest)...);
 }
 
 // Launches `kernel` on `stream` with its blocks grouped into thread-block
-// clusters of `cluster` blocks (sm_90 and later).
+// clusters of `cluster` blocks (sm_90 and later); with `pdl`, also as a
+// programmatic dependent (launch_kernel).
 template <typename... Params, typename... Args>
 void launch_kernel_clustered(void (*kernel)(Params...), dim3 grid, dim3 block, dim3 cluster, cudaStream_t stream,
-                             Args&&... args) {
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = cluster.x;
-  attribute.val.clusterDim.y = cluster.y;
-  attribute.val.clusterDim.z = cluster.z;
-  launch_with_attribute(kernel, grid, block, stream, attribute, std::forward<Args>(args)...);
+                             bool pdl, Args&&... args) {
+  cudaLaunchAttribute attributes[2] = {};
+  attributes[0].id = cudaLaunchAttributeClusterDimension;
+  attributes[0].val.clusterDim.x = cluster.x;
+  attributes[0].val.clusterDim.y = cluster.y;
+  attributes[0].val.clusterDim.z = cluster.z;
+  attributes[1] = programmatic_serialization();
+  launch_with_attributes(kernel, grid, block, stream, attributes, pdl ? 2 : 1, std::forward<Args>(args)...);
 }
 
 // Whether the code of `kernel` that this device runs was compiled for

@@ -272,8 +272,7 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
     const int64_t rows_per_thread = a.row_chunks > 0 ? EnginePolicy::kUnroll / a.row_chunks : 1;
     const int64_t blocks = std::min(ceil_div(p.n_out, threads / group * rows_per_thread),
                                     sms * blocks_per_sm * HostPolicy::kInnerRowsBlocksPerSlot);
-    kernel<<<static_cast<unsigned>(blocks), static_cast<unsigned>(threads), 0, stream>>>(a, x, y);
-    GPUREDUCE_LAUNCH_CHECK();
+    launch_engine_kernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads)), stream, a, x, y);
   };
   if constexpr (V > 1) {
     if (ragged) {
@@ -428,7 +427,7 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
     // scheduled while the split kernel runs, with no ticket memset and no
     // launch gap between them (mode chosen against a last-block ticket and a
     // plain second launch, NOTES.md). The split kernel is one only after a
-    // kernel that lets it in early (follows_early_trigger: while capturing,
+    // kernel that lets it in early (dependent_launch: while capturing,
     // after our own finish or split kernels). As a dependent of the kernel
     // before it whatever that was, it overlapped the call before it where
     // our calls ran back to back (10-17% faster under 10 MB), but after a
@@ -439,12 +438,8 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
     // plain launch's (0.998-1.013x), 8% faster than the dependent there
     // under 10 KB. A/B on the H200 over 502 split-rows passes (NOTES.md,
     // session 64).
-    if (a.early_trigger) {
-      static const bool marked = (mark_early_trigger(reinterpret_cast<const void*>(split_kernel)), true);
-      (void)marked;
-    }
-    launch_kernel(split_kernel, grid, dim3(static_cast<unsigned>(threads)), stream, follows_early_trigger(stream), a,
-                  x, y);
+    launch_kernel(split_kernel, grid, dim3(static_cast<unsigned>(threads)), stream,
+                  dependent_launch(stream, reinterpret_cast<const void*>(split_kernel), a.early_trigger != 0), a, x, y);
     if (split > 1) {
       launch_finish_partials<typename Op::wide_op>(static_cast<const wide_t*>(a.partials), split, p.n_out, p.outer,
                                                    int64_t(1), int64_t(0), p.projection, y, stream);
@@ -489,10 +484,9 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
     a.template set_chunk_step<V>(a.group);
     int64_t threads = Policy::kThreads;
     while (threads > HostPolicy::kMinLatencyThreads && ceil_div(p.n_out, threads / a.group) < sms) threads /= 2;
-    gpureduce_inner_rows<Op, in_t, out_t, V, kStep>
-        <<<static_cast<unsigned>(ceil_div(p.n_out, threads / a.group)), static_cast<unsigned>(threads), 0, stream>>>(
-            a, x, y);
-    GPUREDUCE_LAUNCH_CHECK();
+    launch_engine_kernel(gpureduce_inner_rows<Op, in_t, out_t, V, kStep>,
+                  dim3(static_cast<unsigned>(ceil_div(p.n_out, threads / a.group))),
+                  dim3(static_cast<unsigned>(threads)), stream, a, x, y);
     return;
   }
   // Outputs of at most 32 chunks: a lane per chunk (gpureduce_sum_short_rows).
@@ -517,11 +511,10 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
           std::min(ceil_div(p.n_out, per_block), resident_blocks * HostPolicy::kInnerRowsBlocksPerSlot));
       if constexpr (!spills_at_two) {
         if (per_lane == 2)
-          gpureduce_short_rows<Op, in_t, out_t, V, 2><<<blocks, threads, 0, stream>>>(a, x, y);
+          launch_engine_kernel(gpureduce_short_rows<Op, in_t, out_t, V, 2>, dim3(blocks), dim3(threads), stream, a, x, y);
       }
       if (per_lane == 1)
-        gpureduce_short_rows<Op, in_t, out_t, V, 1><<<blocks, threads, 0, stream>>>(a, x, y);
-      GPUREDUCE_LAUNCH_CHECK();
+        launch_engine_kernel(gpureduce_short_rows<Op, in_t, out_t, V, 1>, dim3(blocks), dim3(threads), stream, a, x, y);
       return;
     }
   }
@@ -544,23 +537,19 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
   const int64_t blocks = std::min(ceil_div(p.n_out, groups_per_block), resident_blocks * HostPolicy::kInnerRowsBlocksPerSlot);
   constexpr int kShortBlocks = EnginePolicy::template short_inner_rows_blocks_per_sm<in_t, V>();
   constexpr int kElementBlocks = EnginePolicy::template element_inner_rows_blocks_per_sm<in_t, V>();
+  const dim3 grid(static_cast<unsigned>(blocks));
   if constexpr (kElementBlocks != EnginePolicy::kBlocksPerSm) {
-    gpureduce_inner_rows<Op, in_t, out_t, V, kStep, kElementBlocks>
-        <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
-    GPUREDUCE_LAUNCH_CHECK();
+    launch_engine_kernel(gpureduce_inner_rows<Op, in_t, out_t, V, kStep, kElementBlocks>, grid, dim3(Policy::kThreads), stream, a, x, y);
     return;
   }
   if constexpr (kShortBlocks != EnginePolicy::kBlocksPerSm) {
     if (ceil_div(a.chunks, a.group) <= 2 * Policy::kUnroll) {
-      gpureduce_inner_rows<Op, in_t, out_t, V, kStep, kShortBlocks>
-          <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
-      GPUREDUCE_LAUNCH_CHECK();
+      launch_engine_kernel(gpureduce_inner_rows<Op, in_t, out_t, V, kStep, kShortBlocks>, grid, dim3(Policy::kThreads),
+                    stream, a, x, y);
       return;
     }
   }
-  gpureduce_inner_rows<Op, in_t, out_t, V, kStep>
-      <<<static_cast<unsigned>(blocks), Policy::kThreads, 0, stream>>>(a, x, y);
-  GPUREDUCE_LAUNCH_CHECK();
+  launch_engine_kernel(gpureduce_inner_rows<Op, in_t, out_t, V, kStep>, grid, dim3(Policy::kThreads), stream, a, x, y);
 }
 
 // col_shift: see ragged_columns_shift.
@@ -835,15 +824,17 @@ void launch_columns(const ReducePass& p, const in_t* x, Outputs<out_t> y, int64_
   // and a 4.5 us kernel against torch.sum's 2.9 us, H200).
   if (split > 1 && split <= kMaxClusterSplit && cluster_fits) {
     a.cluster_finish = 1;
-    launch_kernel_clustered(kernel, grid, block, dim3(1, static_cast<unsigned>(split), 1), stream, a, x, y);
+    a.early_trigger = int64_t(grid.x) * grid.y <= int64_t(sm_count());
+    launch_kernel_clustered(kernel, grid, block, dim3(1, static_cast<unsigned>(split), 1), stream,
+                            dependent_launch(stream, reinterpret_cast<const void*>(kernel), a.early_trigger != 0), a,
+                            x, y);
     return;
   }
   Workspace workspace;
   if (split > 1) {
     std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(workspace, tiles, split * a.n_outer * a.vec_cols * V);
   }
-  kernel<<<grid, block, 0, stream>>>(a, x, y);
-  GPUREDUCE_LAUNCH_CHECK();
+  launch_engine_kernel(kernel, grid, block, stream, a, x, y);
 }
 
 // Whether a columns pass that fits vectors of v elements (8 or 4 bytes)
@@ -1088,14 +1079,13 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, Outputs<out_t> 
   const auto stream = current_stream();
   if (!slabs) {
     if (d.C == 1) {
-      gpureduce_stream_rows<Op, in_t, out_t, P, false, false><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
+      launch_engine_kernel(gpureduce_stream_rows<Op, in_t, out_t, P, false, false>, dim3(blocks), dim3(P::kThreads), stream, a, x, y);
     } else {
-      gpureduce_stream_rows<Op, in_t, out_t, P, true, false><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
+      launch_engine_kernel(gpureduce_stream_rows<Op, in_t, out_t, P, true, false>, dim3(blocks), dim3(P::kThreads), stream, a, x, y);
     }
   } else if constexpr (kTakesSlabs) {
-    gpureduce_stream_rows<Op, in_t, out_t, P, false, true><<<blocks, P::kThreads, 0, stream>>>(a, x, y);
+    launch_engine_kernel(gpureduce_stream_rows<Op, in_t, out_t, P, false, true>, dim3(blocks), dim3(P::kThreads), stream, a, x, y);
   }
-  GPUREDUCE_LAUNCH_CHECK();
   return true;
 }
 
@@ -1282,9 +1272,8 @@ bool launch_dense(DenseArgs a, const in_t* x, Outputs<out_t> y) {
     a.group = static_cast<int>(T / a.C);
   }
   const int64_t blocks = std::min(a.n_units, int64_t(sm_count()) * HostPolicy::kDenseBlocksPerSm);
-  gpureduce_dense_tiles<Op, in_t, out_t>
-      <<<static_cast<unsigned>(blocks), static_cast<unsigned>(T), 0, current_stream()>>>(a, x, y);
-  GPUREDUCE_LAUNCH_CHECK();
+  launch_engine_kernel(gpureduce_dense_tiles<Op, in_t, out_t>, dim3(static_cast<unsigned>(blocks)),
+                dim3(static_cast<unsigned>(T)), current_stream(), a, x, y);
   return true;
 }
 
@@ -1388,7 +1377,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     const auto stream = current_stream();
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(split));
     if (split == 1) {
-      launch_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, /*pdl=*/false, a, x, y);
+      launch_engine_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, a, x, y);
       return true;
     }
     // A split plane's partials are combined by a second launch
@@ -1403,7 +1392,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     // 2, [1, 43297, 15] float32 10.6 -> 7.7 us; H200, NOTES.md session 23).
     Workspace workspace;
     a.partials = partials_workspace<acc_t>(workspace, split * d.n_planes * d.C);
-    launch_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, /*pdl=*/false, a, x, y);
+    launch_engine_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, a, x, y);
     launch_finish_partials<Op>(static_cast<const acc_t*>(a.partials), split, d.n_planes * d.C, d.outer, d.C,
                                d.out_col_stride, d.projection, y, stream);
     return true;

@@ -49,6 +49,9 @@ struct ColumnsArgs {
   acc_t* partials;     // [split][n_outer * vec_cols * V]
   unsigned* counters;  // [n_outer * x_tiles]
   Projection projection;  // ReducePass::projection
+  // Launched as a programmatic dependent (launch_engine_kernel): whether the
+  // next kernel may be scheduled from this grid's start (a grid of one wave).
+  int early_trigger = 0;
 };
 
 // Shared memory of a columns block, in slots of V accumulators: a slot per
@@ -263,6 +266,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
                                       ? EnginePolicy::template columns_blocks_per_sm<in_t, typename Op::acc_type, V>()
                                       : kLongWalkBlocksPerSm)
     gpureduce_columns(ColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in, Outputs<out_t> out) {
+  start_as_dependent(a.early_trigger);
   using acc_t = typename Op::acc_type;
   const int64_t tile = blockIdx.x;
   // 32-bit divisions: a 64-bit one is a call of about a hundred

@@ -393,6 +393,17 @@ __device__ __forceinline__ void allow_next_grid() {
 #endif
 }
 
+// The start of an engine kernel, which the host may launch as a
+// programmatic dependent (launch_engine_kernel): it waits for the grid
+// before it, then, in a grid of one wave (`early`), lets the next kernel be
+// scheduled at once. In a grid of several waves that let the next grid's
+// blocks take SM slots that its own later waves wanted (up to 36% slower,
+// NOTES.md session 64).
+__device__ __forceinline__ void start_as_dependent(int early) {
+  wait_for_prior_grid();
+  if (early) allow_next_grid();
+}
+
 // The second launch of a split pass (split rows, split stream columns):
 // output o's `split` partials ([n_out][split], accumulators of PartialOp)
 // are combined in slot order by a group of `group` threads (a power of two:

@@ -68,6 +68,9 @@ struct DenseArgs {
   // but they lie at the outer dims' input strides, not one after another
   // ([A, B, R, C][:, ::2] over R); total counts their elements alone.
   bool scattered = false;
+  // Launched as a programmatic dependent (launch_engine_kernel): whether the
+  // next kernel may be scheduled from this grid's start (a grid of one wave).
+  int early_trigger = 0;
   Projection projection;  // ReducePass::projection
   // Whole planes with group == 1 (set only for those): thread t's outputs q = t, t + kThreads, ...
   // are (p, c) = (q / C, q % C), stepped by (step_p, step_c) and wrapped at
@@ -217,6 +220,7 @@ struct DenseTileCursor {
 template <class Op, typename in_t, typename out_t>
 __global__ void __launch_bounds__(DensePolicy::kThreads, DensePolicy::kMinBlocksPerSm)
     gpureduce_dense_tiles(DenseArgs a, const in_t* __restrict__ in, Outputs<out_t> out) {
+  start_as_dependent(a.early_trigger);
   using acc_t = typename Op::acc_type;
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;

@@ -1293,7 +1293,7 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
       if (finish_in_clusters(kernel, vec ? &clusters_vec : &clusters_elem, dim3(P::kBlockThreads), a.split, p.n_out)) {
         a.cluster_finish = 1;
         launch_kernel_clustered(kernel, grid, dim3(P::kBlockThreads), dim3(static_cast<unsigned>(a.split), 1, 1),
-                                stream, a);
+                                stream, /*pdl=*/false, a);
         return;
       }
       if (a.split > 1) a.partials = partials_workspace<S>(workspace, p.n_out * a.split);
@@ -1387,7 +1387,7 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
     if (finish_in_clusters(kernel, resident, dim3(cols, rows), av.split, blocks_x)) {
       av.cluster_finish = 1;
       launch_kernel_clustered(kernel, grid, dim3(cols, rows), dim3(1, static_cast<unsigned>(av.split), 1), stream,
-                              av);
+                              /*pdl=*/false, av);
       return;
     }
     if (av.split > 1) av.partials = partials_workspace<S>(workspace, p.n_out * av.split);

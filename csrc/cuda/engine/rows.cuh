@@ -311,6 +311,7 @@ template <class Op, typename in_t, typename out_t, int V, int kStep, int kBlocks
 __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
     gpureduce_inner_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
                              Outputs<out_t> out) {
+  start_as_dependent(a.early_trigger);
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
   constexpr bool kTail = EnginePolicy::template tail_together<in_t, V, kStep>();
@@ -385,11 +386,15 @@ struct PitchRowsArgs {
   int elem_stride;
   uint32_t kept_pattern;
   Projection projection;  // ReducePass::projection
+  // Launched as a programmatic dependent (launch_engine_kernel): whether the
+  // next kernel may be scheduled from this grid's start (a grid of one wave).
+  int early_trigger = 0;
 };
 
 template <class Op, typename in_t, typename out_t, int V, bool kRagged, int kBlocksPerSm, bool kStrided = false>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
     gpureduce_pitch_rows(PitchRowsArgs a, const in_t* __restrict__ in, Outputs<out_t> out) {
+  start_as_dependent(a.early_trigger);
   static_assert(kRagged || !kStrided, "strided rows are read as ragged dense spans");
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
@@ -529,6 +534,7 @@ __device__ __forceinline__ void pitch_vector_rows(const PitchRowsArgs& a, const 
 template <class Op, typename in_t, typename out_t, int V, int kBlocksPerSm>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
     gpureduce_pitch_vector_rows(PitchRowsArgs a, const in_t* __restrict__ in, Outputs<out_t> out) {
+  start_as_dependent(a.early_trigger);
   if (a.row_chunks == 1) return pitch_vector_rows<Op, in_t, out_t, V, 1>(a, in, out);
   pitch_vector_rows<Op, in_t, out_t, V, 2>(a, in, out);
 }
@@ -575,6 +581,7 @@ template <class Op, typename in_t, typename out_t, int V, int P>
 __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksPerSm)
     gpureduce_short_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
                              Outputs<out_t> out) {
+  start_as_dependent(a.early_trigger);
   using acc_t = typename Op::acc_type;
   constexpr int U = EnginePolicy::kUnroll;
   constexpr int kOuts = U / P;  // outputs per thread and step

@@ -46,6 +46,9 @@ struct StreamColumnsArgs {
   // Planes at the outer dims' input strides rather than each right after
   // the one before (DenseArgs::scattered).
   bool scattered;
+  // Launched as a programmatic dependent (launch_engine_kernel): whether the
+  // next kernel may be scheduled from this grid's start (a grid of one wave).
+  int early_trigger = 0;
 };
 
 // The element offset of plane p's first element.
@@ -178,6 +181,7 @@ template <class Op, typename in_t, typename out_t>
 __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
     gpureduce_stream_columns(StreamColumnsArgs<typename Op::acc_type> a, const in_t* __restrict__ in,
                              Outputs<out_t> out) {
+  start_as_dependent(a.early_trigger);
   using acc_t = typename Op::acc_type;
   using walk_t = typename Op::template walk_type<in_t>;
   constexpr int VE = 16 / int(sizeof(in_t));
@@ -255,7 +259,7 @@ __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
   }
   // Split: the column's partial, for gpureduce_finish_partials.
   if (writer) a.partials[(p * C + s) * a.split + blockIdx.y] = col;
-  allow_next_grid();
+  allow_next_grid();  // the finish kernel, our own dependent
 }
 
 }  // namespace cuda

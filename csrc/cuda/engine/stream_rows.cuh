@@ -91,6 +91,9 @@ struct StreamRowsArgs {
   // One segment (seg_planes = n_rows) but for such passes; not with slabs.
   int64_t seg_planes, seg_tiles;
   Projection projection;  // ReducePass::projection
+  // Launched as a programmatic dependent (launch_engine_kernel): whether the
+  // next kernel may be scheduled from this grid's start (a grid of one wave).
+  int early_trigger = 0;
 };
 
 // The most rounds of a tile's outputs a thread carries across slabs.
@@ -268,6 +271,7 @@ __device__ __forceinline__ const in_t* slab_stream(const StreamRowsArgs& a, cons
 template <class Op, typename in_t, typename out_t, class P, bool kPlanes, bool kSlabs>
 __global__ void __launch_bounds__(P::kThreads, P::kMinBlocksPerSm)
     gpureduce_stream_rows(StreamRowsArgs a, const in_t* __restrict__ in, Outputs<out_t> out) {
+  start_as_dependent(a.early_trigger);
   using acc_t = typename Op::acc_type;
   constexpr int S = P::kStages;
   __shared__ __align__(16) unsigned char tiles[S][P::kTileBytes];
