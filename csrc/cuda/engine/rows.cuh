@@ -654,11 +654,9 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
                              Outputs<out_t> out) {
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
-  wait_for_prior_grid();
-  // A dependent kernel scheduled early waits on an SM slot: fine while this
-  // grid fits one wave, but a grid of several waves would lose those slots
-  // for its later waves, so it lets the next kernel in only at its end.
-  if (a.early_trigger) allow_next_grid();
+  // Its grid lets the next kernel in early only where it fits one wave
+  // (start_as_dependent); a grid of several waves does so at its end.
+  start_as_dependent(a.early_trigger);
   const int64_t o = blockIdx.y;
   int64_t in_off, out_off;
   a.outer.offsets(o, in_off, out_off);
