@@ -98,18 +98,20 @@ def test_columns_of_tile_groups(dtype):
     # Dense columns whose rows lie up to 4 KB or 16 KB or more apart: four
     # full tiles a task, read leaf by leaf together, then the group's
     # partial tile alone (2-byte inputs keep one tile a task); rows 8 KB
-    # apart one tile a task. Widths with whole groups, a partial last group,
-    # and a partial last tile; one and two reduced dims; the same bits on
-    # one thread and on two.
+    # apart one tile a task, 4- and 8-byte ones prefetching the row eight
+    # rows down (past the tensor's end for its last rows). Widths with whole
+    # groups, a partial last group, and a partial last tile; one and two
+    # reduced dims; the same bits on one thread and on two.
     g = torch.Generator().manual_seed(11)
     size = torch.empty((), dtype=dtype).element_size()
     near, mid, far = 1024 // size, 8192 // size, 16384 // size
     for rows in (2, 17, 300):
-        for width in (near, near + 69, mid + 40, far, far + 64 * 3 + 5, 2 * far + 32):
+        for width in (near, near + 69, mid, mid + 40, far, far + 64 * 3 + 5, 2 * far + 32):
             x = random_tensor((2, rows, width), dtype, "cpu", g)
             _check_sum(x, 1)
             _check_same_bits_on_one_and_two_threads(x, 1)
         _check_sum(random_tensor((3, 2, rows, far + 40), dtype, "cpu", g), [0, 2])
+        _check_sum(random_tensor((3, 2, rows, mid), dtype, "cpu", g), [0, 2])
         _check_sum(random_tensor((rows, far), dtype, "cpu", g), 0)
 
 

@@ -953,7 +953,7 @@ struct SideBySide {
 // be partly filled: `last` columns (1..W).
 template <class L, int NV, typename in_t>
 GPUREDUCE_CPU_INLINE inline typename SideBySide<L, NV>::vec column_tile_leaf(
-    const in_t* base, int64_t width, int64_t col_stride, ColumnRows& rows, int64_t nr, bool prefetch = false) {
+    const in_t* base, int64_t width, int64_t col_stride, ColumnRows& rows, int64_t nr, int64_t prefetch_bytes = 0) {
   constexpr int W = L::kWidth;
   // Tiles of up to four vectors fold successive rows into several sets of
   // accumulators in turn (four sets up to two vectors, two up to four):
@@ -982,12 +982,13 @@ GPUREDUCE_CPU_INLINE inline typename SideBySide<L, NV>::vec column_tile_leaf(
     // load (below), gcc issued it first in each row, and the prefetchers
     // took the rows for descending streams: [65, 16, 8000] float32 over dim
     // 1 ran 1.5x the time of the same loop in address order (2026-11-25).
-    if (prefetch) {
+    if (prefetch_bytes != 0) {
+      // Each row's tile `prefetch_bytes` further on (column_leaves_reduce).
       constexpr int kRowBytes = NV * W * static_cast<int>(sizeof(in_t));
       walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) GPUREDUCE_CPU_INLINE {
-        // As an address, not a pointer: the last tiles' prefetches reach
-        // past the tensor (a prefetch does not fault).
-        const uintptr_t ahead = reinterpret_cast<uintptr_t>(row) + 2 * kRowBytes;
+        // As an address, not a pointer: the last rows' and tiles' prefetches
+        // reach past the tensor (a prefetch does not fault).
+        const uintptr_t ahead = reinterpret_cast<uintptr_t>(row) + prefetch_bytes;
         GPUREDUCE_CPU_UNROLL(4)
         for (int b = 0; b < kRowBytes; b += 64) __builtin_prefetch(reinterpret_cast<const void*>(ahead + b));
         GPUREDUCE_CPU_UNROLL(8)
@@ -1129,10 +1130,26 @@ void column_leaves_reduce(const in_t* base, int64_t width, int64_t col_stride, i
   // are evicted before their tile is read (float32 [1000, 4096] over dim 0
   // 219 -> 271 with every tile prefetching), nor rows closer together ([8,
   // 128, 768] float32 over dim 1 27 -> 32).
-  bool prefetch = false;
+  int64_t prefetch_bytes = 0;
+  const int64_t row_bytes = p.reduce_stride * int64_t(sizeof(in_t));
   if constexpr (kLeafKind == ColumnLeaf::kTile && sizeof(in_t) == 2) {
-    prefetch = col_stride == 1 && p.reduce_stride * int64_t(sizeof(in_t)) >= 4096 &&
-               p.n_reduce * p.n_reduce_outer <= 512;
+    if (col_stride == 1 && row_bytes >= 4096 && p.n_reduce * p.n_reduce_outer <= 512)
+      prefetch_bytes = 2 * K * L::kWidth * int64_t(sizeof(in_t));
+  }
+  // Full tiles of 4- and 8-byte inputs whose rows lie 4-16 KB apart (those
+  // that column_tile_group_reduce does not take, run_columns) prefetch the
+  // row eight rows down as they read each row: each row is a page of its
+  // own, which the hardware prefetchers do not cross. A/B on this
+  // project's 2-core machine, 2 threads, in one process, two runs
+  // (NOTES.md, session 65): [16, 1024, 2048] float32 over dim 1 0.75-0.77x
+  // of the time without, [16, 1024, 1024] float64 0.68-0.83x, [8, 2048,
+  // 3072] float32 0.78-0.81x, inputs of 64 MB 0.94-0.98x, [1000, 2048]
+  // float32 over dim 0 (8 MB) 1.03-1.11x; the same bits. Sixteen rows down
+  // gained more on inputs of 100 MB or more and lost up to 40% on those of
+  // 64 MB and less; four rows down gained less.
+  if constexpr (kLeafKind == ColumnLeaf::kTile && sizeof(in_t) >= 4) {
+    if (col_stride == 1 && row_bytes > 4096 && row_bytes < 16384 && p.n_reduce_outer == 1)
+      prefetch_bytes = 8 * row_bytes;
   }
   ColumnRows rows(p, r0);
   for (int64_t r = 0; r < nr; r += leaf_rows) {
@@ -1142,7 +1159,7 @@ void column_leaves_reduce(const in_t* base, int64_t width, int64_t col_stride, i
     } else if constexpr (kLeafKind == ColumnLeaf::kNarrow) {
       stack.push(narrow_column_leaf<L, K>(base, col_stride, rows, n));
     } else {
-      stack.push(column_tile_leaf<L, K>(base, width, col_stride, rows, n, prefetch));
+      stack.push(column_tile_leaf<L, K>(base, width, col_stride, rows, n, prefetch_bytes));
     }
   }
   const auto sums = stack.result();
