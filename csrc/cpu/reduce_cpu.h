@@ -757,6 +757,24 @@ inline int64_t leaves_per_task(int64_t n_out, int64_t n_leaves, int64_t elements
 // The offsets of outputs linear, linear + 1, ... of an OuterIndexer, stepped
 // one output at a time: a carry from dim to dim where OuterIndexer::offsets
 // divides the index by every dim's size.
+// `outer` with its dims reordered by output stride, smallest first, so that
+// a run of linear indices is a run of adjacent outputs: a task then writes
+// outputs of its own, not every few of a permuted output's, whose cache
+// lines the other threads write too.
+inline OuterIndexer in_output_order(const OuterIndexer& outer) {
+  int order[kMaxDims];
+  for (int d = 0; d < outer.ndim; ++d) order[d] = d;
+  std::stable_sort(order, order + outer.ndim,
+                   [&](int a, int b) { return outer.out_strides[a] < outer.out_strides[b]; });
+  OuterIndexer sorted = outer;
+  for (int d = 0; d < outer.ndim; ++d) {
+    sorted.sizes[d] = outer.sizes[order[d]];
+    sorted.in_strides[d] = outer.in_strides[order[d]];
+    sorted.out_strides[d] = outer.out_strides[order[d]];
+  }
+  return sorted;
+}
+
 class OuterCursor {
  public:
   OuterCursor(const OuterIndexer& outer, int64_t linear) : outer_(outer) {
@@ -886,9 +904,14 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
     // each output's index: with a division per dim and output, the rows of
     // 152 float32 of [25, 60, 2, 152].transpose(0, 3) over dim 0 (3000
     // outputs over three dims) took 1.15x torch.sum's time, the same rows
-    // of [3000, 152] over dim 1 0.79x (NOTES.md, session 65).
+    // of [3000, 152] over dim 1 0.79x (NOTES.md, session 65). And they are
+    // taken in the output's order (in_output_order): in the input's, two
+    // threads wrote every few outputs of the same lines ([9, 3, 5, 7,
+    // 40].permute(3, 2, 1, 0, 4) over dim 4 took 1.85x torch.sum's time on
+    // two threads, 0.78x on one).
+    const OuterIndexer by_output = in_output_order(p.outer);
     at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
-      OuterCursor cursor(p.outer, b);
+      OuterCursor cursor(by_output, b);
       for (int64_t o = b; o < e; ++o, cursor.next())
         out[cursor.out_off] = finish<Op, out_t>(row_total(in + cursor.in_off, p.row_len, p.elem_stride), p.projection);
     });
