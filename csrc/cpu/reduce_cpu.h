@@ -751,12 +751,6 @@ inline int64_t leaves_per_task(int64_t n_out, int64_t n_leaves, int64_t elements
   return k;
 }
 
-// Rows: each output's rows are cut into leaves; leaves are grouped into tasks
-// of a count fixed by the shape, tasks run in parallel, and the sums are
-// combined pairwise.
-// The offsets of outputs linear, linear + 1, ... of an OuterIndexer, stepped
-// one output at a time: a carry from dim to dim where OuterIndexer::offsets
-// divides the index by every dim's size.
 // `outer` with its dims reordered by output stride, smallest first, so that
 // a run of linear indices is a run of adjacent outputs: a task then writes
 // outputs of its own, not every few of a permuted output's, whose cache
@@ -775,6 +769,9 @@ inline OuterIndexer in_output_order(const OuterIndexer& outer) {
   return sorted;
 }
 
+// The offsets of outputs linear, linear + 1, ... of an OuterIndexer, stepped
+// one output at a time: a carry from dim to dim where OuterIndexer::offsets
+// divides the index by every dim's size.
 class OuterCursor {
  public:
   OuterCursor(const OuterIndexer& outer, int64_t linear) : outer_(outer) {
@@ -803,6 +800,9 @@ class OuterCursor {
   int64_t index_[kMaxDims] = {};
 };
 
+// Rows: each output's rows are cut into leaves; leaves are grouped into tasks
+// of a count fixed by the shape, tasks run in parallel, and the sums are
+// combined pairwise.
 template <class Op, typename in_t, typename out_t>
 void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
   using acc_t = typename Op::acc_type;
