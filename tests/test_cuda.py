@@ -1359,6 +1359,29 @@ def test_cuda_graph_chain_of_dependent_sums():
         assert_matches_torch(again, rows, 0, True)
 
 
+def check_captured_chain(chain, refresh):
+    # Runs chain() eagerly on a side stream, captures it in a graph, then
+    # replays it on fresh inputs (refresh()) and checks each stage (output,
+    # input, dim) against torch.sum of the input it read.
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            chain()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        stages = chain()
+    for _ in range(5):
+        refresh()
+        g.replay()
+        torch.cuda.synchronize()
+        for out, inp, dim in stages:
+            kw = {"dtype": out.dtype} if inp.dtype != out.dtype else {}
+            want = torch.sum(inp, dim, keepdim=out.dim() == inp.dim(), **kw) if dim is not None else torch.sum(inp, **kw)
+            torch.testing.assert_close(out, want, rtol=1e-5 if out.dtype == torch.float32 else 1e-2, atol=1e-3)
+
+
 def test_cuda_graph_chain_through_engine_kernels():
     # Each sum reads the one before it, through the engine's kinds of kernel
     # (short and inner rows, columns, strided and transposed planes, a full
@@ -1368,7 +1391,7 @@ def test_cuda_graph_chain_through_engine_kernels():
     # output. A torch kernel in the middle breaks the chain once.
     x = torch.randn(37, 1000, 24, device="cuda")
 
-    def chain(x):
+    def chain():
         y1 = reduce_op.sum(x, 2)                       # [37, 1000]: rows of 24
         y2 = reduce_op.sum(y1, 0)                      # [1000]: columns
         y3 = reduce_op.sum(y1.t(), 1, keepdim=True)    # [1000, 1]: a transposed read
@@ -1381,23 +1404,34 @@ def test_cuda_graph_chain_through_engine_kernels():
         return [(y1, x, 2), (y2, y1, 0), (y3, y1.t(), 1), (y4, y1[:, ::3], 1), (y5, y2.view(8, 125), 1),
                 (y6, y3, None), (y7, h.view(37, 10, 100), 1), (y8, y7, (0, 1))]
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            chain(x)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        stages = chain(x)
-    for _ in range(5):
+    check_captured_chain(chain, x.normal_)
+
+
+def test_cuda_graph_chain_of_resident_waves():
+    # As above, through grids of several resident blocks an SM (more blocks
+    # than SMs, all on the GPU at once) in passes under kEarlyWaveMaxBytes
+    # (csrc/cuda/policy.h), which let the next kernel in early too. Each
+    # pass halves the one before it over a middle dim of 2, then rows of
+    # 256 and of 7; float16 columns of 8 rows feed rows of 7.
+    x = torch.randn(1024, 2, 512, device="cuda")
+    h = torch.randn(19506, 8, 7, device="cuda", dtype=torch.float16)
+
+    def chain():
+        y1 = reduce_op.sum(x, 1)                       # [1024, 512]: columns, 4 MiB read
+        y2 = reduce_op.sum(y1.view(512, 2, 512), 1)    # [512, 512]
+        y3 = reduce_op.sum(y2.view(1024, 256), 1)      # [1024]: rows of 256
+        y4 = reduce_op.sum(h, 1)                       # [19506, 7]: columns of 8 rows
+        y5 = reduce_op.sum(y4, 1, dtype=torch.float32)  # [19506]: rows of 7
+        pair = torch.stack([y5[:1024], y3])             # a torch kernel between ours
+        y6 = reduce_op.sum(pair, 0)
+        return [(y1, x, 1), (y2, y1.view(512, 2, 512), 1), (y3, y2.view(1024, 256), 1), (y4, h, 1),
+                (y5, y4, 1), (y6, pair, 0)]
+
+    def refresh():
         x.normal_()
-        g.replay()
-        torch.cuda.synchronize()
-        for out, inp, dim in stages:
-            kw = {"dtype": torch.float32} if inp.dtype == torch.float16 else {}
-            torch.testing.assert_close(out, torch.sum(inp, dim, keepdim=out.dim() == inp.dim(), **kw)
-                                       if dim is not None else torch.sum(inp, **kw), rtol=1e-5, atol=1e-3)
+        h.normal_()
+
+    check_captured_chain(chain, refresh)
 
 
 def test_compile_reduce_overhead():

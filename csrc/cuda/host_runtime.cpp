@@ -4,10 +4,15 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGraphsC10Utils.h>
 #include <c10/cuda/CUDAStream.h>
 
+#include <map>
 #include <mutex>
 #include <unordered_set>
+#include <tuple>
+
+#include "device_info.h"
 
 namespace gpureduce {
 namespace cuda {
@@ -40,20 +45,50 @@ void mark_early_trigger(const void* kernel) {
   early_trigger_kernels.insert(kernel);
 }
 
-bool dependent_launch(cudaStream_t stream, const void* kernel, bool lets_next_in_early) {
-  // Asking a stream costs host time on every launch: on the H200's host
-  // cudaStreamGetCaptureInfo took 1.24 us a call more than a call that does
-  // nothing, cudaStreamIsCapturing 0.50 us (session 65). No capture can be
-  // begun on the legacy default stream, where most eager calls run, so it is
-  // not asked; other streams are asked whether they capture, and only a
-  // capturing one for the node before the launch.
+namespace {
+// Whether `stream` is capturing. Asking costs host time on every launch:
+// on the H200's host cudaStreamGetCaptureInfo took 1.24 us a call more than
+// a call that does nothing, cudaStreamIsCapturing 0.50 us (session 65). No
+// capture can be begun on the legacy default stream, where most eager
+// calls run, so it is not asked; other streams are asked whether they
+// capture, and only a capturing one for the node before a launch.
+bool capturing(cudaStream_t stream) {
   if (stream == nullptr || stream == cudaStreamLegacy) return false;
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
     (void)cudaGetLastError();
     return false;
   }
-  if (status != cudaStreamCaptureStatusActive) return false;
+  return status == cudaStreamCaptureStatusActive;
+}
+
+std::mutex occupancy_mutex;
+// Blocks of a kernel that one SM holds, per (kernel, block size, device).
+std::map<std::tuple<const void*, int, int>, int> resident_blocks;
+
+int resident_blocks_per_sm(const void* kernel, int threads) {
+  const auto key = std::make_tuple(kernel, threads, current_device());
+  std::lock_guard<std::mutex> lock(occupancy_mutex);
+  auto it = resident_blocks.find(key);
+  if (it != resident_blocks.end()) return it->second;
+  int n = 0;
+  // Asked while a graph is captured: relaxed, as torch's allocator does for
+  // its calls then, so that the query (which may load the kernel's module)
+  // is not refused by, nor invalidates, a capture in global mode.
+  c10::cuda::CUDAStreamCaptureModeGuard relaxed(cudaStreamCaptureModeRelaxed);
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    n = 1;
+  }
+  n = n > 0 ? n : 1;
+  resident_blocks[key] = n;
+  return n;
+}
+
+// dependent_launch once `stream` is known to capture: whether the node
+// before the launch is one kernel of ours that lets its dependents in early.
+bool dependent_while_capturing(cudaStream_t stream, const void* kernel, bool lets_next_in_early) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   const cudaGraphNode_t* deps = nullptr;
   size_t n_deps = 0;
   if (cudaStreamGetCaptureInfo(stream, &status, nullptr, nullptr, &deps, nullptr, &n_deps) != cudaSuccess) {
@@ -72,6 +107,22 @@ bool dependent_launch(cudaStream_t stream, const void* kernel, bool lets_next_in
     return false;
   }
   return early_trigger_kernels.count(params.func) != 0;
+}
+}  // namespace
+
+CaptureLaunch capture_launch(cudaStream_t stream, const void* kernel, int64_t blocks, int threads,
+                             bool resident_wave_lets_in) {
+  CaptureLaunch launch;
+  if (!capturing(stream)) return launch;
+  const int64_t sms = sm_count();
+  launch.lets_next_in_early =
+      blocks <= sms || (resident_wave_lets_in && blocks <= sms * resident_blocks_per_sm(kernel, threads));
+  launch.as_dependent = dependent_while_capturing(stream, kernel, launch.lets_next_in_early);
+  return launch;
+}
+
+bool dependent_launch(cudaStream_t stream, const void* kernel, bool lets_next_in_early) {
+  return capturing(stream) && dependent_while_capturing(stream, kernel, lets_next_in_early);
 }
 
 }  // namespace cuda

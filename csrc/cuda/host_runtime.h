@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace gpureduce {
@@ -51,9 +52,24 @@ Workspace allocate_workspace(size_t bytes);
 // which is so where the work it would wait for is one kernel that lets its
 // dependents in early. That is known only while a graph is being captured
 // (the captured node before it: a kernel of ours marked so); in eager mode
-// it is false, and on the legacy default stream nothing is asked. `lets_next_in_early`: this launch of `kernel` will, so that
-// the launch after it, in the same capture, may be a dependent.
+// it is false, and on the legacy default stream nothing is asked.
+// `lets_next_in_early`: this launch of `kernel` will, so that the launch
+// after it, in the same capture, may be a dependent.
 bool dependent_launch(cudaStream_t stream, const void* kernel, bool lets_next_in_early);
+// Where `stream` captures: whether a launch of a grid of `blocks` blocks of
+// `threads` threads of `kernel` lets the next kernel in early, which it
+// does as one block an SM at most, or, with `resident_wave_lets_in`, as one
+// wave of resident blocks (all on the SMs at once, by the occupancy
+// calculator, cached per kernel and block size); and whether to launch it
+// as a dependent (dependent_launch). Outside a capture both are false, and
+// nothing but the stream is looked at. The rule is launch_engine_kernel's
+// (launch.h).
+struct CaptureLaunch {
+  bool as_dependent = false;
+  bool lets_next_in_early = false;
+};
+CaptureLaunch capture_launch(cudaStream_t stream, const void* kernel, int64_t blocks, int threads,
+                             bool resident_wave_lets_in);
 // mark_early_trigger: `kernel` always lets its dependents in early (the
 // finish kernel), whatever the launch.
 void mark_early_trigger(const void* kernel);

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "device_info.h"
+#include "policy.h"
 
 namespace gpureduce {
 namespace cuda {
@@ -105,21 +106,27 @@ void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_
 }
 
 // Launches an engine kernel (one that begins with start_as_dependent), its
-// arguments `a` first: as a programmatic dependent where that pays
-// (dependent_launch), letting the next kernel in from its start where its
-// grid is one wave (at most one block an SM, which any kernel holds). Over
-// 1399 passes captured back to back on the H200 this took 12% off passes
-// under 100 KB and 5% off those to 1 MB against plain launches of all but
-// the split kernel; after a torch kernel it was the same (0.1-1.1% slower,
-// within the A/B's order bias); grids of several waves do not let the next
-// one in early, since its blocks took the slots of their later waves
-// (up to 36% slower; NOTES.md, sessions 64 and 65).
+// arguments `a` first, for a pass that reads `pass_bytes` of input: as a
+// programmatic dependent where that pays (capture_launch), letting the next
+// kernel in from its start where its blocks are all on the SMs at once. A
+// grid of one block an SM at most always does: over 1399 passes captured
+// back to back on the H200 this took 12% off passes under 100 KB and 5% off
+// those to 1 MB against plain launches of all but the split kernel; after a
+// torch kernel it was the same (NOTES.md, sessions 64 and 65). A grid of
+// several resident blocks an SM does only under kEarlyWaveMaxBytes: there
+// it took 8-9% off passes under 4 MiB and 4% off those to 8 MiB, but from
+// 16 MiB it made passes slower, by 2% in the mean and up to 33% ([29, 256,
+// 2048] float32 over dim 1, 464 blocks; session 66). A grid of several
+// waves never does: its blocks' later waves lost SM slots to the next
+// grid's (up to 36% slower, session 64).
 template <typename... Params, typename A, typename... Rest>
-void launch_engine_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, A& a,
-                          Rest&&... rest) {
-  a.early_trigger = int64_t(grid.x) * grid.y * grid.z <= int64_t(sm_count());
-  const bool pdl = dependent_launch(stream, reinterpret_cast<const void*>(kernel), a.early_trigger != 0);
-  launch_kernel(kernel, grid, block, stream, pdl, a, std::forward<Rest>(rest)...);
+void launch_engine_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, int64_t pass_bytes,
+                          A& a, Rest&&... rest) {
+  const CaptureLaunch launch =
+      capture_launch(stream, reinterpret_cast<const void*>(kernel), int64_t(grid.x) * grid.y * grid.z,
+                     int(block.x * block.y * block.z), pass_bytes < HostPolicy::kEarlyWaveMaxBytes);
+  a.early_trigger = launch.lets_next_in_early;
+  launch_kernel(kernel, grid, block, stream, launch.as_dependent, a, std::forward<Rest>(rest)...);
 }
 
 // Launches `kernel` on `stream` with its blocks grouped into thread-block

@@ -104,6 +104,9 @@ struct HostPolicy {
   static constexpr int64_t kMinColumnLoops = 4;
   static constexpr int64_t kMinColumnLoopsSmall = 1;
   static constexpr int64_t kSmallColumnInputBytes = int64_t(32) << 20;
+  // Passes under this many bytes whose grid is one wave of several
+  // resident blocks an SM let the next kernel in early (launch.h).
+  static constexpr int64_t kEarlyWaveMaxBytes = int64_t(8) << 20;
   // Rows per thread up to which a small columns pass's split is cut to one
   // cluster (four unrolled loops).
   static constexpr int64_t kSmallSplitRows = 16;

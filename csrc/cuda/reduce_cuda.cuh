@@ -209,6 +209,15 @@ inline bool stride2_rows_fit(const ReducePass& p, const PassBuffers& b, int64_t 
 // NOTES.md): below 0.97x of torch.sum 99 -> 38, geomean 1.70x -> 1.79x;
 // [682649, 200] bfloat16 168 -> 80 us (torch.sum 118), [67650, 372] float32
 // 2521 -> 3575 GB/s.
+// The bytes of input a pass reads, dims of stride 0 counted in full
+// (launch_engine_kernel's bound on letting the next kernel in early).
+template <typename in_t>
+int64_t pass_read_bytes(const ReducePass& p) {
+  const int64_t per_output = p.kind == ReducePass::Kind::kRows ? p.n_rows * p.row_len
+                                                               : p.n_cols * p.n_reduce * p.n_reduce_outer;
+  return p.n_out * per_output * int64_t(sizeof(in_t));
+}
+
 template <class Op, typename in_t, typename out_t, int V>
 void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int64_t chunks, int64_t lanes_wanted,
                        bool ragged) {
@@ -272,7 +281,8 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
     const int64_t rows_per_thread = a.row_chunks > 0 ? EnginePolicy::kUnroll / a.row_chunks : 1;
     const int64_t blocks = std::min(ceil_div(p.n_out, threads / group * rows_per_thread),
                                     sms * blocks_per_sm * HostPolicy::kInnerRowsBlocksPerSlot);
-    launch_engine_kernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads)), stream, a, x, y);
+    launch_engine_kernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(threads)), stream,
+                         pass_read_bytes<in_t>(p), a, x, y);
   };
   if constexpr (V > 1) {
     if (ragged) {
@@ -486,7 +496,7 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
     while (threads > HostPolicy::kMinLatencyThreads && ceil_div(p.n_out, threads / a.group) < sms) threads /= 2;
     launch_engine_kernel(gpureduce_inner_rows<Op, in_t, out_t, V, kStep>,
                   dim3(static_cast<unsigned>(ceil_div(p.n_out, threads / a.group))),
-                  dim3(static_cast<unsigned>(threads)), stream, a, x, y);
+                  dim3(static_cast<unsigned>(threads)), stream, pass_read_bytes<in_t>(p), a, x, y);
     return;
   }
   // Outputs of at most 32 chunks: a lane per chunk (gpureduce_sum_short_rows).
@@ -511,10 +521,12 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
           std::min(ceil_div(p.n_out, per_block), resident_blocks * HostPolicy::kInnerRowsBlocksPerSlot));
       if constexpr (!spills_at_two) {
         if (per_lane == 2)
-          launch_engine_kernel(gpureduce_short_rows<Op, in_t, out_t, V, 2>, dim3(blocks), dim3(threads), stream, a, x, y);
+          launch_engine_kernel(gpureduce_short_rows<Op, in_t, out_t, V, 2>, dim3(blocks), dim3(threads), stream,
+                               pass_read_bytes<in_t>(p), a, x, y);
       }
       if (per_lane == 1)
-        launch_engine_kernel(gpureduce_short_rows<Op, in_t, out_t, V, 1>, dim3(blocks), dim3(threads), stream, a, x, y);
+        launch_engine_kernel(gpureduce_short_rows<Op, in_t, out_t, V, 1>, dim3(blocks), dim3(threads), stream,
+                             pass_read_bytes<in_t>(p), a, x, y);
       return;
     }
   }
@@ -539,17 +551,19 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
   constexpr int kElementBlocks = EnginePolicy::template element_inner_rows_blocks_per_sm<in_t, V>();
   const dim3 grid(static_cast<unsigned>(blocks));
   if constexpr (kElementBlocks != EnginePolicy::kBlocksPerSm) {
-    launch_engine_kernel(gpureduce_inner_rows<Op, in_t, out_t, V, kStep, kElementBlocks>, grid, dim3(Policy::kThreads), stream, a, x, y);
+    launch_engine_kernel(gpureduce_inner_rows<Op, in_t, out_t, V, kStep, kElementBlocks>, grid, dim3(Policy::kThreads),
+                         stream, pass_read_bytes<in_t>(p), a, x, y);
     return;
   }
   if constexpr (kShortBlocks != EnginePolicy::kBlocksPerSm) {
     if (ceil_div(a.chunks, a.group) <= 2 * Policy::kUnroll) {
       launch_engine_kernel(gpureduce_inner_rows<Op, in_t, out_t, V, kStep, kShortBlocks>, grid, dim3(Policy::kThreads),
-                    stream, a, x, y);
+                    stream, pass_read_bytes<in_t>(p), a, x, y);
       return;
     }
   }
-  launch_engine_kernel(gpureduce_inner_rows<Op, in_t, out_t, V, kStep>, grid, dim3(Policy::kThreads), stream, a, x, y);
+  launch_engine_kernel(gpureduce_inner_rows<Op, in_t, out_t, V, kStep>, grid, dim3(Policy::kThreads), stream,
+                       pass_read_bytes<in_t>(p), a, x, y);
 }
 
 // col_shift: see ragged_columns_shift.
@@ -834,7 +848,7 @@ void launch_columns(const ReducePass& p, const in_t* x, Outputs<out_t> y, int64_
   if (split > 1) {
     std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(workspace, tiles, split * a.n_outer * a.vec_cols * V);
   }
-  launch_engine_kernel(kernel, grid, block, stream, a, x, y);
+  launch_engine_kernel(kernel, grid, block, stream, input_bytes, a, x, y);
 }
 
 // Whether a columns pass that fits vectors of v elements (8 or 4 bytes)
@@ -1079,12 +1093,15 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, Outputs<out_t> 
   const auto stream = current_stream();
   if (!slabs) {
     if (d.C == 1) {
-      launch_engine_kernel(gpureduce_stream_rows<Op, in_t, out_t, P, false, false>, dim3(blocks), dim3(P::kThreads), stream, a, x, y);
+      launch_engine_kernel(gpureduce_stream_rows<Op, in_t, out_t, P, false, false>, dim3(blocks), dim3(P::kThreads), stream,
+                         d.total * int64_t(sizeof(in_t)), a, x, y);
     } else {
-      launch_engine_kernel(gpureduce_stream_rows<Op, in_t, out_t, P, true, false>, dim3(blocks), dim3(P::kThreads), stream, a, x, y);
+      launch_engine_kernel(gpureduce_stream_rows<Op, in_t, out_t, P, true, false>, dim3(blocks), dim3(P::kThreads), stream,
+                         d.total * int64_t(sizeof(in_t)), a, x, y);
     }
   } else if constexpr (kTakesSlabs) {
-    launch_engine_kernel(gpureduce_stream_rows<Op, in_t, out_t, P, false, true>, dim3(blocks), dim3(P::kThreads), stream, a, x, y);
+    launch_engine_kernel(gpureduce_stream_rows<Op, in_t, out_t, P, false, true>, dim3(blocks), dim3(P::kThreads), stream,
+                         d.total * int64_t(sizeof(in_t)), a, x, y);
   }
   return true;
 }
@@ -1273,7 +1290,7 @@ bool launch_dense(DenseArgs a, const in_t* x, Outputs<out_t> y) {
   }
   const int64_t blocks = std::min(a.n_units, int64_t(sm_count()) * HostPolicy::kDenseBlocksPerSm);
   launch_engine_kernel(gpureduce_dense_tiles<Op, in_t, out_t>, dim3(static_cast<unsigned>(blocks)),
-                dim3(static_cast<unsigned>(T)), current_stream(), a, x, y);
+                dim3(static_cast<unsigned>(T)), current_stream(), a.total * int64_t(sizeof(in_t)), a, x, y);
   return true;
 }
 
@@ -1377,7 +1394,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     const auto stream = current_stream();
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(split));
     if (split == 1) {
-      launch_engine_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, a, x, y);
+      launch_engine_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, d.total * int64_t(sizeof(in_t)), a, x, y);
       return true;
     }
     // A split plane's partials are combined by a second launch
@@ -1392,7 +1409,7 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     // 2, [1, 43297, 15] float32 10.6 -> 7.7 us; H200, NOTES.md session 23).
     Workspace workspace;
     a.partials = partials_workspace<acc_t>(workspace, split * d.n_planes * d.C);
-    launch_engine_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, a, x, y);
+    launch_engine_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, d.total * int64_t(sizeof(in_t)), a, x, y);
     launch_finish_partials<Op>(static_cast<const acc_t*>(a.partials), split, d.n_planes * d.C, d.outer, d.C,
                                d.out_col_stride, d.projection, y, stream);
     return true;
