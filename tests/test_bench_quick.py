@@ -97,3 +97,6 @@ def test_cpu_bench_quick(runs):
     assert data["summary"]["all_correct"] and data["summary"]["cases"] == len(data["cases"]) >= 3
     for c in data["cases"]:
         assert c["gpureduce_us"] > 0 and c["torch_us"] > 0 and abs(c["ratio"] - c["gpureduce_us"] / c["torch_us"]) < 1e-9
+        # The median of its sweeps' ratios, one a sweep.
+        sweeps = sorted(c["sweep_ratios"])
+        assert len(sweeps) == data["meta"]["sweeps"] == 3 and c["ratio"] == sweeps[(len(sweeps) - 1) // 2]

@@ -110,11 +110,14 @@ def test_columns_first_plan(case, op_name, device):
 
 
 # Strided columns of floats a few elements apart on the CPU ([R, s W][:, ::s]
-# over dim 0, s <= 4, a span of 256 elements or more, 1 MB up): summed over
-# the dense span into partials, every s-th then picked (reduce_plan.cpp,
-# superset_columns_dim). Steps on both sides of the limit, a span just
-# under it, an input under 1 MB, a second reduced dim, a sliced start and
-# keepdim; every op that hands partials on, against torch, on each device.
+# over dim 0, s <= 4, a span of 256 elements or more, 1 MB up; or from 64
+# KB a span that the kept dim before it continues, [R, K, s W][..., ::s]
+# over dim 0): summed over the dense span into partials, every s-th then
+# picked (reduce_plan.cpp, superset_columns_dim). Steps on both sides of
+# the limit, a span just under it, an input under 1 MB, a second reduced
+# dim, a sliced start, spans that merge with a kept dim (over 64 KB and
+# under) and one a gap away from it, and keepdim; every op that hands
+# partials on, against torch, on each device.
 SUPERSET_CASES = [
     ((2970, 441), 3, (0,), torch.float16), ((2970, 441), 3, (0,), torch.bfloat16),
     ((1000, 1024), 2, (0,), torch.float32), ((300, 2000), 4, (0,), torch.float64),
@@ -122,6 +125,10 @@ SUPERSET_CASES = [
     ((9000, 255), 3, (0,), torch.float32),      # a span of 253 elements: one pass
     ((200, 1024), 2, (0,), torch.float32),      # 800 KB: one pass
     ((8, 200, 1200), 3, (0, 1), torch.bfloat16), ((3000, 701), 2, (0,), torch.float32),
+    ((43, 19, 52, 17), 2, (0, 1), torch.float32), ((400, 30, 17), 2, (0,), torch.bfloat16),
+    ((2000, 4, 9), 2, (0,), torch.float16), ((1000, 100, 7), 3, (0,), torch.float64),
+    ((64, 4, 9), 2, (0,), torch.float32),       # merges, 10 KB: one pass
+    ((300, 8, 40), 4, (0, 1), torch.float32),   # a gap between the span and the next row: one pass
 ]
 
 
@@ -147,7 +154,9 @@ def test_superset_columns_plan(case, op_name, device):
             ours(x, list(dims))
         viewed = any(e.name == "aten::as_strided" for e in prof.events())
         nbytes = x.numel() * step * x.element_size()
-        assert viewed == (step <= 4 and (x.shape[-1] - 1) * step + 1 >= 256 and nbytes >= 1 << 20), viewed
+        span = (x.shape[-1] - 1) * step + 1
+        merges = x.dim() >= 3 and x.dim() - 2 not in dims and x.stride(-2) == span
+        assert viewed == (step <= 4 and ((span >= 256 and nbytes >= 1 << 20) or (merges and nbytes >= 64 << 10))), viewed
 
 
 # Integer and bool inputs of float32 and float64 results (sum, mean and

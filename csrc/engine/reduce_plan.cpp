@@ -235,9 +235,18 @@ void reduce_in_two_steps(const at::Tensor& in, const std::vector<bool>& mask, ui
 // 1.19x); float16 and bfloat16 1.43-5.1x after. Emulated
 // first: steps of 6 and 8 lost (0.62-0.85x), as did spans under 256
 // elements ([7185, 72][:, ::4] float16, 0.85x) and inputs under 1 MB.
+// A span that the kept dims after it continue in memory ([R, K, 2 W][...,
+// ::2] over dim 0: K spans back to back) merges with them into one dense
+// row, however short the span: read so from 64 KB up, 16 such passes took
+// 0.18-0.91x of torch.sum's time where the columns leaves took 0.41-3.2x,
+// 12 of them over 1.05x (2 threads, this project's machine, NOTES.md
+// session 66, `cpu_2026-11-30/s66/superset_merged_*.txt`:
+// [43, 19, 52, 17][..., ::2] over (0, 1) 1.31x -> 0.45x, [2000, 4, 9][...,
+// ::2] float16 3.2x -> 0.52x, [20000, 4, 5][..., ::2] 1.30x -> 0.29x).
 constexpr int64_t kSupersetMaxStep = 4;
 constexpr int64_t kSupersetMinSpan = 256;
 constexpr int64_t kSupersetMinBytes = int64_t(1) << 20;
+constexpr int64_t kSupersetMinMergedBytes = int64_t(64) << 10;
 
 // The input dim the columns pass walks where the plan pays, else -1.
 int64_t superset_columns_dim(const at::Tensor& in, const std::vector<Dim>& dims, const OpSpec& op) {
@@ -248,7 +257,14 @@ int64_t superset_columns_dim(const at::Tensor& in, const std::vector<Dim>& dims,
   const int64_t step = cols.in_stride;
   if (cols.reduced || step < 2 || step > kSupersetMaxStep || (cols.orig_dims & (cols.orig_dims - 1)) != 0) return -1;
   const int64_t span = (cols.size - 1) * step + 1;
-  if (span < kSupersetMinSpan || in.numel() * step * in.element_size() < kSupersetMinBytes) return -1;
+  const int64_t bytes = in.numel() * step * in.element_size();
+  // The kept dims that continue the span in memory (a strided last dim of
+  // a tensor summed over its leading dims) merge with it into one dense
+  // row of the span's pass.
+  int64_t extent = span;
+  for (size_t i = 1; i < dims.size() && !dims[i].reduced && dims[i].in_stride == extent; ++i) extent *= dims[i].size;
+  const bool merged = extent > span && bytes >= kSupersetMinMergedBytes;
+  if (!merged && (span < kSupersetMinSpan || bytes < kSupersetMinBytes)) return -1;
   return __builtin_ctzll(cols.orig_dims);
 }
 
