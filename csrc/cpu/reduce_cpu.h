@@ -79,6 +79,19 @@ acc_t pairwise_combine(const acc_t* v, int64_t n) {
   return Op::combine(pairwise_combine<Op>(v, h), pairwise_combine<Op>(v + h, n - h));
 }
 
+// `a` combined with itself into `k` copies (k >= 1), by doubling: log2(k)
+// combines in a fixed order, for the k identical rows of an expanded input
+// (run_rows).
+template <class Op, typename acc_t>
+acc_t repeated(acc_t a, int64_t k) {
+  acc_t result = a;
+  for (--k; k > 0; k >>= 1) {
+    if (k & 1) result = Op::combine(result, a);
+    if (k > 1) a = Op::combine(a, a);
+  }
+  return result;
+}
+
 // A leaf folds in raw inputs with Op::reduce. (A pass that reads another
 // pass's partials runs the kernels of a family whose reduce of a partial is
 // combine: PartialsKernelsFor in reduce_family.h.)
@@ -803,10 +816,15 @@ class OuterCursor {
 // Rows: each output's rows are cut into leaves; leaves are grouped into tasks
 // of a count fixed by the shape, tasks run in parallel, and the sums are
 // combined pairwise.
+// Rows of a pass: each output `repeats` times its rows' reduction (p.n_rows
+// rows of p.row_len), the accumulators combined by doubling (run_rows).
 template <class Op, typename in_t, typename out_t>
-void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
+void run_repeated_rows(const ReducePass& p, const in_t* in, out_t* out, int64_t repeats) {
   using acc_t = typename Op::acc_type;
   using L = Lanes<Op, acc_t>;
+  const auto output = [&p, repeats](acc_t a) GPUREDUCE_CPU_INLINE {
+    return finish<Op, out_t>(repeats > 1 ? repeated<Op>(a, repeats) : a, p.projection);
+  };
   // Rows shorter than a vector, several to an output, are not a leaf each
   // (a leaf's lanes to set up and fold for a few elements: rows of 2
   // bfloat16, 1129 to each of 10 outputs, of [1129, 10, 2] transposed and
@@ -894,7 +912,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
         const in_t* const x = in;
         out_t* const y = out;
         for (int64_t o = b; o < e; ++o)
-          y[o * out_step] = finish<Op, out_t>(row_total(x + o * in_step, row_len, elem_stride), p.projection);
+          y[o * out_step] = output(row_total(x + o * in_step, row_len, elem_stride));
       });
       return;
     }
@@ -913,7 +931,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
     at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
       OuterCursor cursor(by_output, b);
       for (int64_t o = b; o < e; ++o, cursor.next())
-        out[cursor.out_off] = finish<Op, out_t>(row_total(in + cursor.in_off, p.row_len, p.elem_stride), p.projection);
+        out[cursor.out_off] = output(row_total(in + cursor.in_off, p.row_len, p.elem_stride));
     });
     return;
   }
@@ -923,7 +941,7 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
       for (int64_t o = b; o < e; ++o) {
         int64_t in_off, out_off;
         p.outer.offsets(o, in_off, out_off);
-        out[out_off] = finish<Op, out_t>(sum_leaves(in + in_off, 0, n_leaves), p.projection);
+        out[out_off] = output(sum_leaves(in + in_off, 0, n_leaves));
       }
     });
     return;
@@ -947,9 +965,25 @@ void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
   for (int64_t o = 0; o < p.n_out; ++o) {
     int64_t in_off, out_off;
     p.outer.offsets(o, in_off, out_off);
-    out[out_off] = finish<Op, out_t>(
-        pairwise_combine<Op>(partial.data() + o * tasks_per_out, tasks_per_out), p.projection);
+    out[out_off] = output(pairwise_combine<Op>(partial.data() + o * tasks_per_out, tasks_per_out));
   }
+}
+
+// A rows pass. Rows of stride 0 (an expanded input's repeats, which the
+// planner reads as they are where the input is small: reduce_plan.cpp)
+// are one row: it is reduced once and its accumulator combined with
+// itself, rather than each copy read again (a float32 [13] expanded to
+// [13, 1024] and summed whole read 1024 rows of 13 in 9.4 us, torch.sum
+// 3.9; NOTES.md, session 66).
+template <class Op, typename in_t, typename out_t>
+void run_rows(const ReducePass& p, const in_t* in, out_t* out) {
+  if (p.n_rows > 1 && p.row_stride == 0) {
+    ReducePass one = p;
+    one.n_rows = 1;
+    run_repeated_rows<Op>(one, in, out, p.n_rows);
+    return;
+  }
+  run_repeated_rows<Op>(p, in, out, 1);
 }
 
 // The offsets of a columns pass's rows r0, r0 + 1, ... in order, with the
