@@ -815,9 +815,9 @@ class OuterCursor {
 
 // Rows: each output's rows are cut into leaves; leaves are grouped into tasks
 // of a count fixed by the shape, tasks run in parallel, and the sums are
-// combined pairwise.
-// Rows of a pass: each output `repeats` times its rows' reduction (p.n_rows
-// rows of p.row_len), the accumulators combined by doubling (run_rows).
+// combined pairwise. Each output is `repeats` copies of its rows' reduction
+// (p.n_rows rows of p.row_len), its accumulator combined with itself by
+// doubling (run_rows).
 template <class Op, typename in_t, typename out_t>
 void run_repeated_rows(const ReducePass& p, const in_t* in, out_t* out, int64_t repeats) {
   using acc_t = typename Op::acc_type;

@@ -72,9 +72,10 @@ int resident_blocks_per_sm(const void* kernel, int threads) {
   auto it = resident_blocks.find(key);
   if (it != resident_blocks.end()) return it->second;
   int n = 0;
-  // Asked while a graph is captured: relaxed, as torch's allocator does for
-  // its calls then, so that the query (which may load the kernel's module)
-  // is not refused by, nor invalidates, a capture in global mode.
+  // Asked only while a graph is captured (the first time for a kernel and
+  // block size), in relaxed mode, as torch's allocator makes its calls
+  // then: a call that a global-mode capture refused would invalidate it.
+  // The build that ran on the H200 had this guard; an error counts one block.
   c10::cuda::CUDAStreamCaptureModeGuard relaxed(cudaStreamCaptureModeRelaxed);
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0) != cudaSuccess) {
     (void)cudaGetLastError();

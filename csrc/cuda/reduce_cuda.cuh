@@ -201,14 +201,6 @@ inline bool stride2_rows_fit(const ReducePass& p, const PassBuffers& b, int64_t 
   return b.in_bytes_to_end >= (last + 1) * int64_t(c10::elementSize(b.in_dtype));
 }
 
-// A rows pass of one dense row per output at a constant pitch, through the
-// pitch rows kernel (engine/rows.cuh). `chunks`: vectors per row (a ragged
-// row's body, counted low); `lanes_wanted`: lanes for kRowChunksPerLane each.
-// Against the general inner and short rows kernels (A/B in one process on
-// the H200 over the 817 random cases of seeds 0-2 whose last dim is reduced,
-// NOTES.md): below 0.97x of torch.sum 99 -> 38, geomean 1.70x -> 1.79x;
-// [682649, 200] bfloat16 168 -> 80 us (torch.sum 118), [67650, 372] float32
-// 2521 -> 3575 GB/s.
 // The bytes of input a pass reads, dims of stride 0 counted in full
 // (launch_engine_kernel's bound on letting the next kernel in early).
 template <typename in_t>
@@ -218,6 +210,14 @@ int64_t pass_read_bytes(const ReducePass& p) {
   return p.n_out * per_output * int64_t(sizeof(in_t));
 }
 
+// A rows pass of one dense row per output at a constant pitch, through the
+// pitch rows kernel (engine/rows.cuh). `chunks`: vectors per row (a ragged
+// row's body, counted low); `lanes_wanted`: lanes for kRowChunksPerLane each.
+// Against the general inner and short rows kernels (A/B in one process on
+// the H200 over the 817 random cases of seeds 0-2 whose last dim is reduced,
+// NOTES.md): below 0.97x of torch.sum 99 -> 38, geomean 1.70x -> 1.79x;
+// [682649, 200] bfloat16 168 -> 80 us (torch.sum 118), [67650, 372] float32
+// 2521 -> 3575 GB/s.
 template <class Op, typename in_t, typename out_t, int V>
 void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int64_t chunks, int64_t lanes_wanted,
                        bool ragged) {
