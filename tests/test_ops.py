@@ -3,6 +3,8 @@ dtype, shape and layout of the shared axes, reduced over all dims and over
 each single dim with and without keepdim, on CPU and CUDA. Where torch
 raises (amax of an empty dim), ours must raise an error of the same type.
 And the sum-like ops over the passes their plans read in two steps."""
+import math
+
 import pytest
 import torch
 
@@ -110,26 +112,47 @@ def test_columns_first_plan(case, op_name, device):
 
 
 # Strided columns of floats a few elements apart on the CPU ([R, s W][:, ::s]
-# over dim 0, s <= 4, a span of 256 elements or more, 1 MB up; or from 64
-# KB a span that the kept dim before it continues, [R, K, s W][..., ::s]
-# over dim 0): summed over the dense span into partials, every s-th then
-# picked (reduce_plan.cpp, superset_columns_dim). Steps on both sides of
-# the limit, a span just under it, an input under 1 MB, a second reduced
-# dim, a sliced start, spans that merge with a kept dim (over 64 KB and
-# under) and one a gap away from it, and keepdim; every op that hands
+# over dim 0, s <= 4): summed over the dense span they lie in into
+# partials, every s-th then picked (reduce_plan.cpp, superset_columns_span).
+# The span runs to the next row's start where that is a step past the last
+# column and the storage holds it. Taken where the dims after the span
+# continue it (from 64 KB: kept dims before session 67's padding, or any
+# dims where each output reduces at least as many elements as there are
+# outputs), or for a span of 256 elements or more from 1 MB. Steps on both
+# sides of the limit, spans under 256, inputs under 1 MB, a second reduced
+# dim, a sliced start (whose span the storage cannot pad), spans that
+# merge with a kept dim (over 64 KB and under), padded spans with more
+# outputs than rows, columns of two dims, and keepdim; every op that hands
 # partials on, against torch, on each device.
 SUPERSET_CASES = [
     ((2970, 441), 3, (0,), torch.float16), ((2970, 441), 3, (0,), torch.bfloat16),
     ((1000, 1024), 2, (0,), torch.float32), ((300, 2000), 4, (0,), torch.float64),
     ((3000, 640), 5, (0,), torch.float32),      # a step of 5: one pass
-    ((9000, 255), 3, (0,), torch.float32),      # a span of 253 elements: one pass
-    ((200, 1024), 2, (0,), torch.float32),      # 800 KB: one pass
+    ((9000, 254), 3, (0,), torch.float32),      # a span of 253 elements, not padded: one pass
+    ((9000, 255), 3, (0,), torch.float32),      # padded to 255, continued by the rows
+    ((200, 1024), 2, (0,), torch.float32),      # 800 KB, more outputs than rows: one pass
     ((8, 200, 1200), 3, (0, 1), torch.bfloat16), ((3000, 701), 2, (0,), torch.float32),
     ((43, 19, 52, 17), 2, (0, 1), torch.float32), ((400, 30, 17), 2, (0,), torch.bfloat16),
     ((2000, 4, 9), 2, (0,), torch.float16), ((1000, 100, 7), 3, (0,), torch.float64),
     ((64, 4, 9), 2, (0,), torch.float32),       # merges, 10 KB: one pass
-    ((300, 8, 40), 4, (0, 1), torch.float32),   # a gap between the span and the next row: one pass
+    ((300, 8, 40), 4, (0, 1), torch.float32),   # padded to the next row
+    ((300, 8, 40), 4, (0,), torch.float32),     # columns of two dims, padded
+    ((1000, 6, 6), 2, (0,), torch.float32),
+    ((50, 1000), 4, (0,), torch.float32),       # padded, more outputs than rows, 195 KB: one pass
+    ((100, 30, 8), 2, (0,), torch.float64),     # padded, more outputs than rows: one pass
 ]
+
+
+def _superset_expected(x, dims, step):
+    """Whether the planner reads x = base[..., ::step] (base dense) through its span."""
+    n, row = x.shape[-1], x.stride(-2)
+    span, nbytes = (n - 1) * step + 1, x.numel() * step * x.element_size()
+    padded = row == n * step
+    dense_span = n * step if padded else span
+    rows = math.prod(x.shape[d] for d in dims)
+    dense = row == dense_span and rows >= x.numel() // rows
+    merged = not padded and x.dim() >= 3 and x.dim() - 2 not in dims and row == span
+    return step <= 4 and ((nbytes >= 64 << 10 and (dense or merged)) or (dense_span >= 256 and nbytes >= 1 << 20))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -153,10 +176,7 @@ def test_superset_columns_plan(case, op_name, device):
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             ours(x, list(dims))
         viewed = any(e.name == "aten::as_strided" for e in prof.events())
-        nbytes = x.numel() * step * x.element_size()
-        span = (x.shape[-1] - 1) * step + 1
-        merges = x.dim() >= 3 and x.dim() - 2 not in dims and x.stride(-2) == span
-        assert viewed == (step <= 4 and ((span >= 256 and nbytes >= 1 << 20) or (merges and nbytes >= 64 << 10))), viewed
+        assert viewed == _superset_expected(x, list(dims), step), viewed
 
 
 # Integer and bool inputs of float32 and float64 results (sum, mean and
@@ -250,6 +270,48 @@ def test_integer_inputs_of_float_results(op_name, dtype, case, device):
 # the float64 one, ours 6e-6.
 def _wide(x):
     return x.to(torch.complex128) if x.is_complex() else x.double() if x.is_floating_point() else x
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op_name", sorted(OPS))
+def test_kept_repeats_broadcast_into_the_output(op_name, device, gen):
+    # Expanded inputs over 256 KB whose kept dims of stride 0 are reduced at
+    # index 0 and broadcast into the output (on the CPU by a loop up to 4096
+    # outputs, else a copy): one and two such dims, keepdim, and outputs on
+    # both sides of 4096; every op, against torch's in float64.
+    op = OPS[op_name]
+    for dtype in op.dtypes:
+        base = op.data((33486,), dtype, "contiguous", device, gen)
+        rows = op.data((3, 1, 20000), dtype, "contiguous", device, gen)
+        short = op.data((70,), dtype, "contiguous", device, gen)
+        for x, d in ((base[:, None].expand(33486, 2), 0), (rows.expand(3, 5, 20000), 2),
+                     (rows[:, :, None, :].expand(3, 2, 3, 20000), 3), (short[:, None].expand(70, 4100), 0)):
+            for keepdim in (False, True):
+                _check(op, lambda: op.ours_dim(x, d, keepdim),
+                       lambda: op.ref_dim(_wide(x), d, keepdim).to(op.ref_dim(x, d, keepdim).dtype),
+                       lambda: op.scale(x, d, keepdim))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_reductions_of_size_one_into_another_float_dtype(device, gen):
+    # A reduction over dims of size 1 into another float dtype (dtype=) is
+    # the fold by one of each element, x + 0, in one step: the same bits as
+    # torch's, -0.0 giving +0.0, for sum and mean from every float dtype into
+    # every other, contiguous and channels_last, above and below 16 KB.
+    for src in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        for shape in ((5, 2048, 1, 1), (3, 7, 1, 1)):
+            x = random_tensor(shape, src, device, gen)
+            x.view(-1)[:4] = torch.tensor([-0.0, 0.0, float("inf"), float("nan")], dtype=src)
+            for v in (x, x.contiguous(memory_format=torch.channels_last)):
+                for result in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+                    for ours, theirs in ((reduce_op.sum, torch.sum), (reduce_op.mean, torch.mean)):
+                        got, want = ours(v, [2, 3], keepdim=True, dtype=result), theirs(v, [2, 3], keepdim=True, dtype=result)
+                        assert got.dtype == want.dtype and got.shape == want.shape
+                        got, want = got.cpu(), want.cpu()
+                        assert torch.equal(got.isnan(), want.isnan()), (src, result)
+                        ints = {2: torch.int16, 4: torch.int32, 8: torch.int64}[got.element_size()]
+                        numbers = ~want.isnan()
+                        assert torch.equal(got[numbers].view(ints), want[numbers].view(ints)), (src, result)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -1491,22 +1491,28 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     });
     return;
   }
-  // Rows per task: kRowsPerTask, or, for a pass of one tile, as many
-  // tasks of whole leaves as its elements give work for (2 threads, this
-  // project's machine: [4000, 64] float32 over dim 0 14.1 us on one thread,
-  // torch.sum 12.2; [1412, 131].step(1, 3) 14.0, torch.sum 12.4). The
-  // split depends on the shape only, so the bits do not depend on the
-  // thread count.
+  // Rows per task: an even count of equal tasks of at most kRowsPerTask
+  // rows (in kRowsPerTask and the rest, [5000, 130] float32 over dim 0 ran
+  // 4096 rows on one thread and 904 on the other: 1.3-1.8x of torch.sum's
+  // time); or, for a pass of one tile, as many tasks of whole leaves as its
+  // elements give work for (2 threads, this project's machine: [4000, 64]
+  // float32 over dim 0 14.1 us on one thread, torch.sum 12.2; [1412,
+  // 131].step(1, 3) 14.0, torch.sum 12.4). The split depends on the shape
+  // only, so the bits do not depend on the thread count.
+  constexpr int64_t kLeafRows = kColLeafRows * kColVectors;
+  const auto rows_in = [&](int64_t task_count) {
+    return ((n_rows + task_count - 1) / task_count + kLeafRows - 1) / kLeafRows * kLeafRows;
+  };
   int64_t rows_per_task = kRowsPerTask;
-  if (p.n_out * col_blocks == 1 && n_rows <= kRowsPerTask) {
+  if (n_rows > kRowsPerTask) {
+    const int64_t fewest = (n_rows + kRowsPerTask - 1) / kRowsPerTask;
+    rows_per_task = rows_in(fewest + fewest % 2);
+  } else if (p.n_out * col_blocks == 1) {
     const int64_t per_task = p.col_stride == 1 ? kSplitTileTaskElements : kSplitTileTaskElements / 4;
     // A power of two, so that an even thread count splits them evenly.
     int64_t want = 1;
     while (want * 2 <= kSplitTileMaxTasks && want * 2 * per_task <= n_rows * p.n_cols) want *= 2;
-    if (want >= 2) {
-      constexpr int64_t kLeafRows = kColLeafRows * kColVectors;
-      rows_per_task = ((n_rows + want - 1) / want + kLeafRows - 1) / kLeafRows * kLeafRows;
-    }
+    if (want >= 2) rows_per_task = rows_in(want);
   }
   const int64_t row_tasks = (n_rows + rows_per_task - 1) / rows_per_task;
   const int64_t tasks = p.n_out * col_blocks;
@@ -1634,6 +1640,43 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     return;
   }
   std::vector<acc_t> partial(static_cast<size_t>(tasks * row_tasks * kTile));
+  // Tile groups as above for passes of several row tasks too, each group's
+  // tiles scattered into the partials where one tile a task would put them
+  // (the same leaves, so the same bits). A/B on this project's 2-core
+  // machine, 2 threads, two runs in two processes each (NOTES.md, session
+  // 67): [23, 512, 28, 28] channels_last float32 over (0, 2, 3) 1.02-1.16x
+  // of torch.sum's time -> 0.73-0.91x, [20000, 256] over dim 0 1.06-1.36x ->
+  // 0.64-0.84x, [8, 6000, 768] over dim 1 0.95-1.10x -> 0.62-0.78x, 12
+  // such passes 10-50% faster; [36, 128, 56, 56] channels_last over (2, 3),
+  // two tiles a group, 0.85-0.89x -> 0.88-1.04x.
+  if (tile_group != nullptr && p.col_stride == 1 && p.n_cols >= 2 * kTile &&
+      (row_bytes <= 4096 || row_bytes >= 16384)) {
+    constexpr int64_t kGroupCols = kTile * kTileGroup;
+    const int64_t groups = (p.n_cols + kGroupCols - 1) / kGroupCols;
+    const int64_t grain = std::max<int64_t>(1, 32768 / (rows_per_task * std::min(kGroupCols, p.n_cols)));
+    at::parallel_for(0, p.n_out * groups * row_tasks, grain, [&](int64_t b, int64_t e) {
+      acc_t column[kGroupCols];
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t unit = t / row_tasks, rt = t % row_tasks;
+        const int64_t o = unit / groups, c0 = unit % groups * kGroupCols;
+        int64_t in_off, out_off;
+        p.outer.offsets(o, in_off, out_off);
+        const int64_t width = std::min(kGroupCols, p.n_cols - c0);
+        const int full = static_cast<int>(width / kTile);
+        const int64_t r0 = rt * rows_per_task, nr = std::min(rows_per_task, n_rows - r0);
+        if (full > 0) tile_group(in + in_off + c0, full, r0, nr, p, column);
+        if (width > full * kTile)
+          block(in + in_off + c0 + full * kTile, width - full * kTile, 1, r0, nr, p, column + full * kTile);
+        for (int64_t j = 0; j * kTile < width; ++j) {
+          const int64_t task = o * col_blocks + c0 / kTile + j;
+          std::copy_n(column + j * kTile, std::min(kTile, width - j * kTile),
+                      partial.data() + (task * row_tasks + rt) * kTile);
+        }
+      }
+    });
+    fold_column_partials<Op>(p, partial.data(), row_tasks, col_blocks, kTile, out);
+    return;
+  }
   // At least 32K elements to a thread (a task of a few columns holds 4K-28K).
   const int64_t grain = std::max<int64_t>(1, 32768 / (rows_per_task * std::min(kTile, p.n_cols)));
   at::parallel_for(0, tasks * row_tasks, grain, [&](int64_t b, int64_t e) {

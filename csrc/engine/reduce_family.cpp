@@ -62,6 +62,7 @@ bool scale_by_loop(const at::Tensor& x, int64_t k, const at::Tensor& y) {
   if (d == at::kLong && s == at::kBool) return run(TypeTag<bool>{}, TypeTag<int64_t>{});
   if (d == at::kDouble && s == at::kDouble) return run(TypeTag<double>{}, TypeTag<double>{});
   if (d == at::kFloat && s == at::kFloat) return run(TypeTag<float>{}, TypeTag<float>{});
+  if (d == at::kDouble && s == at::kFloat) return run(TypeTag<float>{}, TypeTag<double>{});
   if (d == at::kBFloat16 && s == at::kBFloat16) return run(TypeTag<c10::BFloat16>{}, TypeTag<c10::BFloat16>{});
   if (d == at::kBFloat16 && s == at::kFloat) return run(TypeTag<float>{}, TypeTag<c10::BFloat16>{});
   return false;

@@ -1,5 +1,6 @@
 #include "reduce_plan.h"
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <ATen/ops/result_type.h>
@@ -7,6 +8,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -248,31 +250,77 @@ constexpr int64_t kSupersetMinSpan = 256;
 constexpr int64_t kSupersetMinBytes = int64_t(1) << 20;
 constexpr int64_t kSupersetMinMergedBytes = int64_t(64) << 10;
 
-// The input dim the columns pass walks where the plan pays, else -1.
-int64_t superset_columns_dim(const at::Tensor& in, const std::vector<Dim>& dims, const OpSpec& op) {
+// A superset plan: the input dim whose strided columns are read through
+// their dense span, and the span's length in elements.
+struct SupersetSpan {
+  int64_t dim = -1;
+  int64_t length = 0;
+};
+
+// Whether the storage holds `extra` elements past the last one `in` reads.
+bool storage_holds_past_end(const at::Tensor& in, int64_t extra) {
+  int64_t last = in.storage_offset();
+  for (int64_t d = 0; d < in.dim(); ++d) last += (in.size(d) - 1) * in.stride(d);
+  return in.storage().data() != nullptr &&
+         last + extra < static_cast<int64_t>(in.storage().nbytes()) / static_cast<int64_t>(in.element_size());
+}
+
+// The superset plan where it pays, else one of dim -1.
+SupersetSpan superset_columns_span(const at::Tensor& in, const std::vector<Dim>& dims, const OpSpec& op) {
   const at::ScalarType t = in.scalar_type();
   const bool floating = t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble;
-  if (!in.is_cpu() || !op.hands_partials_on || !floating) return -1;
+  if (!in.is_cpu() || !op.hands_partials_on || !floating) return {};
   const Dim& cols = dims[0];
   const int64_t step = cols.in_stride;
-  if (cols.reduced || step < 2 || step > kSupersetMaxStep || (cols.orig_dims & (cols.orig_dims - 1)) != 0) return -1;
-  const int64_t span = (cols.size - 1) * step + 1;
+  if (cols.reduced || step < 2 || step > kSupersetMaxStep) return {};
+  // The input dim of the columns' stride (the innermost of those merged
+  // into them: [R, K, 4 W][..., ::4] has K * W columns 4 apart).
+  int64_t d = -1;
+  for (int64_t e = 0; e < in.dim(); ++e)
+    if ((cols.orig_dims >> e & 1) != 0 && in.stride(e) == step) d = e;
+  const bool one_dim = (cols.orig_dims & (cols.orig_dims - 1)) == 0;
+  if (d < 0) return {};
+  const int64_t n = in.size(d);
+  const int64_t span = (n - 1) * step + 1;
   const int64_t bytes = in.numel() * step * in.element_size();
   // The kept dims that continue the span in memory (a strided last dim of
   // a tensor summed over its leading dims) merge with it into one dense
   // row of the span's pass.
-  int64_t extent = span;
-  for (size_t i = 1; i < dims.size() && !dims[i].reduced && dims[i].in_stride == extent; ++i) extent *= dims[i].size;
-  const bool merged = extent > span && bytes >= kSupersetMinMergedBytes;
-  if (!merged && (span < kSupersetMinSpan || bytes < kSupersetMinBytes)) return -1;
-  return __builtin_ctzll(cols.orig_dims);
+  int64_t kept_extent = span;
+  for (size_t i = 1; i < dims.size() && !dims[i].reduced && dims[i].in_stride == kept_extent; ++i)
+    kept_extent *= dims[i].size;
+  // Columns whose next dim lies a whole step past the last one (x[...,
+  // ::k] of a dense last dim that k divides) are read to the step's end
+  // where the storage holds that after the last row; then, like a span
+  // that the dims after it continue, reduced ones too, the pass reads one
+  // dense block. That pays where each output reduces at least as many
+  // elements as there are outputs. A/B, 2 threads, this project's machine
+  // (NOTES.md session 67): [300, 8, 40][..., ::4] over (0, 1) 1.3-1.5x ->
+  // 0.77-0.81x of torch.sum, [1000, 6, 6][..., ::2] over 0 1.15-1.20x ->
+  // 0.72x, [7185, 72][..., ::4] float16 1.02-1.16x -> 0.41-0.61x; but [50,
+  // 1000][..., ::4] over 0 0.97x -> 1.10-1.23x, [100, 30, 8][..., ::2]
+  // float64 0.78x -> 0.93-1.05x (more outputs than rows).
+  const int64_t next_stride = !one_dim ? n * step : dims.size() > 1 ? dims[1].in_stride : 0;
+  const bool padded = next_stride == n * step && storage_holds_past_end(in, step - 1);
+  if (!one_dim && !padded) return {};
+  const int64_t dense_span = padded ? n * step : span;
+  int64_t extent = padded ? cols.size * step : span;
+  int64_t rows = 1;
+  for (const Dim& dim : dims) rows *= dim.reduced ? dim.size : 1;
+  for (size_t i = 1; i < dims.size() && dims[i].in_stride == extent; ++i) extent *= dims[i].size;
+  const bool dense = extent > dense_span && rows >= in.numel() / rows;
+  const bool merged = !padded && kept_extent > span;
+  if (bytes >= kSupersetMinMergedBytes && (dense || merged)) return {d, dense ? dense_span : span};
+  if (dense_span < kSupersetMinSpan || bytes < kSupersetMinBytes) return {};
+  return {d, dense_span};
 }
 
-void reduce_superset_columns(const at::Tensor& in, const std::vector<bool>& mask, int64_t d, const at::Tensor& target,
-                             const OpSpec& op, bool writes_partials, const Projection& projection) {
-  const int64_t step = in.stride(d), n = in.size(d);
+void reduce_superset_columns(const at::Tensor& in, const std::vector<bool>& mask, const SupersetSpan& superset,
+                             const at::Tensor& target, const OpSpec& op, bool writes_partials,
+                             const Projection& projection) {
+  const int64_t d = superset.dim, step = in.stride(d), n = in.size(d);
   std::vector<int64_t> sizes(in.sizes().begin(), in.sizes().end()), strides(in.strides().begin(), in.strides().end());
-  sizes[d] = (n - 1) * step + 1;
+  sizes[d] = superset.length;
   strides[d] = 1;
   const at::Tensor span = in.as_strided(sizes, strides, in.storage_offset());
   std::vector<int64_t> partial_sizes(target.sizes().begin(), target.sizes().end());
@@ -355,9 +403,9 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
     return;
   }
   if (!reads_partials) {
-    const int64_t d = superset_columns_dim(in, dims, op);
-    if (d >= 0) {
-      reduce_superset_columns(in, mask, d, target, op, writes_partials, projection);
+    const SupersetSpan superset = superset_columns_span(in, dims, op);
+    if (superset.dim >= 0) {
+      reduce_superset_columns(in, mask, superset, target, op, writes_partials, projection);
       return;
     }
   }
@@ -394,6 +442,62 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
 // 1]) on [100, 10] went 3.07 -> 2.79 us, sum(x, 1) 3.36 -> 3.25 (NOTES.md,
 // session 14). The view stays inside the kernel; every write through it
 // lands in out's storage.
+// Up to this many elements, a CPU result is broadcast along its kept dims
+// of stride 0 by the loop below: a TensorIterator copy cost about 3 us a
+// call whatever the size ([33486] float32 expanded to [33486, 2] over dim
+// 0: 11.2 us, of which 2.9 the copy of two elements, torch.sum 9.1).
+constexpr int64_t kCpuLoopBroadcastMax = int64_t(1) << 12;
+
+template <size_t kBytes>
+void copy_row(const char* src, int64_t src_stride, char* dst, int64_t dst_stride, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * dst_stride, src + i * src_stride, kBytes);
+}
+
+// Writes every element of `dst` from `src`, of dst's rank and dtype with
+// size 1 at the dims it is broadcast along, where both are small CPU
+// tensors that do not overlap. Returns false, writing nothing, elsewhere.
+bool broadcast_by_loop(const at::Tensor& src, const at::Tensor& dst) {
+  const int64_t rank = dst.dim();
+  if (!src.device().is_cpu() || !dst.device().is_cpu() || dst.numel() > kCpuLoopBroadcastMax ||
+      src.scalar_type() != dst.scalar_type() || src.dim() != rank || rank == 0 ||
+      at::get_overlap_status(src, dst) != at::MemOverlapStatus::No) {
+    return false;
+  }
+  if (dst.numel() == 0) return true;
+  const int64_t bytes = dst.element_size();
+  std::vector<int64_t> src_step(rank), dst_step(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    src_step[d] = (src.size(d) == 1 ? 0 : src.stride(d)) * bytes;
+    dst_step[d] = dst.stride(d) * bytes;
+  }
+  auto row = [&](const char* s, char* o) {
+    const int64_t n = dst.size(rank - 1), ss = src_step[rank - 1], ds = dst_step[rank - 1];
+    switch (bytes) {
+      case 1: return copy_row<1>(s, ss, o, ds, n);
+      case 2: return copy_row<2>(s, ss, o, ds, n);
+      case 4: return copy_row<4>(s, ss, o, ds, n);
+      case 8: return copy_row<8>(s, ss, o, ds, n);
+      default: return copy_row<16>(s, ss, o, ds, n);  // complex double, the widest dtype
+    }
+  };
+  const char* s = static_cast<const char*>(src.const_data_ptr());
+  char* o = static_cast<char*>(dst.mutable_data_ptr());
+  std::vector<int64_t> index(rank, 0);
+  for (;;) {
+    row(s, o);
+    int64_t d = rank - 2;  // the outer dims as an odometer
+    for (; d >= 0; --d) {
+      s += src_step[d];
+      o += dst_step[d];
+      if (++index[d] < dst.size(d)) break;
+      s -= src_step[d] * index[d];
+      o -= dst_step[d] * index[d];
+      index[d] = 0;
+    }
+    if (d < 0) return true;
+  }
+}
+
 at::Tensor with_reduced_dims(const at::Tensor& out, const std::vector<bool>& mask) {
   std::vector<int64_t> sizes(out.sizes().begin(), out.sizes().end());
   std::vector<int64_t> strides(out.strides().begin(), out.strides().end());
@@ -512,10 +616,17 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     // An averaging op divides the fold by the count of elements reduced,
     // which here is `repeats` itself: its result is the fold of one copy
     // (0 + x, so -0.0 gives +0.0 as torch's reduction does), one kernel.
+    // A fold by 1 (no repeats, or an average) is x + 0 in any dtype: one
+    // rounding of each float into the result's float dtype, the one the
+    // cast of the input torch makes first ([5, 2048, 1, 1] float32 over
+    // (2, 3) with dtype=float64 on the CPU: 24.5 us as a cast and a pass of
+    // one-element rows, torch.sum 22.1).
+    const int64_t multiplier = op.averages ? 1 : repeats;
+    const bool float_fold_by_one = multiplier == 1 && at::isFloatingType(own) && at::isFloatingType(kout);
     if (!reduces && input.numel() > 0 && op.input_is_partial) {
       const at::Tensor narrowed = narrowed_input();
-      if (at::result_type(narrowed, c10::Scalar(repeats)) == kout || own_rounds_like_kout) {
-        op.fold_repeats(narrowed, op.averages ? 1 : repeats, out_kd);
+      if (at::result_type(narrowed, c10::Scalar(repeats)) == kout || own_rounds_like_kout || float_fold_by_one) {
+        op.fold_repeats(narrowed, multiplier, out_kd);
         return;
       }
     }
@@ -558,8 +669,8 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     // an out= argument refuses (int64 into bool).
     at::Tensor folded = at::empty(result.sizes(), result.options());
     op.fold_repeats(result, repeats, folded);
-    out_kd.copy_(folded.expand(out_kd.sizes()));
-  } else if (staged) {
+    if (!broadcast_by_loop(folded, out_kd)) out_kd.copy_(folded.expand(out_kd.sizes()));
+  } else if (staged && !broadcast_by_loop(result, out_kd)) {
     out_kd.copy_(result.expand(out_kd.sizes()));
   }
 }
