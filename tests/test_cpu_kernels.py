@@ -116,6 +116,30 @@ def test_columns_of_tile_groups(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns_of_tile_groups_in_row_tasks(dtype):
+    # Columns of more rows than a task takes (4096): an even count of equal
+    # row tasks, each reading four tiles a task where the rows lie close
+    # (2-byte inputs too) or far apart, its tiles' partials then folded.
+    # Rows just over one and two tasks, widths of whole groups, a partial
+    # group and a partial tile; channels_last maps over (0, 2, 3) and (2,
+    # 3); the same bits on one thread and on two.
+    g = torch.Generator().manual_seed(12)
+    size = torch.empty((), dtype=dtype).element_size()
+    near, far = 1024 // size, 16384 // size
+    for rows in (4097, 5000, 8193):
+        for width in (near, near + 69, far + 64 * 3 + 5):
+            if rows * width * size > (64 << 20):
+                continue
+            x = random_tensor((rows, width), dtype, "cpu", g)
+            _check_sum(x, 0)
+            _check_same_bits_on_one_and_two_threads(x, 0)
+    x = random_tensor((9, 256, 28, 28), dtype, "cpu", g).contiguous(memory_format=torch.channels_last)
+    _check_sum(x, [0, 2, 3])
+    _check_same_bits_on_one_and_two_threads(x, [0, 2, 3])
+    _check_sum(random_tensor((3, 128, 70, 70), dtype, "cpu", g).contiguous(memory_format=torch.channels_last), [2, 3])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_columns_of_one_tile_split_along_rows(dtype):
     # A columns pass of one tile (one output) is split along its rows into
     # 2 or 4 tasks from 2 * 64K elements (2 * 16K for strided columns): on

@@ -1456,8 +1456,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     block = &column_block_reduce<L, decltype(kind)::value, decltype(n)::value, in_t, acc_t>;
     if constexpr (decltype(kind)::value == ColumnLeaf::kNarrow)
       output_block = &narrow_output_block<L, decltype(n)::value, in_t, acc_t>;
-    // (2-byte inputs prefetch their rows instead: column_leaves_reduce.)
-    if constexpr (decltype(kind)::value == ColumnLeaf::kTile && sizeof(in_t) != 2)
+    if constexpr (decltype(kind)::value == ColumnLeaf::kTile)
       tile_group = &column_tile_group_reduce<L, in_t, acc_t>;
   });
   constexpr int64_t kTile = kColWidth<L>;
@@ -1583,8 +1582,17 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   // 1024, 1024] int64 3-19% slower in all five). Two tiles a task gained
   // less.
   const int64_t row_bytes = p.reduce_stride * int64_t(sizeof(in_t));
-  if (row_tasks == 1 && tile_group != nullptr && p.col_stride == 1 && p.n_cols >= 2 * kTile &&
-      (row_bytes <= 4096 || row_bytes >= 16384)) {
+  // 2-byte inputs: in passes of several row tasks whose rows lie under 4
+  // KB apart (from 4 KB they prefetch rows instead, column_leaves_reduce).
+  // A/B, two processes (NOTES.md, session 67): [36, 128, 112, 112]
+  // channels_last float16 over (2, 3) 0.90-0.99x of torch.sum's time ->
+  // 0.72-0.75x, [8, 6000, 768] float16 over dim 1 0.94-1.02x -> 0.51-0.68x,
+  // [20000, 256] bfloat16 over dim 0 0.91-0.96x -> 0.64-0.71x; not in
+  // passes of one row task ([4000, 512] bfloat16 0.55-0.74x -> 0.71-0.78x).
+  const bool grouped =
+      tile_group != nullptr && p.col_stride == 1 && p.n_cols >= 2 * kTile &&
+      (sizeof(in_t) == 2 ? row_tasks > 1 && row_bytes < 4096 : row_bytes <= 4096 || row_bytes >= 16384);
+  if (row_tasks == 1 && grouped) {
     constexpr int64_t kGroupCols = kTile * kTileGroup;
     const int64_t groups = (p.n_cols + kGroupCols - 1) / kGroupCols;
     const int64_t grain = std::max<int64_t>(1, 32768 / (n_rows * std::min(kGroupCols, p.n_cols)));
@@ -1649,8 +1657,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   // 0.64-0.84x, [8, 6000, 768] over dim 1 0.95-1.10x -> 0.62-0.78x, 12
   // such passes 10-50% faster; [36, 128, 56, 56] channels_last over (2, 3),
   // two tiles a group, 0.85-0.89x -> 0.88-1.04x.
-  if (tile_group != nullptr && p.col_stride == 1 && p.n_cols >= 2 * kTile &&
-      (row_bytes <= 4096 || row_bytes >= 16384)) {
+  if (grouped) {
     constexpr int64_t kGroupCols = kTile * kTileGroup;
     const int64_t groups = (p.n_cols + kGroupCols - 1) / kGroupCols;
     const int64_t grain = std::max<int64_t>(1, 32768 / (rows_per_task * std::min(kGroupCols, p.n_cols)));
