@@ -229,9 +229,11 @@ def test_pitch_vector_rows_rounds():
 
 # Pitch rows with few outputs take a block per output (the split rows
 # kernel), unless there are 16 outputs per SM (2112 on 132 SMs) and no row
-# gives every thread of a block a whole unrolled loop (2048 float32 vectors).
+# gives every thread of a block a whole unrolled loop (2048 float32 vectors);
+# rows that do, up to 2.5 outputs per resident warp (10560 on 132 SMs).
 @pytest.mark.parametrize("shape,kernel", [((2200, 3000), "pitch"), ((2000, 3000), "split"),
-                                          ((2200, 9000), "split"), ((9000, 3000), "pitch")], ids=str)
+                                          ((2200, 9000), "split"), ((9000, 3000), "pitch"),
+                                          ((10500, 8192), "split"), ((10600, 8192), "pitch")], ids=str)
 def test_pitch_or_split_rows(shape, kernel):
     x = random_tensor(shape, torch.float32, "cpu", _gen()).cuda()
     assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)

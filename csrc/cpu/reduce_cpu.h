@@ -539,6 +539,26 @@ GPUREDUCE_CPU_INLINE inline typename L::vec leaf_lanes_walked(const in_t* p, int
   return v;
 }
 
+// How far ahead a dense leaf prefetches its inputs. The hardware
+// prefetchers do not cross a 4 KB page, so a stream read at memory speed
+// probably waits at each page's start; a line requested 4 KB ahead (2 KB
+// for 16-bit inputs, which a leaf reads at half the bytes a cycle) is on
+// its way by then (the mechanism is a guess; the timings are measured). On this 2-core machine, 2 threads, ours over torch.sum's
+// time, this build against the one before in alternate processes, three
+// runs of two (NOTES.md, session 68): [88, 77, 4096] float32 over dim 2
+// 0.99 -> 0.84, 2.7e7 float32 whole 1.00 -> 0.90, [3388, 8192] float64 over
+// dim 1 1.03 -> 0.88, [6000, 8192] float16 0.89 -> 0.69, amax of 2e7
+// float32 1.13 -> 0.93. Chosen by a probe switch: 8 KB ahead gained less
+// for float64, and 4 KB lost for bfloat16 rows ([3000, 5000] 0.92 -> 1.02,
+// 0.89 at 2 KB). Leaves shorter than kLeafPrefetchMinAheads distances lost
+// (rows of 2000 float32: [6000, 2000] 0.95 -> 1.01, [3000, 4000][:, :2000]
+// 0.94 -> 1.03), their pages mostly begun by the hardware on its own; so
+// did complex64 (5e6 whole, 0.99 -> 1.13), whose lanes are arrays of
+// scalars (Lanes<Op, acc_t, false>). Neither prefetches now.
+template <typename in_t>
+constexpr int64_t kLeafPrefetchBytes = sizeof(in_t) <= 2 ? 2048 : 4096;
+constexpr int64_t kLeafPrefetchMinAheads = 4;
+
 // A leaf of at most kLeaf elements of a row, into one vector of lanes: blocks
 // of kChains vectors, then the rest.
 // Inlined: a call per leaf (stack realignment for the vectors, vzeroupper)
@@ -671,6 +691,22 @@ GPUREDUCE_CPU_INLINE inline typename L::vec leaf_lanes(const in_t* p, int64_t n,
   for (int c = 0; c < C; ++c) a[c] = L::identity();
   int64_t i = 0;
   if (stride == 1) {
+    // Long dense leaves prefetch their own inputs kLeafPrefetchBytes ahead
+    // while they read, within the leaf (past its end may lie bytes that no
+    // one reads: a slice's gaps).
+    if constexpr (kNativeLanes<typename L::op, typename L::acc>) {
+      constexpr int64_t kBlockBytes = C * W * int64_t(sizeof(in_t));
+      constexpr int64_t kAhead = kLeafPrefetchBytes<in_t> / int64_t(sizeof(in_t));
+      if (n >= kLeafPrefetchMinAheads * kAhead) {
+        for (; i + C * W + kAhead <= n; i += C * W) {
+          const char* ahead = reinterpret_cast<const char*>(p + i + kAhead);
+          GPUREDUCE_CPU_UNROLL(8)
+          for (int64_t b = 0; b < kBlockBytes; b += 64) __builtin_prefetch(ahead + b);
+          GPUREDUCE_CPU_UNROLL(8)
+          for (int c = 0; c < C; ++c) a[c] = L::fold(a[c], p + i + c * W, 1);
+        }
+      }
+    }
     for (; i + C * W <= n; i += C * W) {
       GPUREDUCE_CPU_UNROLL(8)
       for (int c = 0; c < C; ++c) a[c] = L::fold(a[c], p + i + c * W, 1);

@@ -21,7 +21,12 @@ struct HostPolicy {
   // this many times as many, if each row gives every thread of a block at
   // least one unrolled loop. With 2, [8192,8192] float32 over dim 1 went from
   // 1.23x to 1.27x of torch.sum and the [:, ::2] slice from 0.96x to 1.02x.
-  static constexpr int64_t kSplitRowsOutFactor = 2;
+  // With 2.5 (10560 outputs on the H200), rows of 8 to 104 KB and 9000 to
+  // 9771 outputs read 4-8% faster by a block an output than through the
+  // pitch rows kernel ([9771, 52167] float16 1.00x -> 1.08x, [9000, 4100]
+  // int64 1.11x -> 1.18x, 6 of 6 dtypes); from 12000 outputs the pitch
+  // rows kernel read as fast or faster (0.93-1.02; NOTES.md, session 68).
+  static constexpr double kSplitRowsOutFactor = 2.5;
   // At most this many blocks per SM in a split rows pass (fewer if the
   // kernel's registers allow fewer).
   static constexpr int64_t kSplitRowsBlocksPerSm = 4;
