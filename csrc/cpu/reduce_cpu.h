@@ -543,9 +543,10 @@ GPUREDUCE_CPU_INLINE inline typename L::vec leaf_lanes_walked(const in_t* p, int
 // prefetchers do not cross a 4 KB page, so a stream read at memory speed
 // probably waits at each page's start; a line requested 4 KB ahead (2 KB
 // for 16-bit inputs, which a leaf reads at half the bytes a cycle) is on
-// its way by then (the mechanism is a guess; the timings are measured). On this 2-core machine, 2 threads, ours over torch.sum's
-// time, this build against the one before in alternate processes, three
-// runs of two (NOTES.md, session 68): [88, 77, 4096] float32 over dim 2
+// its way by then (the mechanism is a guess; the timings are measured). On
+// this 2-core machine, 2 threads, ours over torch.sum's time, this build
+// against the one before in alternate processes, three runs of two
+// (NOTES.md, session 68): [88, 77, 4096] float32 over dim 2
 // 0.99 -> 0.84, 2.7e7 float32 whole 1.00 -> 0.90, [3388, 8192] float64 over
 // dim 1 1.03 -> 0.88, [6000, 8192] float16 0.89 -> 0.69, amax of 2e7
 // float32 1.13 -> 0.93. Chosen by a probe switch: 8 KB ahead gained less
