@@ -721,6 +721,36 @@ def test_stream_columns(case, offset, dtype):
         assert any("gpureduce_stream_columns" in n for n in names) == expected[dtype], names
 
 
+# Stream-columns grids (stream_columns_planes_a_block, stream_columns_split)
+# and the split 8-byte planes the columns kernel takes instead
+# (HostPolicy::kSplitPlanes8*: at least 512 outputs, at most 4096 rows a
+# plane, at most 32 MB). (shape, dtype, whether the stream-columns kernel
+# runs.)
+STREAM_COLUMN_GRID_CASES = [
+    ((1413, 636, 9), torch.bfloat16, True),    # 1413 planes: 4 a block
+    ((3000, 100, 33), torch.float16, True),    # blocks of 33-thread planes: several a block
+    ((341, 477, 15), torch.float64, True),     # one plane a block
+    ((1, 11076, 179), torch.float64, True),    # one plane split over the SMs
+    ((18, 322, 207), torch.float64, False),    # split 8-byte planes, 3726 outputs: columns kernel
+    ((3, 748, 171), torch.int64, False),       # 513 outputs
+    ((3, 748, 169), torch.int64, True),        # 507 outputs
+    ((6, 4200, 101), torch.float64, True),     # rows over 4096
+    ((25, 2074, 143), torch.int64, True),      # 59 MB, over 32 MB
+]
+
+
+@pytest.mark.parametrize("case", range(len(STREAM_COLUMN_GRID_CASES)))
+def test_stream_columns_grids(case):
+    shape, dtype, stream = STREAM_COLUMN_GRID_CASES[case]
+    x = _offset_cuda(shape, dtype, 0)
+    assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
+    assert torch.equal(reduce_op.sum(x, 1), reduce_op.sum(x, 1))
+    names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
+    assert any("gpureduce_stream_columns" in n for n in names) == stream, names
+    if not stream:
+        assert any("gpureduce_columns<" in n for n in names), names
+
+
 # Columns of 1- and 2-byte elements in few dense planes that no 16-byte
 # vector fits but an 8- or 4-byte one does: rows of at least 8 such vectors
 # take them in passes from 4 MB, however few the outputs (the columns

@@ -239,6 +239,22 @@ struct HostPolicy {
   // 4 vectors a period thread lost or held ([148, 296, 34, 45][:, ::2]
   // float16 0.84x -> 0.78x), and so did float64 (0.82-1.03x of before).
   static constexpr int64_t kStreamColumnsScatteredMinBytes = int64_t(32) << 20;
+  // Few dense planes of 8-byte elements that the stream-columns kernel
+  // would split along their rows, in passes of at most
+  // kSplitPlanes8MaxBytes, with at least kSplitPlanes8MinOutputs outputs and
+  // at most kSplitPlanes8MaxRows rows a plane, take the columns kernel: its
+  // loads are 8 bytes a lane already, and it finishes its split in a
+  // cluster, not through the stream's second launch (whose kernel took
+  // about 2 us in traces of such passes of 5-7 us). A/B on the H200
+  // (NOTES.md, session 69): in the sample the rule was drawn from, all 12
+  // such passes faster by 13-75% ([18, 322, 207] float64 over dim 1 0.59x
+  // -> 1.03x of torch.sum, [22, 377, 113] int64 0.68x -> 1.09x); of 5
+  // fresh ones, 4 faster by 9-56% ([39, 298, 167] int64 0.68x -> 1.06x),
+  // the one slower a 59 MB pass ([25, 2074, 143] int64 1.19x -> 0.93x),
+  // hence the bound on bytes.
+  static constexpr int64_t kSplitPlanes8MinOutputs = 512;
+  static constexpr int64_t kSplitPlanes8MaxRows = 4096;
+  static constexpr int64_t kSplitPlanes8MaxBytes = int64_t(32) << 20;
   // A grid of at most this many waves of resident blocks is folded into one
   // (fold_into_one_wave in reduce_cuda.cuh), rows passes down to
   // kFoldMinGroup lanes per output.

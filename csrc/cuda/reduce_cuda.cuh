@@ -1294,6 +1294,79 @@ bool launch_dense(DenseArgs a, const in_t* x, Outputs<out_t> y) {
   return true;
 }
 
+// Planes a stream-columns block takes (groups of group_threads threads, P
+// of them a period): a grid that fits one wave leaves each SM the planes of
+// the blocks it was given, and an SM reads its share no faster for holding
+// more of them, so the pass lasts as long as the busiest SM's planes take.
+// Of the counts that keep blocks of at least
+// StreamColumnsPolicy::kMinBlockThreads and fit one wave, the one whose
+// busiest SM holds the fewest planes (the fewest blocks within 1/32 of
+// that); a grid too large for one wave takes as many planes a block as fit.
+// Before, a block took planes / (2 SMs), rounded up: [341, 477, 15]
+// float64 over dim 1 ran 171 blocks of two planes, 39 SMs holding two of
+// them and the rest one. A/B on the H200 (NOTES.md, session 69), in one
+// process: of 166 stream-columns passes of 1-256 MB, the 9 whose grid
+// changed 7 faster by 5-14% ([341, 477, 15] float64 0.85x -> 0.91x of
+// torch.sum, [1413, 636, 9] bfloat16 0.99x -> 1.13x, [3000, 100, 33]
+// float16 1.14x -> 1.20x), one slower by 5% ([373, 2403, 5] int32 4.58x ->
+// 4.36x).
+inline int64_t stream_columns_planes_a_block(int64_t n_planes, int64_t group_threads, int64_t P) {
+  constexpr int64_t kMaxT = StreamColumnsPolicy::kMaxThreads;
+  const int64_t sms = sm_count();
+  const int64_t most = std::max<int64_t>(1, std::min(kMaxT / group_threads, kMaxT / 2 / P));
+  const int64_t least = std::min(most, ceil_div(StreamColumnsPolicy::kMinBlockThreads, group_threads));
+  // Candidates: at most m blocks an SM, g = ceil(n_planes / (m * sms))
+  // planes a block (non-increasing in m), where the grid fits one wave (the
+  // launch bounds' registers, and 32 blocks an SM).
+  int64_t planes[32], busiest[32];
+  int n = 0;
+  int64_t previous = 0;
+  for (int64_t m = 1; m <= 32; ++m) {
+    const int64_t g = std::clamp(ceil_div(n_planes, m * sms), least, most);
+    if (g == previous) continue;
+    previous = g;
+    const int64_t blocks_an_sm = ceil_div(ceil_div(n_planes, g), sms);
+    if (blocks_an_sm <= std::min<int64_t>(32, 3 * kMaxT / (g * group_threads))) {
+      planes[n] = g;
+      busiest[n++] = blocks_an_sm * g;
+    }
+    if (g == least) break;
+  }
+  if (n == 0) return most;
+  const int64_t best = *std::min_element(busiest, busiest + n);
+  // The fewest blocks (the most planes a block) within 1/32 of the best.
+  int k = 0;
+  while (busiest[k] * 32 > best * 33) ++k;
+  return planes[k];
+}
+
+// Rows a stream-columns pass of n_planes planes (fewer than a wave) is split
+// into: the split whose busiest SM reads the least of a plane (its blocks
+// over the split), of kMinSplit to most_split, the most blocks on a tie; 1
+// if none is. The candidates are the largest splits that give the SMs at
+// most m blocks each, m up to blocks_an_sm (a wave's). Before, the split
+// that filled the most of a wave of resident blocks: [1, 11076, 179]
+// float64 over dim 1 ran 336 blocks, 72 SMs holding three and 60 two. A/B
+// on the H200 (NOTES.md, session 69) over 162 split passes of planes under
+// 132: 44 faster by over 5%, 5 slower (ties then took the fewer blocks:
+// [4, 71871, 16] float64 2.38x -> 2.10x of torch.sum); with the most
+// blocks on ties, on a fresh seed of 173: 15 faster ([1, 21738, 246]
+// float16 1.49x -> 1.70x), 10 slower, all of integers: 5 of them with their
+// grids unchanged (timed first after torch.sum, whose 16- and 32-bit
+// integer sums write a widened copy: unchanged int32 grids ran 3% slower
+// there in geometric mean), and [3, 5376, 173] int64 1.23x -> 1.13x.
+inline int64_t stream_columns_split(int64_t n_planes, int64_t blocks_an_sm, int64_t most_split) {
+  const int64_t sms = sm_count();
+  int64_t split = 1, busiest = ceil_div(n_planes, sms);
+  for (int64_t m = 1; m <= std::min<int64_t>(blocks_an_sm, 32); ++m) {
+    const int64_t s = std::min(most_split, m * sms / n_planes);
+    if (s < StreamColumnsPolicy::kMinSplit) continue;
+    const int64_t b = ceil_div(s * n_planes, sms);
+    if (b * split <= busiest * s) split = s, busiest = b;  // b / s <= busiest / split
+  }
+  return split;
+}
+
 // Launches the stream-columns kernel (engine/stream_columns.cuh) for dense
 // planes of at most 256 columns that no vector fits (and, first, for large
 // planes of narrow rows whatever vector fits:
@@ -1368,22 +1441,25 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     int64_t group_threads = threads_a_plane(StreamColumnsPolicy::kVecsPerThread);
     if (group_threads * d.n_planes < int64_t(sm_count()) * StreamColumnsPolicy::kFewPlanesWarpsPerSm * 32)
       group_threads = threads_a_plane(StreamColumnsPolicy::kFewPlanesVecsPerThread);
-    // Not so many planes a block that the grid gives the SMs fewer than two
-    // blocks each.
-    const int64_t groups = std::max<int64_t>(
-        1, std::min({kMaxT / group_threads, kMaxT / 2 / P, ceil_div(d.n_planes, 2 * int64_t(sm_count()))}));
+    const int64_t groups = stream_columns_planes_a_block(d.n_planes, group_threads, P);
     const int64_t T = group_threads * groups;
     a.group_threads = static_cast<int>(group_threads);
     const auto kernel = gpureduce_stream_columns<Op, in_t, out_t>;
     // A wave: the threads the launch bounds' registers let an SM hold.
     const int64_t wave = int64_t(sm_count()) * std::max<int64_t>(1, 3 * kMaxT / T);
     // Few planes: split along the rows, each block keeping at least
-    // kSplitVecsPerThread vectors per thread, if into kMinSplit blocks or more.
+    // kSplitVecsPerThread vectors per thread, into kMinSplit blocks or more
+    // (stream_columns_split).
     int64_t split = 1;
     if (groups == 1 && d.n_planes < wave) {
-      split = split_for_waves(d.n_planes, wave,
-                              std::max<int64_t>(1, plane_vecs / (T * StreamColumnsPolicy::kSplitVecsPerThread)));
-      if (split < StreamColumnsPolicy::kMinSplit) split = 1;
+      const int64_t most_split = std::min(ceil_div(wave, d.n_planes),
+                                          std::max<int64_t>(1, plane_vecs / (T * StreamColumnsPolicy::kSplitVecsPerThread)));
+      split = stream_columns_split(d.n_planes, wave / int64_t(sm_count()), most_split);
+      // Split planes of 8-byte elements, many outputs of short columns: the
+      // columns kernel (HostPolicy::kSplitPlanes8MinOutputs).
+      if (sizeof(in_t) == 8 && split > 1 && d.n_planes * d.C >= HostPolicy::kSplitPlanes8MinOutputs &&
+          d.R <= HostPolicy::kSplitPlanes8MaxRows && d.total * 8 <= HostPolicy::kSplitPlanes8MaxBytes)
+        return false;
     }
     split = std::min<int64_t>(split, std::min<int64_t>(d.R, 65535));
     a.rows_per_split = ceil_div(d.R, split);

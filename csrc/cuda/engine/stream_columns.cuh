@@ -110,6 +110,12 @@ struct StreamColumnsPolicy {
   // dim 1 11.2 -> 9.9 us).
   static constexpr int kSplitVecsPerThread = 8;
   static constexpr int kMinSplit = 4;
+  // Blocks of several planes have at least this many threads
+  // (stream_columns_planes_a_block): a plane a block lost where planes
+  // took 33 and 45 threads ([3000, 100, 33] float16 over dim 1 1.13x ->
+  // 0.94x of torch.sum, [1800, 636, 9] bfloat16 1.16x -> 1.08x; H200,
+  // NOTES.md session 69).
+  static constexpr int kMinBlockThreads = 128;
 };
 
 static_assert(StreamColumnsPolicy::kMaxColumns <= StreamColumnsPolicy::kMaxThreads / 2,
