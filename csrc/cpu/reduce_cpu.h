@@ -1598,7 +1598,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     const int64_t grain = std::max<int64_t>(1, 32768 / (rows_per_task * std::min<int64_t>(run, kOutputBlock) * p.n_cols));
     at::parallel_for(0, units * row_tasks, grain, [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
-        const int64_t u = t / row_tasks, rt = t % row_tasks;
+        const int64_t u = t % units, rt = t / units;  // row task major (the plain tasks below say why)
         int g = 0, v = 0;
         const int64_t o0 = first_output(u, g, v);
         int64_t in_off, out_off;
@@ -1704,10 +1704,11 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     constexpr int64_t kGroupCols = kTile * kTileGroup;
     const int64_t groups = (p.n_cols + kGroupCols - 1) / kGroupCols;
     const int64_t grain = std::max<int64_t>(1, 32768 / (rows_per_task * std::min(kGroupCols, p.n_cols)));
-    at::parallel_for(0, p.n_out * groups * row_tasks, grain, [&](int64_t b, int64_t e) {
+    const int64_t units = p.n_out * groups;
+    at::parallel_for(0, units * row_tasks, grain, [&](int64_t b, int64_t e) {
       acc_t column[kGroupCols];
       for (int64_t t = b; t < e; ++t) {
-        const int64_t unit = t / row_tasks, rt = t % row_tasks;
+        const int64_t unit = t % units, rt = t / units;  // row task major (the plain tasks below say why)
         const int64_t o = unit / groups, c0 = unit % groups * kGroupCols;
         int64_t in_off, out_off;
         p.outer.offsets(o, in_off, out_off);
@@ -1728,17 +1729,22 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     return;
   }
   // At least 32K elements to a thread (a task of a few columns holds 4K-28K).
+  // The work items run row task major, so that at::parallel_for's equal
+  // runs of items give each thread whole row tasks of every tile: tile
+  // major, a pass of a full tile and a narrow one ([5425, 80] float32 over
+  // dim 0: 64 and 16 columns, two row tasks) left one thread four fifths
+  // of the reads. The partials keep their places, so the bits are the same.
   const int64_t grain = std::max<int64_t>(1, 32768 / (rows_per_task * std::min(kTile, p.n_cols)));
   at::parallel_for(0, tasks * row_tasks, grain, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
-      const int64_t task = t / row_tasks, rt = t % row_tasks;
+      const int64_t task = t % tasks, rt = t / tasks;
       const int64_t o = task / col_blocks, cb = task % col_blocks;
       int64_t in_off, out_off;
       p.outer.offsets(o, in_off, out_off);
       const int64_t c0 = cb * kTile, width = std::min(kTile, p.n_cols - c0);
       const int64_t r0 = rt * rows_per_task, nr = std::min(rows_per_task, n_rows - r0);
       block(in + in_off + c0 * p.col_stride, width, p.col_stride, r0, nr, p,
-                             partial.data() + t * kTile);
+            partial.data() + (task * row_tasks + rt) * kTile);
     }
   });
   fold_column_partials<Op>(p, partial.data(), row_tasks, col_blocks, kTile, out);
