@@ -365,4 +365,14 @@ for dtype in (torch.bool, torch.int8, torch.int16, torch.int32, torch.int64):
         got = reduce_op.logsumexp(x, dim if dim is not None else list(range(x.dim()))).cpu().double()
         ref = torch.logsumexp(wide, dim if dim is not None else list(range(x.dim())))
         assert torch.allclose(got, ref, rtol=1e-5, atol=1e-5), (dtype, shape, dim)
+# Stream-columns planes split along their rows, finished inside a cluster
+# (under 16 MB, splits of up to 8: one block reads the others' shared
+# memory) and by the finish kernel (a split of 40); and folded columns grids
+# that keep 1 or 4 row threads with eight loads in flight.
+for dtype, shape in ((torch.float32, (10, 511, 153)), (torch.int64, (4, 7801, 9)), (torch.bfloat16, (9, 7753, 30)),
+                     (torch.float32, (36, 454, 225)), (torch.float16, (1, 25992, 50)), (torch.float32, (14211, 44, 11)),
+                     (torch.float32, (7770, 434, 15))):
+    x = (torch.randn(shape) * 10).to(dtype).cuda()
+    got = reduce_op.sum(x, 1).cpu().double()
+    assert torch.allclose(got, x.cpu().double().sum(1), rtol=2e-2, atol=1.0), (dtype, shape)
 print("workload ok")

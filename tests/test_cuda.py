@@ -751,6 +751,71 @@ def test_stream_columns_grids(case):
         assert any("gpureduce_columns<" in n for n in names), names
 
 
+
+# Split stream-columns passes of up to 16 MB whose split is at most 8 blocks
+# a plane finish inside a cluster (HostPolicy::kStreamColumnsClusterMaxBytes):
+# one kernel, no finish launch. Larger passes and larger splits keep the
+# finish kernel. (shape, dtype, whether the pass finishes in a cluster; the
+# splits are those of 132 SMs.)
+STREAM_COLUMN_CLUSTER_CASES = [
+    ((10, 511, 153), torch.float32, True),    # split 5
+    ((5, 837, 47), torch.int64, True),
+    ((4, 7801, 9), torch.int64, True),        # split 8
+    ((4, 5271, 31), torch.float16, True),
+    ((9, 7753, 30), torch.bfloat16, True),
+    ((36, 454, 225), torch.float32, True),    # 14.7 MB, 225 columns
+    ((1, 25992, 50), torch.float16, False),   # split 40
+    ((46, 106182, 12), torch.int16, False),   # 117 MB
+]
+
+
+@pytest.mark.parametrize("case", range(len(STREAM_COLUMN_CLUSTER_CASES)))
+def test_stream_columns_cluster_finish(case):
+    shape, dtype, cluster = STREAM_COLUMN_CLUSTER_CASES[case]
+    x = _offset_cuda(shape, dtype, 0)
+    assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
+    assert torch.equal(reduce_op.sum(x, 1), reduce_op.sum(x, 1))
+    if dtype in (torch.bfloat16, torch.float16):
+        assert_matches_torch(reduce_op.sum(x, 1, dtype=torch.float32), x, 1, False, dtype=torch.float32)
+    props = torch.cuda.get_device_properties(0)
+    if props.major >= 9 and props.multi_processor_count == 132:
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
+        assert any("gpureduce_stream_columns" in n for n in names), names
+        assert any("gpureduce_finish_partials" in n for n in names) != cluster, names
+
+
+# Folded columns grids of narrow loads (launch_columns): the fewest row
+# threads that still give every SM 1024 threads of the long-walk kernel (8
+# loads in flight), where each then walks 16 rows or more and the grid takes
+# no more waves than the plan's; vectors of bytes, short walks and grids that
+# would gain a wave keep the plan (4 loads in flight). (shape, a ::2 view of
+# dim 1, dim, dtype, (row threads, loads in flight) on 132 SMs.)
+LONG_WALK_COLUMN_CASES = [
+    ((149, 72, 34, 171), True, 2, torch.float16, (1, 8)),   # the plan: 2 row threads, 4 loads
+    ((18452, 70, 27), False, 1, torch.float32, (1, 8)),     # the plan: 4 row threads
+    ((7770, 434, 15), False, 1, torch.float32, (4, 8)),     # 15-thread blocks, 32 an SM: 4 row threads
+    ((18508, 204, 14), False, 1, torch.bfloat16, (2, 8)),   # 28-thread blocks
+    ((65, 107297), False, 0, torch.float32, (2, 4)),        # the long walk would take a second wave
+    ((86908, 66, 4), False, 1, torch.bool, (4, 4)),         # vectors of bytes
+    ((46, 434, 22, 49), True, 2, torch.uint8, (1, 4)),      # 22 rows: walks under 16
+]
+
+
+@pytest.mark.parametrize("case", range(len(LONG_WALK_COLUMN_CASES)))
+def test_columns_long_walk_row_threads(case):
+    shape, step, dim, dtype, (row_threads, unroll) = LONG_WALK_COLUMN_CASES[case]
+    x = _offset_cuda(shape, dtype, 0)
+    if step:
+        x = x[:, ::2]
+    assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
+    assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        launches = [(n, b) for n, _, b in cuda_kernel_launches(lambda: reduce_op.sum(x, dim)) if "gpureduce_columns<" in n]
+        assert len(launches) == 1, launches
+        name, block = launches[0]
+        assert re.search(r"gpureduce_columns<gpureduce::SumOp<\w+>, (\d+),", name).group(1) == str(unroll), name
+        assert block[1] == row_threads, launches
+
 # Columns of 1- and 2-byte elements in few dense planes that no 16-byte
 # vector fits but an 8- or 4-byte one does: rows of at least 8 such vectors
 # take them in passes from 4 MB, however few the outputs (the columns

@@ -64,6 +64,14 @@ struct HostPolicy {
   // column, and at most kMaxRowThreads share one.
   static constexpr int64_t kRowsPerColumnThread = 16;
   static constexpr int64_t kMaxRowThreads = 16;
+  // A folded columns grid of narrow loads keeps only the row threads that
+  // give every SM this many threads of the long-walk kernel (launch_columns).
+  // A/B on the H200 (NOTES.md, session 70), 1024 against 768: over the 152
+  // passes either changes, 5 slower than the old plan by over 5% against 12
+  // (at 768, blocks of 26 to 30 threads, each thread walking 139 to 294 rows
+  // alone: [18508, 204, 14] bfloat16 over dim 1 1.27x -> 1.06x of
+  // torch.sum, where 1024 kept two row threads and made it 1.36x).
+  static constexpr int64_t kLongWalkThreadsPerSm = 1024;
   // Up to this many where a block takes several outer indices and they fill
   // less than a wave (each row thread at most one unrolled loop of rows; in
   // passes of 1 MB or more, only while each walks kRowsPerColumnThread
@@ -255,6 +263,10 @@ struct HostPolicy {
   static constexpr int64_t kSplitPlanes8MinOutputs = 512;
   static constexpr int64_t kSplitPlanes8MaxRows = 4096;
   static constexpr int64_t kSplitPlanes8MaxBytes = int64_t(32) << 20;
+  // A split stream-columns pass of at most this many input bytes (and
+  // kMaxClusterSplit blocks a plane) finishes inside a cluster
+  // (launch_stream_columns).
+  static constexpr int64_t kStreamColumnsClusterMaxBytes = int64_t(16) << 20;
   // A grid of at most this many waves of resident blocks is folded into one
   // (fold_into_one_wave in reduce_cuda.cuh), rows passes down to
   // kFoldMinGroup lanes per output.

@@ -771,6 +771,40 @@ void launch_columns(const ReducePass& p, const in_t* x, Outputs<out_t> y, int64_
         waves, by, [&](int64_t f) { return tiles <= wave(by / f); },
         [&](int64_t f) { return by / f >= min_row_threads && (V > 1 || f <= waves); });
   }
+  // A folded grid of narrow loads (tiles enough to fill the SMs whatever
+  // their row threads): the fewest row threads whose grid, in one wave of
+  // the long-walk kernel, still gives every SM kLongWalkThreadsPerSm
+  // threads, each keeping kLongWalkUnroll loads in flight, where each then
+  // walks 2 * kLongWalkUnroll rows or more and the grid takes no more waves
+  // than the plan's. Row threads had been chosen for rows a thread
+  // (kRowsPerColumnThread), so a few tens of rows went to 2 to 16 row
+  // threads each loading 4 at a time, and a shared-memory tree over them.
+  // A/B on the H200 in one process over the 124 passes of random seeds 72 to
+  // 111 and made odd-width columns that it changes (NOTES.md, session 70):
+  // time 0.868x in geometric mean, 102 faster by over 5%, 5 slower (the
+  // worst [280, 6787, 14] bfloat16 permuted, 20x -> 14x of torch.sum), below
+  // 0.97x of torch.sum 13 -> 4 ([149, 72, 34, 171] float16 over dim 2 of a
+  // .step view 0.80x -> 1.07x; [18452, 70, 27] float32 over dim 1 0.88x ->
+  // 1.05x; one new: [16812, 105, 11] float32 0.99x -> 0.95x); the 57 of
+  // the fresh seeds 92 to 111 alone 0.863x, 2 slower. Counting held threads, not the grid's: blocks of a few columns
+  // (15 threads) are capped at 32 an SM. Not vectors of bytes: the one
+  // sampled ([86908, 66, 4] bool over dim 1) ran 2.3x slower.
+  if constexpr (kNarrowLoads) {
+    if (folds && !(sizeof(in_t) == 1 && V > 1)) {
+      const auto long_kernel = gpureduce_columns<Op, kLongWalkUnroll, in_t, out_t, V>;
+      const auto held_threads = [&](int64_t b) {
+        return std::min(tiles, resident_long.blocks(long_kernel, block_x * b)) * block_x * b;
+      };
+      int64_t b = 1;
+      while (b < by && held_threads(b) < int64_t(sm_count()) * HostPolicy::kLongWalkThreadsPerSm) b *= 2;
+      if (ceil_div(a.n_rows, b) >= 2 * kLongWalkUnroll &&
+          ceil_div(tiles, resident_long.blocks(long_kernel, block_x * b)) <=
+              ceil_div(tiles, resident_short.blocks(kernel, block_x * by))) {
+        by = b;
+        kernel = long_kernel;
+      }
+    }
+  }
   static PerDevice clusters;  // 1: no, 2: yes
   // Whether a split of this pass could finish inside a cluster: the device
   // and the loaded code have clusters, and the block's partials fit its
@@ -1483,6 +1517,27 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     // 20 with element loads through the columns kernel; over 40 passes of
     // 1 to 100 planes of at most 64 columns, below 0.97x of torch.sum 10 ->
     // 2, [1, 43297, 15] float32 10.6 -> 7.7 us; H200, NOTES.md session 23).
+    // In a pass of up to kStreamColumnsClusterMaxBytes, a split of at most
+    // kMaxClusterSplit blocks is finished inside a cluster instead: the
+    // first block combines the others' column sums from their shared memory,
+    // with no partials in global memory and no second launch. A/B on the
+    // H200 over 36 such passes of a fresh seed (NOTES.md, session 70): the 13
+    // under 16 MB all as fast or faster, 1.00x to 1.12x ([10, 511, 153]
+    // float32 over dim 1 6.18 -> 5.62 us, torch.sum 4.84; [5, 837, 47]
+    // int64 0.95x -> 1.03x of torch.sum); from 23 MB up, 8 of 11 slower by
+    // 6% to 23%: every block of a cluster holds its SM until the slowest has
+    // read its share, which costs a large pass more than the finish launch
+    // it saves ([46, 106182, 12] int16 47.5 -> 61.3 us).
+    static PerDevice clusters;  // 1: no, 2: yes
+    if (split <= kMaxClusterSplit && d.total * int64_t(sizeof(in_t)) <= HostPolicy::kStreamColumnsClusterMaxBytes &&
+        clusters.get([&](int) { return device_major() >= 9 && runs_sm90_code(kernel) ? 2 : 1; }) == 2) {
+      a.cluster_finish = 1;
+      a.early_trigger = int64_t(grid.x) * grid.y <= int64_t(sm_count());
+      launch_kernel_clustered(kernel, grid, dim3(static_cast<unsigned>(T)), dim3(1, static_cast<unsigned>(split), 1),
+                              stream, dependent_launch(stream, reinterpret_cast<const void*>(kernel), a.early_trigger != 0),
+                              a, x, y);
+      return true;
+    }
     Workspace workspace;
     a.partials = partials_workspace<acc_t>(workspace, split * d.n_planes * d.C);
     launch_engine_kernel(kernel, grid, dim3(static_cast<unsigned>(T)), stream, d.total * int64_t(sizeof(in_t)), a, x, y);

@@ -49,6 +49,10 @@ struct StreamColumnsArgs {
   // Launched as a programmatic dependent (launch_engine_kernel): whether the
   // next kernel may be scheduled from this grid's start (a grid of one wave).
   int early_trigger = 0;
+  // A split plane's blocks are one cluster (blockIdx.y its rank), the first
+  // combining the others' column sums from their shared memory: no partials
+  // in global memory, no second launch (launch_stream_columns says where).
+  int cluster_finish = 0;
 };
 
 // The element offset of plane p's first element.
@@ -263,6 +267,23 @@ __global__ void __launch_bounds__(StreamColumnsPolicy::kMaxThreads, 3)
     if (writer) out.template store<Op>(out_off + s * a.out_col_stride, col, a.projection);
     return;
   }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (a.cluster_finish) {
+    // The barrier: other threads may still read the lane sums in scratch.
+    __syncthreads();
+    if (writer) scratch[s] = col;
+    cluster_sync();
+    if (cluster_block_rank() == 0 && writer) {
+      acc_t total = Op::identity();
+      for (int k = 0; k < a.split; ++k) total = Op::combine(total, cluster_shared(scratch, k)[s]);
+      int64_t in_off, out_off;
+      a.outer.offsets(p, in_off, out_off);
+      out.template store<Op>(out_off + s * a.out_col_stride, total, a.projection);
+    }
+    cluster_sync();  // every block's shared memory stays until the first block has read it
+    return;
+  }
+#endif
   // Split: the column's partial, for gpureduce_finish_partials.
   if (writer) a.partials[(p * C + s) * a.split + blockIdx.y] = col;
   allow_next_grid();  // the finish kernel, our own dependent
