@@ -101,7 +101,9 @@ def test_columns_of_tile_groups(dtype):
     # apart one tile a task, 4- and 8-byte ones prefetching the row eight
     # rows down (past the tensor's end for its last rows). Widths with whole
     # groups, a partial last group, and a partial last tile; one and two
-    # reduced dims; the same bits on one thread and on two.
+    # reduced dims; the same bits on one thread and on two. Where the
+    # outputs are the accumulators (float32, float64, int64 and complex
+    # sums), the tiles write them in place, partial tiles included.
     g = torch.Generator().manual_seed(11)
     size = torch.empty((), dtype=dtype).element_size()
     near, mid, far = 1024 // size, 8192 // size, 16384 // size

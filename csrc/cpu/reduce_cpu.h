@@ -1635,6 +1635,16 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   const bool grouped =
       tile_group != nullptr && p.col_stride == 1 && p.n_cols >= 2 * kTile &&
       (sizeof(in_t) == 2 ? row_tasks > 1 && row_bytes < 4096 : row_bytes <= 4096 || row_bytes >= 16384);
+  // Where the outputs are the accumulators themselves, dense, the tiles of a
+  // pass of one row task write them directly: through a buffer, [3, 50257]
+  // float64 over dim 0 spent as long copying outputs as summing its three
+  // rows. Tile groups too (A/B on this project's 2-core machine, 2 threads,
+  // two runs a side, processes alternating; NOTES.md, session 70): [4000,
+  // 5, 300] float64 over dim 1 1.21-1.36x of torch.sum's time -> 0.75-0.78x,
+  // [1262, 10, 3, 240] int64 permuted to sum its dim 2 1.07-1.08x ->
+  // 0.71-0.87x; the same bits.
+  constexpr bool kOutputsAreAccumulators = std::is_same_v<out_t, acc_t>;
+  const bool direct = kOutputsAreAccumulators && p.out_col_stride == 1 && p.projection.is_identity();
   if (row_tasks == 1 && grouped) {
     constexpr int64_t kGroupCols = kTile * kTileGroup;
     const int64_t groups = (p.n_cols + kGroupCols - 1) / kGroupCols;
@@ -1647,9 +1657,14 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
         p.outer.offsets(o, in_off, out_off);
         const int64_t width = std::min(kGroupCols, p.n_cols - c0);
         const int full = static_cast<int>(width / kTile);
-        if (full > 0) tile_group(in + in_off + c0, full, 0, n_rows, p, column);
+        acc_t* dst = column;
+        if constexpr (kOutputsAreAccumulators) {
+          if (direct) dst = reinterpret_cast<acc_t*>(out + out_off + c0);
+        }
+        if (full > 0) tile_group(in + in_off + c0, full, 0, n_rows, p, dst);
         if (width > full * kTile)
-          block(in + in_off + c0 + full * kTile, width - full * kTile, 1, 0, n_rows, p, column + full * kTile);
+          block(in + in_off + c0 + full * kTile, width - full * kTile, 1, 0, n_rows, p, dst + full * kTile);
+        if (dst != column) continue;
         for (int64_t c = 0; c < width; ++c)
           out[out_off + (c0 + c) * p.out_col_stride] = finish<Op, out_t>(column[c], p.projection);
       }
@@ -1660,11 +1675,6 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     // Rows enough for one task: each task writes its outputs itself, with
     // no partials buffer and no second pass ([19, 7, 8192] float32 over
     // dim 1 zeroed and re-read 600 KB of partials).
-    // Where the outputs are the accumulators themselves, dense, the tiles
-    // write them directly: through a buffer, [3, 50257] float64 over dim 0
-    // spent as long copying outputs as summing its three rows.
-    constexpr bool kOutputsAreAccumulators = std::is_same_v<out_t, acc_t>;
-    const bool direct = kOutputsAreAccumulators && p.out_col_stride == 1 && p.projection.is_identity();
     // 32K elements to a thread, counted by the columns a tile holds, not
     // by its capacity: [2, 384, 2, 2] float16 over dim 1 (two tasks of 4
     // columns) woke the second thread, 2.6 us against 1.7 on one.
