@@ -118,6 +118,23 @@ def test_columns_of_tile_groups(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns_whose_outputs_run_along_an_outer_dim(dtype):
+    # A permuted input whose kept dims are transposed against memory: the
+    # columns (contiguous in the input) are strided in the output, an outer
+    # dim is contiguous there. Tasks go column block by column block over
+    # every outer index in output order; tile groups (rows 16 KB and more
+    # apart), plain tiles, partial tiles, two outer dims; the same bits on
+    # one thread and on two.
+    g = torch.Generator().manual_seed(13)
+    for base, perm, dim in (((28, 2, 596, 4), (2, 3, 0, 1), 3), ((28, 2, 2384), (2, 0, 1), 2),
+                            ((8, 16, 3000), (2, 0, 1), 2), ((5, 3, 7, 130), (3, 0, 2, 1), 3),
+                            ((3, 9, 4, 1000), (3, 1, 0, 2), 3)):
+        x = random_tensor(base, dtype, "cpu", g).permute(*perm)
+        _check_sum(x, dim)
+        _check_same_bits_on_one_and_two_threads(x, dim)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_columns_of_tile_groups_in_row_tasks(dtype):
     # Columns of more rows than a task takes (4096): an even count of equal
     # row tasks, each reading four tiles a task where the rows lie close

@@ -1645,6 +1645,23 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   // 0.71-0.87x; the same bits.
   constexpr bool kOutputsAreAccumulators = std::is_same_v<out_t, acc_t>;
   const bool direct = kOutputsAreAccumulators && p.out_col_stride == 1 && p.projection.is_identity();
+  // Outputs that run along an outer dim rather than along the columns (a
+  // permuted input whose kept dims are transposed against memory): the
+  // tasks of a pass of one row task go column block by column block, each
+  // over every outer index in output order, so that a thread writes a
+  // region of the output of its own. Outer index by outer index, the two
+  // threads wrote neighbouring outputs of each column, in the same cache
+  // lines: [28, 2, 596, 4].permute(2, 3, 0, 1) int64 over dim 3 took 146 us
+  // on one thread and 426 on two, torch.sum 186. A/B on this project's
+  // 2-core machine, 2 threads, two runs a side, processes alternating
+  // (NOTES.md, session 70): that case 2.18-3.23x of torch.sum's time ->
+  // 0.48-0.59x, [64, 4, 4096].permute(2, 0, 1) float32 over dim 2
+  // 1.00-1.07x -> 0.36-0.39x, bfloat16 0.70-0.76x -> 0.13-0.16x; dense
+  // outputs unchanged; the same bits.
+  const OuterIndexer by_output = in_output_order(p.outer);
+  const bool column_block_major =
+      p.out_col_stride != 1 && p.outer.ndim > 0 && by_output.out_strides[0] < p.out_col_stride;
+  const OuterIndexer& outer = column_block_major ? by_output : p.outer;
   if (row_tasks == 1 && grouped) {
     constexpr int64_t kGroupCols = kTile * kTileGroup;
     const int64_t groups = (p.n_cols + kGroupCols - 1) / kGroupCols;
@@ -1652,9 +1669,10 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     at::parallel_for(0, p.n_out * groups, grain, [&](int64_t b, int64_t e) {
       acc_t column[kGroupCols];
       for (int64_t t = b; t < e; ++t) {
-        const int64_t o = t / groups, c0 = t % groups * kGroupCols;
+        const int64_t o = column_block_major ? t % p.n_out : t / groups;
+        const int64_t c0 = (column_block_major ? t / p.n_out : t % groups) * kGroupCols;
         int64_t in_off, out_off;
-        p.outer.offsets(o, in_off, out_off);
+        outer.offsets(o, in_off, out_off);
         const int64_t width = std::min(kGroupCols, p.n_cols - c0);
         const int full = static_cast<int>(width / kTile);
         acc_t* dst = column;
@@ -1682,9 +1700,10 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     at::parallel_for(0, tasks, grain, [&](int64_t b, int64_t e) {
       acc_t column[kTile];
       for (int64_t task = b; task < e; ++task) {
-        const int64_t o = task / col_blocks, cb = task % col_blocks;
+        const int64_t o = column_block_major ? task % p.n_out : task / col_blocks;
+        const int64_t cb = column_block_major ? task / p.n_out : task % col_blocks;
         int64_t in_off, out_off;
-        p.outer.offsets(o, in_off, out_off);
+        outer.offsets(o, in_off, out_off);
         const int64_t c0 = cb * kTile, width = std::min(kTile, p.n_cols - c0);
         if constexpr (kOutputsAreAccumulators) {
           if (direct) {
