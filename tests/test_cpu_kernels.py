@@ -117,6 +117,25 @@ def test_columns_of_tile_groups(dtype):
         _check_sum(random_tensor((rows, far), dtype, "cpu", g), 0)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_strided_16_bit_floats(dtype):
+    # Rows and columns of 16-bit floats at an element stride: eight inputs'
+    # bits gathered into one vector, then widened together. Lengths around
+    # the vector (8) and the leaf's chains (32), strides 2, 3 and 5, float32
+    # and float64 results; against torch, and the same bits on one thread
+    # and on two.
+    g = torch.Generator().manual_seed(14)
+    for n in (7, 8, 9, 31, 32, 33, 528, 1000):
+        for s in (2, 3, 5):
+            x = random_tensor((37, n * s), dtype, "cpu", g)[:, ::s]
+            _check_sum(x, 1)
+            _check_same_bits_on_one_and_two_threads(x, 1)
+            torch.testing.assert_close(reduce_op.sum(x, 1, dtype=torch.float64), x.double().sum(1), rtol=1e-9, atol=1e-9)
+    x = random_tensor((40, 300, 64), dtype, "cpu", g)[:, :, ::4]
+    _check_sum(x, 1)
+    _check_same_bits_on_one_and_two_threads(x, 1)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_columns_whose_outputs_run_along_an_outer_dim(dtype):
     # A permuted input whose kept dims are transposed against memory: the
