@@ -724,63 +724,47 @@ def test_stream_columns(case, offset, dtype):
 # Stream-columns grids (stream_columns_planes_a_block, stream_columns_split)
 # and the split 8-byte planes the columns kernel takes instead
 # (HostPolicy::kSplitPlanes8*: at least 512 outputs, at most 4096 rows a
-# plane, at most 32 MB). (shape, dtype, whether the stream-columns kernel
-# runs.)
+# plane, at most 32 MB); and how a split plane is finished: inside a cluster
+# in passes of up to 16 MB split at most 8 ways a plane
+# (HostPolicy::kStreamColumnsClusterMaxBytes), else by a second kernel.
+# (shape, dtype, whether the stream-columns kernel runs, whether its split is
+# finished in a cluster: None where not checked; the splits are those of
+# 132 SMs.)
 STREAM_COLUMN_GRID_CASES = [
-    ((1413, 636, 9), torch.bfloat16, True),    # 1413 planes: 4 a block
-    ((3000, 100, 33), torch.float16, True),    # blocks of 33-thread planes: several a block
-    ((341, 477, 15), torch.float64, True),     # one plane a block
-    ((1, 11076, 179), torch.float64, True),    # one plane split over the SMs
-    ((18, 322, 207), torch.float64, False),    # split 8-byte planes, 3726 outputs: columns kernel
-    ((3, 748, 171), torch.int64, False),       # 513 outputs
-    ((3, 748, 169), torch.int64, True),        # 507 outputs
-    ((6, 4200, 101), torch.float64, True),     # rows over 4096
-    ((25, 2074, 143), torch.int64, True),      # 59 MB, over 32 MB
+    ((1413, 636, 9), torch.bfloat16, True, None),    # 1413 planes: 4 a block
+    ((3000, 100, 33), torch.float16, True, None),    # blocks of 33-thread planes: several a block
+    ((341, 477, 15), torch.float64, True, None),     # one plane a block
+    ((1, 11076, 179), torch.float64, True, None),    # one plane split over the SMs
+    ((18, 322, 207), torch.float64, False, None),    # split 8-byte planes, 3726 outputs: columns kernel
+    ((3, 748, 171), torch.int64, False, None),       # 513 outputs
+    ((3, 748, 169), torch.int64, True, None),        # 507 outputs
+    ((6, 4200, 101), torch.float64, True, None),     # rows over 4096
+    ((25, 2074, 143), torch.int64, True, None),      # 59 MB, over 32 MB
+    ((10, 511, 153), torch.float32, True, True),     # split 5
+    ((5, 837, 47), torch.int64, True, True),
+    ((4, 7801, 9), torch.int64, True, True),         # split 8
+    ((4, 5271, 31), torch.float16, True, True),
+    ((9, 7753, 30), torch.bfloat16, True, True),
+    ((36, 454, 225), torch.float32, True, True),     # 14.7 MB, 225 columns
+    ((1, 25992, 50), torch.float16, True, False),    # split 40
+    ((46, 106182, 12), torch.int16, True, False),    # 117 MB
 ]
 
 
 @pytest.mark.parametrize("case", range(len(STREAM_COLUMN_GRID_CASES)))
 def test_stream_columns_grids(case):
-    shape, dtype, stream = STREAM_COLUMN_GRID_CASES[case]
-    x = _offset_cuda(shape, dtype, 0)
-    assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
-    assert torch.equal(reduce_op.sum(x, 1), reduce_op.sum(x, 1))
-    names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
-    assert any("gpureduce_stream_columns" in n for n in names) == stream, names
-    if not stream:
-        assert any("gpureduce_columns<" in n for n in names), names
-
-
-
-# Split stream-columns passes of up to 16 MB whose split is at most 8 blocks
-# a plane finish inside a cluster (HostPolicy::kStreamColumnsClusterMaxBytes):
-# one kernel, no finish launch. Larger passes and larger splits keep the
-# finish kernel. (shape, dtype, whether the pass finishes in a cluster; the
-# splits are those of 132 SMs.)
-STREAM_COLUMN_CLUSTER_CASES = [
-    ((10, 511, 153), torch.float32, True),    # split 5
-    ((5, 837, 47), torch.int64, True),
-    ((4, 7801, 9), torch.int64, True),        # split 8
-    ((4, 5271, 31), torch.float16, True),
-    ((9, 7753, 30), torch.bfloat16, True),
-    ((36, 454, 225), torch.float32, True),    # 14.7 MB, 225 columns
-    ((1, 25992, 50), torch.float16, False),   # split 40
-    ((46, 106182, 12), torch.int16, False),   # 117 MB
-]
-
-
-@pytest.mark.parametrize("case", range(len(STREAM_COLUMN_CLUSTER_CASES)))
-def test_stream_columns_cluster_finish(case):
-    shape, dtype, cluster = STREAM_COLUMN_CLUSTER_CASES[case]
+    shape, dtype, stream, cluster = STREAM_COLUMN_GRID_CASES[case]
     x = _offset_cuda(shape, dtype, 0)
     assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
     assert torch.equal(reduce_op.sum(x, 1), reduce_op.sum(x, 1))
     if dtype in (torch.bfloat16, torch.float16):
         assert_matches_torch(reduce_op.sum(x, 1, dtype=torch.float32), x, 1, False, dtype=torch.float32)
+    names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
+    assert any("gpureduce_stream_columns" in n for n in names) == stream, names
+    if not stream:
+        assert any("gpureduce_columns<" in n for n in names), names
     props = torch.cuda.get_device_properties(0)
-    if props.major >= 9 and props.multi_processor_count == 132:
-        names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
-        assert any("gpureduce_stream_columns" in n for n in names), names
+    if cluster is not None and props.major >= 9 and props.multi_processor_count == 132:
         assert any("gpureduce_finish_partials" in n for n in names) != cluster, names
 
 

@@ -154,5 +154,13 @@ bool runs_sm90_code(Kernel kernel) {
   return attributes.binaryVersion >= 90 || attributes.ptxVersion >= 90;
 }
 
+// Whether `kernel` can be launched in clusters here: the device has them
+// (sm_90 or later) and so does the code it runs. Cached per device in
+// `cache`, a static beside the launch.
+template <typename Kernel>
+bool launches_in_clusters(PerDevice& cache, Kernel kernel) {
+  return cache.get([&](int) { return device_major() >= 9 && runs_sm90_code(kernel) ? 2 : 1; }) == 2;
+}
+
 }  // namespace cuda
 }  // namespace gpureduce

@@ -805,12 +805,12 @@ void launch_columns(const ReducePass& p, const in_t* x, Outputs<out_t> y, int64_
       }
     }
   }
-  static PerDevice clusters;  // 1: no, 2: yes
+  static PerDevice clusters;  // launches_in_clusters' answer, per device
   // Whether a split of this pass could finish inside a cluster: the device
   // and the loaded code have clusters, and the block's partials fit its
   // shared memory.
   const bool cluster_fits =
-      clusters.get([&](int) { return device_major() >= 9 && runs_sm90_code(kernel) ? 2 : 1; }) == 2 &&
+      launches_in_clusters(clusters, kernel) &&
       block_x <= column_scratch_slots<V, acc_t>();
   int64_t split = 1;
   if (tiles < target_blocks) {
@@ -1528,9 +1528,9 @@ bool launch_stream_columns(const DenseArgs& d, const in_t* x, Outputs<out_t> y) 
     // 6% to 23%: every block of a cluster holds its SM until the slowest has
     // read its share, which costs a large pass more than the finish launch
     // it saves ([46, 106182, 12] int16 47.5 -> 61.3 us).
-    static PerDevice clusters;  // 1: no, 2: yes
+    static PerDevice clusters;  // launches_in_clusters' answer, per device
     if (split <= kMaxClusterSplit && d.total * int64_t(sizeof(in_t)) <= HostPolicy::kStreamColumnsClusterMaxBytes &&
-        clusters.get([&](int) { return device_major() >= 9 && runs_sm90_code(kernel) ? 2 : 1; }) == 2) {
+        launches_in_clusters(clusters, kernel)) {
       a.cluster_finish = 1;
       a.early_trigger = int64_t(grid.x) * grid.y <= int64_t(sm_count());
       launch_kernel_clustered(kernel, grid, dim3(static_cast<unsigned>(T)), dim3(1, static_cast<unsigned>(split), 1),

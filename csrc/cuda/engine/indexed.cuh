@@ -1242,9 +1242,9 @@ bool indexed_tiles_pay(const IndexedPass& p) {
 // 0.79x through the finish kernel).
 template <typename Kernel>
 bool finish_in_clusters(Kernel kernel, ResidentClusters* resident, dim3 block, int64_t split, int64_t n_clusters) {
-  static PerDevice clusters;  // 1: no, 2: yes
+  static PerDevice clusters;  // launches_in_clusters' answer, per device
   if (split < 2 || split > kMaxClusterSplit) return false;
-  if (clusters.get([&](int) { return device_major() >= 9 && runs_sm90_code(kernel) ? 2 : 1; }) != 2) return false;
+  if (!launches_in_clusters(clusters, kernel)) return false;
   return resident == nullptr || n_clusters <= resident->clusters(kernel, block, static_cast<int>(split));
 }
 
