@@ -1491,11 +1491,16 @@ def test_cuda_graph_chain_through_engine_kernels():
 def test_cuda_graph_chain_of_resident_waves():
     # As above, through grids of several resident blocks an SM (more blocks
     # than SMs, all on the GPU at once) in passes under kEarlyWaveMaxBytes
-    # (csrc/cuda/policy.h), which let the next kernel in early too. Each
-    # pass halves the one before it over a middle dim of 2, then rows of
-    # 256 and of 7; float16 columns of 8 rows feed rows of 7.
+    # (csrc/cuda/policy.h), which let the next kernel in early too, except
+    # columns grids of over half and up to kColumnsLateToPercent of their
+    # wave, which do not (launch_engine_kernel's kColumnsGap). Each pass
+    # halves the one before it over a middle dim of 2, then rows of 256 and
+    # of 7; float16 columns of 8 rows (542 blocks of 1056 on the H200: in
+    # that gap) feed rows of 7, and bfloat16 columns of 4 rows (1053 blocks:
+    # let in early again) rows of 7.
     x = torch.randn(1024, 2, 512, device="cuda")
     h = torch.randn(19506, 8, 7, device="cuda", dtype=torch.float16)
+    b = torch.randn(37883, 4, 7, device="cuda", dtype=torch.bfloat16)
 
     def chain():
         y1 = reduce_op.sum(x, 1)                       # [1024, 512]: columns, 4 MiB read
@@ -1505,12 +1510,15 @@ def test_cuda_graph_chain_of_resident_waves():
         y5 = reduce_op.sum(y4, 1, dtype=torch.float32)  # [19506]: rows of 7
         pair = torch.stack([y5[:1024], y3])             # a torch kernel between ours
         y6 = reduce_op.sum(pair, 0)
+        y7 = reduce_op.sum(b, 1)                       # [37883, 7]: columns of 4 rows
+        y8 = reduce_op.sum(y7, 1, dtype=torch.float32)  # [37883]
         return [(y1, x, 1), (y2, y1.view(512, 2, 512), 1), (y3, y2.view(1024, 256), 1), (y4, h, 1),
-                (y5, y4, 1), (y6, pair, 0)]
+                (y5, y4, 1), (y6, pair, 0), (y7, b, 1), (y8, y7, 1)]
 
     def refresh():
         x.normal_()
         h.normal_()
+        b.normal_()
 
     check_captured_chain(chain, refresh)
 

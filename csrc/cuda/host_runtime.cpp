@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "device_info.h"
+#include "policy.h"
 
 namespace gpureduce {
 namespace cuda {
@@ -112,12 +113,18 @@ bool dependent_while_capturing(cudaStream_t stream, const void* kernel, bool let
 }  // namespace
 
 CaptureLaunch capture_launch(cudaStream_t stream, const void* kernel, int64_t blocks, int threads,
-                             bool resident_wave_lets_in) {
+                             bool resident_wave_lets_in, bool columns_gap) {
   CaptureLaunch launch;
   if (!capturing(stream)) return launch;
   const int64_t sms = sm_count();
-  launch.lets_next_in_early =
-      blocks <= sms || (resident_wave_lets_in && blocks <= sms * resident_blocks_per_sm(kernel, threads));
+  if (blocks <= sms) {
+    launch.lets_next_in_early = true;
+  } else if (resident_wave_lets_in) {
+    const int64_t wave = sms * resident_blocks_per_sm(kernel, threads);
+    const bool in_gap = columns_gap && blocks * 100 > HostPolicy::kColumnsLateFromPercent * wave &&
+                        blocks * 100 <= HostPolicy::kColumnsLateToPercent * wave;
+    launch.lets_next_in_early = blocks <= wave && !in_gap;
+  }
   launch.as_dependent = dependent_while_capturing(stream, kernel, launch.lets_next_in_early);
   return launch;
 }

@@ -60,8 +60,10 @@ bool dependent_launch(cudaStream_t stream, const void* kernel, bool lets_next_in
 // `threads` threads of `kernel` lets the next kernel in early, which it
 // does as one block an SM at most, or, with `resident_wave_lets_in`, as one
 // wave of resident blocks (all on the SMs at once, by the occupancy
-// calculator, cached per kernel and block size); and whether to launch it
-// as a dependent (dependent_launch). Outside a capture both are false, and
+// calculator, cached per kernel and block size), less, with `columns_gap`,
+// the grids of over kColumnsLateFromPercent and up to
+// kColumnsLateToPercent of that wave; and whether to launch it as a
+// dependent (dependent_launch). Outside a capture both are false, and
 // nothing but the stream is looked at. The rule is launch_engine_kernel's
 // (launch.h).
 struct CaptureLaunch {
@@ -69,7 +71,7 @@ struct CaptureLaunch {
   bool lets_next_in_early = false;
 };
 CaptureLaunch capture_launch(cudaStream_t stream, const void* kernel, int64_t blocks, int threads,
-                             bool resident_wave_lets_in);
+                             bool resident_wave_lets_in, bool columns_gap);
 // mark_early_trigger: `kernel` always lets its dependents in early (the
 // finish kernel), whatever the launch.
 void mark_early_trigger(const void* kernel);

@@ -118,16 +118,21 @@ void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_
 // 16 MiB it made passes slower, by 2% in the mean and up to 33% ([29, 256,
 // 2048] float32 over dim 1, 464 blocks; session 66). A grid of several
 // waves never does: its blocks' later waves lost SM slots to the next
-// grid's (up to 36% slower, session 64).
-template <typename... Params, typename A, typename... Rest>
+// grid's (up to 36% slower, session 64). With kColumnsGap (the columns
+// kernel), nor does a grid of over HostPolicy::kColumnsLateFromPercent and up
+// to kColumnsLateToPercent of its resident wave (the figures are there).
+template <bool kColumnsGap = false, typename... Params, typename A, typename... Rest>
 void launch_engine_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, int64_t pass_bytes,
                           A& a, Rest&&... rest) {
   const CaptureLaunch launch =
       capture_launch(stream, reinterpret_cast<const void*>(kernel), int64_t(grid.x) * grid.y * grid.z,
-                     int(block.x * block.y * block.z), pass_bytes < HostPolicy::kEarlyWaveMaxBytes);
+                     int(block.x * block.y * block.z), pass_bytes < HostPolicy::kEarlyWaveMaxBytes, kColumnsGap);
   a.early_trigger = launch.lets_next_in_early;
   launch_kernel(kernel, grid, block, stream, launch.as_dependent, a, std::forward<Rest>(rest)...);
 }
+
+// launch_engine_kernel<kColumnsGap>: the columns kernel's launch.
+constexpr bool kColumnsGap = true;
 
 // Launches `kernel` on `stream` with its blocks grouped into thread-block
 // clusters of `cluster` blocks (sm_90 and later); with `pdl`, also as a

@@ -120,6 +120,20 @@ struct HostPolicy {
   // Passes under this many bytes whose grid is one wave of several
   // resident blocks an SM let the next kernel in early (launch.h).
   static constexpr int64_t kEarlyWaveMaxBytes = int64_t(8) << 20;
+  // Except a columns grid of over kColumnsLateFromPercent and up to
+  // kColumnsLateToPercent of its resident wave, whose next grid's blocks
+  // cannot all be let in beside it. A/B on the H200 (NOTES.md, session 71),
+  // 121 columns passes under 8 MB captured back to back (made [N, R, C] of
+  // short walks and random seeds 0-4), the 22 grids in that band without the
+  // early trigger: time 0.965x in geometric mean, 10 faster by over 5%, 4
+  // slower by 5-10%, below 0.97x of torch.sum 8 -> 0 ([19506, 8, 7] float16
+  // over dim 1 0.90x -> 1.02x, [24328, 11, 7] bfloat16 0.95x -> 1.03x,
+  // [55085, 5, 3] float32 0.93x -> 1.02x; slower: [55, 2048, 4, 4]
+  // channels_last float32 over (2, 3) 1.19x -> 1.08x). Grids of 70% to a
+  // whole wave keep it: without it, [37883, 4, 7] bfloat16 went from 0.97x
+  // to 0.87x. The same band for every kernel lost as often as it gained.
+  static constexpr int64_t kColumnsLateFromPercent = 50;
+  static constexpr int64_t kColumnsLateToPercent = 70;
   // Rows per thread up to which a small columns pass's split is cut to one
   // cluster (four unrolled loops).
   static constexpr int64_t kSmallSplitRows = 16;

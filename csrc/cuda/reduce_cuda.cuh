@@ -882,7 +882,7 @@ void launch_columns(const ReducePass& p, const in_t* x, Outputs<out_t> y, int64_
   if (split > 1) {
     std::tie(a.counters, a.partials) = ticket_workspace<acc_t>(workspace, tiles, split * a.n_outer * a.vec_cols * V);
   }
-  launch_engine_kernel(kernel, grid, block, stream, input_bytes, a, x, y);
+  launch_engine_kernel<kColumnsGap>(kernel, grid, block, stream, input_bytes, a, x, y);
 }
 
 // Whether a columns pass that fits vectors of v elements (8 or 4 bytes)
