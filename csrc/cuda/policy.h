@@ -180,6 +180,15 @@ struct HostPolicy {
   static constexpr int64_t kStreamPlanesMaxRowBytes = 128;
   static constexpr int64_t kStreamPlanesAnySizeMaxRowBytes = 16;
   static constexpr int64_t kStreamPlanesOverColumnsMaxRowBytes = 64;
+  // Stream-rows tiles whose outputs take one lane each, along one output
+  // dim with nothing to project, are summed with a tile's per-output
+  // decisions taken once (StreamRowsArgs::direct_rounds) where each output
+  // sums at most this many elements. A/B on the H200 over 204 passes, the
+  // same bits (NOTES.md, session 72): rows and planes of 2 to 32 elements an
+  // output 0.90-0.98x of the time before in geometric mean by size class
+  // ([11498327, 3] bfloat16 over dim 1 43.5 -> 35.2 us), from 33 elements
+  // 1.008-1.015x ([124033, 33] uint8 1.14x).
+  static constexpr int64_t kStreamDirectMaxElements = 32;
   // Slabs of stream rows (an outer reduced dim over streams of rows) need
   // at least this many row tiles per SM, of at least this many bytes each:
   // a block walks a tile of every slab, so fewer or smaller tiles leave too

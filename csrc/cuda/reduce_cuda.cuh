@@ -1123,6 +1123,8 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, Outputs<out_t> 
   while (shift < 5 && (int64_t(1) << (shift + 1)) <= pow2_at_least(d.R) && outs << (shift + 1) <= P::kThreads) ++shift;
   a.group_shift = shift;
   a.slot_rounds = static_cast<int>(ceil_div(outs << shift, int64_t(P::kThreads)));
+  a.direct_rounds = !slabs && shift == 0 && a.outer.ndim == 1 && a.projection.is_identity() &&
+                    int64_t(a.R) <= HostPolicy::kStreamDirectMaxElements;
   const auto blocks = static_cast<unsigned>(std::min(a.n_tiles, resident));
   const auto stream = current_stream();
   if (!slabs) {

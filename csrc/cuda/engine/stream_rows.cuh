@@ -94,6 +94,10 @@ struct StreamRowsArgs {
   // Launched as a programmatic dependent (launch_engine_kernel): whether the
   // next kernel may be scheduled from this grid's start (a grid of one wave).
   int early_trigger = 0;
+  // One lane an output (group_shift 0), one output dim, the identity
+  // projection, no slabs, and at most HostPolicy::kStreamDirectMaxElements
+  // elements an output: reduce_tile's direct loop.
+  bool direct_rounds = false;
 };
 
 // The most rounds of a tile's outputs a thread carries across slabs.
@@ -221,6 +225,40 @@ __device__ __forceinline__ void reduce_tile(const StreamRowsArgs& a, const unsig
   const int lane = threadIdx.x & (G - 1);
   const int mine = a.R > lane ? (a.R - lane + G - 1) >> kShift : 0;
   const unsigned step = static_cast<unsigned>(G * C) * E;
+  // One lane an output (kShift 0), stored along one dim with nothing to
+  // project: a loop over this thread's outputs with none of a round's
+  // per-output branches (the output's indexer, the projection's divisor and
+  // root), which cost more than the loads in rows of a few elements: a
+  // round issued about 57 instructions a thread an output in rows of 2
+  // bfloat16 (H200, ncu: 38.5M instructions a pass, 76% of issue slots).
+  // The same outputs, the same loads and adds in the same order.
+  if constexpr (!kSlabs && kShift == 0) {
+    if (a.direct_rounds) {
+      const int64_t os = a.outer.out_strides[0];
+      const int kept = kPlanes ? a.kept : 1;
+      const int R = a.R;
+      // Output q = t + kThreads j is plane q / kept, column q % kept: both
+      // advanced by kThreads outputs a round with no division.
+      int pl = kPlanes ? static_cast<int>(threadIdx.x) / kept : static_cast<int>(threadIdx.x);
+      int c = kPlanes ? static_cast<int>(threadIdx.x) - pl * kept : 0;
+      const int dpl = kPlanes ? P::kThreads / kept : P::kThreads;
+      const int dc = kPlanes ? P::kThreads - dpl * kept : 0;
+      while (pl < nr) {
+        const int first = kPlanes ? pl * a.plane + c : pl * R;
+        const unsigned char* p = tile + static_cast<unsigned>(first) * E;
+        acc_t acc = Op::identity();
+#pragma unroll 4
+        for (int i = 0; i < R; ++i) acc = Op::reduce(acc, *reinterpret_cast<const in_t*>(p + i * step));
+        int64_t off = (r0 + pl) * os;
+        if constexpr (kPlanes) off += c * a.out_col_stride;
+        out.template store<Op>(off, acc, Projection{});
+        c += dc;
+        pl += dpl;
+        if (kPlanes && c >= kept) c -= kept, ++pl;
+      }
+      return;
+    }
+  }
   auto round = [&](int j, acc_t* carried) {
     const int q = (static_cast<int>(threadIdx.x) + j * P::kThreads) >> kShift;
     const int kept = kPlanes ? a.kept : 1;
