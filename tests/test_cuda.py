@@ -393,9 +393,10 @@ def test_stream_rows(case, offset, dtype):
         out = torch.empty(n, 2, *shape[2:], dtype=got.dtype, device="cuda").transpose(0, 1)
         reduce_op.sum(x2, 2, out=out)
         assert_matches_torch(out.contiguous(), x2, 2, False)
-        # Dense outputs take the stream's direct rounds (a lane an output,
-        # one output dim); these outputs, two dims apart, the general ones:
-        # the same adds in the same order, so the same bits.
+        # Dense outputs of rows of up to 32 elements that take a lane each
+        # are summed in the stream's direct loop (StreamRowsArgs::
+        # direct_rounds); these outputs, two dims apart, in its general
+        # rounds: the same adds in the same order, so the same bits.
         assert torch.equal(out.contiguous(), reduce_op.sum(x2, 2))
     if dtype == torch.float32 and offset == 3:
         f = x.sign().add(2.0)
