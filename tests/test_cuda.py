@@ -393,11 +393,18 @@ def test_stream_rows(case, offset, dtype):
         out = torch.empty(n, 2, *shape[2:], dtype=got.dtype, device="cuda").transpose(0, 1)
         reduce_op.sum(x2, 2, out=out)
         assert_matches_torch(out.contiguous(), x2, 2, False)
-        # Dense outputs of rows of up to 32 elements that take a lane each
-        # are summed in the stream's direct loop (StreamRowsArgs::
-        # direct_rounds); these outputs, two dims apart, in its general
-        # rounds: the same adds in the same order, so the same bits.
-        assert torch.equal(out.contiguous(), reduce_op.sum(x2, 2))
+        # Where both calls take the same stream-rows kernel, dense outputs of
+        # rows of up to 32 elements that take a lane each are summed in its
+        # direct loop (StreamRowsArgs::direct_rounds), these outputs, two
+        # dims apart, in its general rounds: the same adds in the same
+        # order, so the same bits. (Other passes may take other kernels for
+        # the two output layouts, which sum in other orders.)
+        kernels_out = cuda_kernels_run(lambda: reduce_op.sum(x2, 2, out=out))
+        kernels = cuda_kernels_run(lambda: reduce_op.sum(x2, 2))
+        if kernels_out == kernels and any("gpureduce_stream_rows" in n for n in kernels):
+            assert torch.equal(out.contiguous(), reduce_op.sum(x2, 2))
+        else:
+            assert not stream_f32 or dtype != torch.float32, (kernels_out, kernels)
     if dtype == torch.float32 and offset == 3:
         f = x.sign().add(2.0)
         p = torch.ops.gpureduce.prod.dim_int(f, 1, False)
@@ -406,6 +413,37 @@ def test_stream_rows(case, offset, dtype):
     if dtype in expected and offset == 0:
         names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
         assert any("gpureduce_stream_rows" in n for n in names) == expected[dtype], names
+
+
+
+# Rows whose groups of lanes would read the same shared-memory banks (a
+# pitch near a multiple of 128 bytes) are taken by a warp's groups M rows
+# apart (StreamRowsArgs::spread_shift, chosen by the host's bank model):
+# bytes and 16-bit rows of 127 to 255 elements, float32 rows of 65, int64
+# rows of 27, float64 rows of 17, in 8 KB and 16 KB tiles (16 MB passes),
+# slabs of them; every output checked against torch's, and bitwise on a
+# second call. Each takes the stream-rows kernel.
+STREAM_SPREAD_CASES = [
+    ((20001, 255), torch.uint8, 1), ((140001, 127), torch.int8, 1), ((16001, 127), torch.bfloat16, 1),
+    ((66001, 129), torch.float16, 1), ((70001, 65), torch.float32, 1), ((20001, 130), torch.bfloat16, 1),
+    ((30001, 27), torch.int64, 1), ((40001, 17), torch.float64, 1), ((4, 12001, 127), torch.bfloat16, (0, 2)),
+    ((3, 30001, 255), torch.uint8, (0, 2)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(STREAM_SPREAD_CASES)))
+@pytest.mark.parametrize("offset", [0, 1, 3])
+def test_stream_rows_spread(case, offset):
+    shape, dtype, dims = STREAM_SPREAD_CASES[case]
+    x = _offset_cuda(shape, dtype, offset)
+    got = reduce_op.sum(x, dims)
+    assert_matches_torch(got, x, dims, False)
+    assert torch.equal(got, reduce_op.sum(x, dims))
+    assert_matches_torch(reduce_op.sum(x, dims, True), x, dims, True)
+    assert torch.equal(reduce_op.amax(x, dims), torch.amax(x, dims))
+    if offset == 0:
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dims))
+        assert any("gpureduce_stream_rows" in n for n in names), names
 
 
 # Rows of a small element stride s, one per output at a pitch of about s

@@ -1060,6 +1060,68 @@ constexpr int64_t dense_tiles_min_bytes() {
                            : sizeof(in_t) == 2 ? HostPolicy::kLatencyBoundBytes : 4 * HostPolicy::kLatencyBoundBytes;
 }
 
+// The spread (StreamRowsArgs::spread_shift) at which a warp's first reads
+// of a tile of rows take the fewest shared-memory wavefronts: for warp 0 of
+// round 0, the most distinct 4-byte words that any of the 32 banks serves,
+// for outputs 1, 2, 4 and 8 apart (8: the block's warps); a wider spread
+// only where it reads fewer. A lane's next loads lie G E bytes on, which
+// moves every word by the same number of banks where G E is a multiple of
+// 4: one load models them all, else the 4 / (G E) phases are summed. The
+// tile is taken to start on a bank's first byte.
+inline int model_stream_read_spread_shift(int R, int outs, int elem_bytes, int shift, int warps) {
+  const int G = 1 << shift, W = 32 >> shift;
+  if (W == 1) return 0;
+  const int phases = G * elem_bytes >= 4 ? 1 : 4 / (G * elem_bytes);
+  auto wavefronts = [&](int m) {
+    int total = 0;
+    for (int i = 0; i < phases; ++i) {
+      int words[32][16];
+      int count[32] = {};
+      int most = 0;
+      for (int t = 0; t < 32; ++t) {
+        const int q = (t >> shift) << m;  // group g of warp 0 takes output g M
+        const int row = (t & (G - 1)) + i * G;
+        if (q >= outs || row >= R) continue;
+        const int byte = (q * R + row) * elem_bytes;  // within a tile: under 16 KB
+        for (int w = byte >> 2; w <= (byte + elem_bytes - 1) >> 2; ++w) {
+          const int b = w & 31;
+          int k = 0;
+          while (k < count[b] && words[b][k] != w) ++k;
+          if (k == count[b] && k < 16) words[b][count[b]++] = w;
+          most = std::max(most, count[b]);
+        }
+      }
+      total += most;
+    }
+    return total;
+  };
+  int best = 0, fewest = wavefronts(0);
+  for (int m = 1; (1 << m) <= warps; ++m) {
+    const int w = wavefronts(m);
+    if (w < fewest) best = m, fewest = w;
+  }
+  return best;
+}
+
+// model_stream_read_spread_shift, remembered for the last 16 kinds of tile
+// a host thread launched: the model takes 0.4-2.3 us, a call of a repeated
+// shape should not pay it again.
+inline int stream_read_spread_shift(int R, int outs, int elem_bytes, int shift, int warps) {
+  struct Entry {
+    uint64_t key = 0;  // 0: empty (R >= 1)
+    int spread = 0;
+  };
+  static thread_local Entry cache[16];
+  static thread_local unsigned next = 0;
+  const uint64_t key = (uint64_t(uint32_t(R)) << 32) | (uint64_t(outs & 0xffff) << 16) | (uint64_t(elem_bytes) << 8) |
+                       (uint64_t(shift) << 4) | uint64_t(warps & 15);
+  for (const Entry& e : cache)
+    if (e.key == key) return e.spread;
+  const int spread = model_stream_read_spread_shift(R, outs, elem_bytes, shift, warps);
+  cache[next++ % 16] = Entry{key, spread};
+  return spread;
+}
+
 // Launches the stream-rows kernel (engine/stream_rows.cuh) with tiles of
 // policy P over the dense planes of d (rows where C is 1); false, launching
 // nothing, for planes wider than a tile, for slabs of planes, and for slabs
@@ -1125,6 +1187,10 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, Outputs<out_t> 
   a.slot_rounds = static_cast<int>(ceil_div(outs << shift, int64_t(P::kThreads)));
   a.direct_rounds = !slabs && shift == 0 && a.outer.ndim == 1 && a.projection.is_identity() &&
                     int64_t(a.R) <= HostPolicy::kStreamDirectMaxElements;
+  // Rows only: over planes of 2 byte columns ([539154, 123, 2] uint8 over
+  // dim 1) the modelled spread ran 1.10x slower (NOTES.md, session 73).
+  if (!a.direct_rounds && d.C == 1)
+    a.spread_shift = stream_read_spread_shift(a.R, static_cast<int>(outs), int(sizeof(in_t)), shift, P::kThreads / 32);
   const auto blocks = static_cast<unsigned>(std::min(a.n_tiles, resident));
   const auto stream = current_stream();
   if (!slabs) {

@@ -98,6 +98,11 @@ struct StreamRowsArgs {
   // projection, no slabs, and at most HostPolicy::kStreamDirectMaxElements
   // elements an output: reduce_tile's direct loop.
   bool direct_rounds = false;
+  // A warp's groups of lanes take outputs 1 << spread_shift apart, not
+  // consecutive ones (spread_slot), where the host's model of the tile's
+  // shared-memory banks (stream_read_spread_shift) says that reads fewer
+  // wavefronts.
+  int spread_shift = 0;
 };
 
 // The most rounds of a tile's outputs a thread carries across slabs.
@@ -200,9 +205,25 @@ __device__ __forceinline__ void issue_stream_tile(const StreamRowsArgs& a, const
   }
 }
 
+// The output that slot s of a round sums, where a warp's W = 32 >> kShift
+// groups take outputs M = 2^m apart: within each run of W M slots (M warps'
+// groups), group g of the run's warp w takes output g M + w. The rows that
+// consecutive groups would read lie a pitch P apart, and where P is near a
+// multiple of 128 bytes they fall on the same banks (bfloat16 rows of 127
+// elements, P = 254, 8 groups of 4 lanes a warp: 79% of the tile's
+// shared-memory wavefronts were conflicts, H200, ncu); rows M P apart fall
+// on others. A bijection of each run (M divides the block's warps), and
+// each output keeps its lanes and order of adds: the same bits for any M.
+template <int kShift>
+__device__ __forceinline__ int spread_slot(int s, int m) {
+  constexpr int kWShift = 5 - kShift;
+  const int run = kWShift + m;
+  return ((s >> run) << run) | ((s & ((1 << kWShift) - 1)) << m) | ((s >> kWShift) & ((1 << m) - 1));
+}
+
 // Sums the rows of a tile (rows r0, r0 + 1, ..., nr of them) into their
 // outputs, a group of 2^kShift lanes per output: slot t + kThreads j is lane
-// t % group of output q = (t + kThreads j) / group, and a lane reads
+// t % group of output q = spread_slot((t + kThreads j) / group), and a lane reads
 // elements lane, lane + group, ... of its row. With kPlanes, output q is
 // column q % kept of the tile's plane q / kept, and a lane reads that
 // column's rows lane, lane + group, ... The group is a template argument so that a
@@ -260,7 +281,7 @@ __device__ __forceinline__ void reduce_tile(const StreamRowsArgs& a, const unsig
     }
   }
   auto round = [&](int j, acc_t* carried) {
-    const int q = (static_cast<int>(threadIdx.x) + j * P::kThreads) >> kShift;
+    const int q = spread_slot<kShift>((static_cast<int>(threadIdx.x) + j * P::kThreads) >> kShift, a.spread_shift);
     const int kept = kPlanes ? a.kept : 1;
     const int pl = kPlanes ? q / kept : q;
     const int c = q - pl * kept;
