@@ -251,7 +251,8 @@ OPS = {
 # Allowed |ours - ref| per unit of the op's scale: a few dozen roundings of
 # the result dtype (16-bit floats accumulate in float32 and round once).
 OP_RTOL = {torch.float16: 4e-3, torch.bfloat16: 3e-2, torch.float32: 64 * torch.finfo(torch.float32).eps,
-           torch.float64: 64 * torch.finfo(torch.float64).eps, torch.complex64: 64 * torch.finfo(torch.float32).eps}
+           torch.float64: 64 * torch.finfo(torch.float64).eps, torch.complex64: 64 * torch.finfo(torch.float32).eps,
+           torch.complex128: 64 * torch.finfo(torch.float64).eps}
 
 
 def assert_op_matches(op: OpCase, ours: torch.Tensor, ref: torch.Tensor, scale: torch.Tensor) -> None:

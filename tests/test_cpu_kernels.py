@@ -18,9 +18,11 @@ COLUMN_WIDTHS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 31, 
 # per column) and the tasks (4096 rows: 256 leaves, the pairwise stack full).
 COLUMN_ROWS = [1, 2, 15, 16, 17, 33, 65, 129, 4096, 4097]
 # float32 and bfloat16 (8 lanes of float), float64 and int8 (4 lanes of 8
-# bytes, int8 widened), complex64 (the op's own reduce and combine).
+# bytes, int8 widened), complex64 and complex128 (sum: 4 and 2 lanes, their
+# parts side by side in a vector of float or double; prod: the op's own
+# reduce and combine).
 DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int8, torch.int64, torch.bool,
-          torch.complex64]
+          torch.complex64, torch.complex128]
 
 
 def _check_sum(x, dim):

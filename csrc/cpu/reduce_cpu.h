@@ -434,6 +434,107 @@ struct Lanes<Op, acc_t, false> {
   }
 };
 
+// Whether Op adds complex accumulators part by part: sum (and mean's sum).
+template <class Op>
+constexpr bool kAddsComplexParts = false;
+template <typename T>
+constexpr bool kAddsComplexParts<SumOp<c10::complex<T>>> = true;
+
+// Complex sums: the real and imaginary parts of the kWidth lanes side by
+// side in one vector of their type (lane k's at 2k and 2k + 1), added as
+// the parts they are, where the arrays of complex scalars above went a
+// part at a time. Each lane's adds are those of the arrays, in the same
+// order (a lane a fold leaves alone has zeros added, which changes no sum
+// that began at the identity), so the same bits. No dense `load`: the
+// narrow columns keep their scalar folds (narrow_output_block).
+template <class Op, typename T>
+  requires(kAddsComplexParts<Op>)
+struct Lanes<Op, c10::complex<T>, false> {
+  using op = Op;
+  using acc = c10::complex<T>;
+  static constexpr int kWidth = kVecBytes / static_cast<int>(sizeof(acc));
+  using vec = typename VecOf<T, kVecBytes>::type;
+
+  static vec identity() { return vec{}; }
+  static vec combine(vec a, vec b) { return a + b; }
+  // Inputs k = 0 .. kWidth - 1 at `stride`, those with first <= k < end,
+  // as parts (zeros in the other lanes).
+  template <typename in_t>
+  GPUREDUCE_CPU_INLINE static vec parts(const in_t* p, int64_t stride, int64_t first, int64_t end) {
+    if constexpr (std::is_same_v<in_t, acc>) {
+      if (stride == 1 && first == 0 && end == kWidth) {
+        vec v;
+        std::memcpy(&v, p, sizeof(vec));
+        return v;
+      }
+    }
+    vec v{};
+    for (int64_t k = first; k < end; ++k) {
+      const acc x = static_cast<acc>(widen_one(p[k * stride]));
+      v[2 * k] = x.real();
+      v[2 * k + 1] = x.imag();
+    }
+    return v;
+  }
+  template <typename in_t>
+  static vec fold(vec a, const in_t* p, int64_t stride) {
+    return combine(a, parts(p, stride, 0, kWidth));
+  }
+  // The last r of the kWidth dense inputs at p, in the top r lanes: one
+  // load, the lanes below them masked to zeros. Part by part, rows of 3
+  // complex128 or 5 complex64 (one vector and such a tail) took 2.2-2.9x
+  // torch.sum's time.
+  template <typename in_t>
+  static vec fold_last(vec a, const in_t* p, int64_t r) {
+    using part_index_t = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;
+    using mask_t = typename VecOf<part_index_t, kVecBytes>::type;
+    static_assert(sizeof(mask_t) == sizeof(vec), "a part index for each part");
+    mask_t part;
+    for (int j = 0; j < 2 * kWidth; ++j) part[j] = j;
+    const vec v = parts(p, 1, 0, kWidth);
+    return combine(a, part >= static_cast<part_index_t>(2 * (kWidth - r)) ? v : identity());
+  }
+  // r (< kWidth) inputs at `stride`, input k into lane k.
+  template <typename in_t>
+  static vec fold_lanes(vec a, const in_t* p, int64_t r, int64_t stride) {
+    return combine(a, parts(p, stride, 0, r));
+  }
+  template <typename in_t>
+  static vec fold_few(vec a, const in_t* p, int64_t r, int64_t stride) {
+    return fold_lanes(a, p, r, stride);
+  }
+  // The lanes folded into one value, halves first (lane k with k + w).
+  template <int kBytes = kVecBytes>
+  static acc total(typename VecOf<T, kBytes>::type v) {
+    if constexpr (kBytes == static_cast<int>(sizeof(acc))) {
+      return acc(v[0], v[1]);
+    } else {
+      using half = typename VecOf<T, kBytes / 2>::type;
+      half lo, hi;
+      std::memcpy(&lo, &v, sizeof(half));
+      std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof(half), sizeof(half));
+      return total<kBytes / 2>(lo + hi);
+    }
+  }
+  static acc lane(vec v, int k) { return acc(v[2 * k], v[2 * k + 1]); }
+  static void store(vec v, acc* dst, int first, int64_t n) {
+    for (int64_t k = 0; k < n; ++k) dst[k] = lane(v, first + static_cast<int>(k));
+  }
+  // a in lane 0, the identity in the others.
+  static vec with_first(acc a) {
+    vec v{};
+    v[0] = a.real();
+    v[1] = a.imag();
+    return v;
+  }
+};
+
+// Lanes that are vectors of plain numbers (native, or complex parts): the
+// dense walks that prefetch ahead of themselves take them, not arrays of
+// scalars (complex64 rows lost with those prefetches, session 72).
+template <class Op, typename acc_t>
+constexpr bool kVectorLanes = kNativeLanes<Op, acc_t> || kAddsComplexParts<Op>;
+
 // Ops whose states fold side by side in vectors of the op's own
 // (Op::kCpuStateLanes: logsumexp, its maxes and sums as two vectors of
 // Op::LaneValues, eight floats or four doubles, and one vector exp a row of
@@ -730,7 +831,7 @@ GPUREDUCE_CPU_INLINE inline typename L::vec leaf_lanes(const in_t* p, int64_t n,
     // Long dense leaves prefetch their own inputs kLeafPrefetchBytes ahead
     // while they read, within the leaf (past its end may lie bytes that no
     // one reads: a slice's gaps).
-    if constexpr (kNativeLanes<typename L::op, typename L::acc>) {
+    if constexpr (kVectorLanes<typename L::op, typename L::acc>) {
       constexpr int64_t kBlockBytes = C * W * int64_t(sizeof(in_t));
       constexpr int64_t kAhead = kLeafPrefetchBytes<in_t> / int64_t(sizeof(in_t));
       if (n >= kLeafPrefetchMinAheads * kAhead) {
@@ -914,7 +1015,7 @@ void run_repeated_rows(const ReducePass& p, const in_t* in, out_t* out, int64_t 
   // which a task reads kLeafPrefetchBytes ahead across its rows (below), as
   // a long leaf reads its own row: rows of up to kStreamPrefetchMaxRowBytes,
   // not lanes of scalars (as in leaf_lanes: complex64 lost there).
-  const bool stream_prefetch = kNativeLanes<Op, acc_t> && p.row_len * int64_t(sizeof(in_t)) <= kStreamPrefetchMaxRowBytes;
+  const bool stream_prefetch = kVectorLanes<Op, acc_t> && p.row_len * int64_t(sizeof(in_t)) <= kStreamPrefetchMaxRowBytes;
   const int64_t rows_per_leaf = kChains * std::max<int64_t>(1, kScalarChainElements / p.row_len);
   constexpr int64_t leaf = kRowLeaf<L, in_t>;
   const int64_t leaves_per_row = (p.row_len + leaf - 1) / leaf;
