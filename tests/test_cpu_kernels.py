@@ -81,15 +81,16 @@ def test_columns(dtype):
                 _check_prod(near_one((2, r, w), dtype, "contiguous", "cpu", g), 1)
 
 
-# A columns pass of one output whose columns take fewer than two tile
-# groups (8 tiles) of 4- and 8-byte inputs, of up to 4096 rows, is split
+# A columns pass of one output whose columns take fewer than eight tile
+# groups (32 tiles) of 4- and 8-byte inputs, of up to 4096 rows, is split
 # along its rows into 2 or 4 tasks of at least 65536 elements, which then
 # fold their partials: dense, strided and transposed columns around those
 # sizes, against a float64 reference and bitwise on one and two threads.
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.complex64], ids=str)
 def test_columns_of_one_output_split_along_rows(dtype):
     g = torch.Generator().manual_seed(8)
-    for r, c in [(1810, 115), (4096, 129), (2000, 230), (1024, 64), (600, 200), (4096, 33), (3000, 255)]:
+    for r, c in [(1810, 115), (4096, 129), (2000, 230), (1024, 64), (600, 200), (4096, 33), (3000, 255),
+                 (1500, 600), (2194, 260)]:
         for x, dim in [(random_tensor((r, c), dtype, "cpu", g), 0),
                        (random_tensor((r, 2 * c), dtype, "cpu", g)[:, ::2], 0),
                        (random_tensor((r, c), dtype, "cpu", g).t(), 1)]:

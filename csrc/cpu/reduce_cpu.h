@@ -1706,13 +1706,14 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   // elements give work for (2 threads, this project's machine: [4000, 64]
   // float32 over dim 0 14.1 us on one thread, torch.sum 12.2; [1412,
   // 131].step(1, 3) 14.0, torch.sum 12.4). So too for one output of 4- and
-  // 8-byte inputs whose columns take under two tile groups: its tiles made
-  // one or two tasks (a group), one thread's or unequal ([1810, 115]
-  // float64 over dim 0 1.3-1.6x -> 0.84-0.87x, int64 [3156, 114] 1.9-2.5x
-  // -> 0.45-0.54x; A/B over 61 columns passes, NOTES.md, session 73); 1-
-  // and 2-byte inputs and several outputs lost (bfloat16 [1262, 255] 0.66x
-  // -> 0.88x, [2, 2309, 70] float32 0.73x -> 0.83x). The split depends on
-  // the shape only, so the bits do not depend on the thread count.
+  // 8-byte inputs whose columns take under eight tile groups: its tile
+  // groups made a few tasks (a group of four tiles a task), one thread's or
+  // unequal ([1810, 115] float64 over dim 0 1.3-1.6x -> 0.84-0.87x, int64
+  // [3156, 114] 1.9-2.5x -> 0.45-0.54x, [3000, 600] float32 2.2x ->
+  // 0.91-0.96x; A/B over 61 columns passes, NOTES.md, session 73); 1- and
+  // 2-byte inputs and several outputs lost (bfloat16 [1262, 255] 0.66x ->
+  // 0.88x, [2, 2309, 70] float32 0.73x -> 0.83x). The split depends on the
+  // shape only, so the bits do not depend on the thread count.
   constexpr int64_t kLeafRows = kColLeafRows * kColVectors;
   const auto rows_in = [&](int64_t task_count) {
     return ((n_rows + task_count - 1) / task_count + kLeafRows - 1) / kLeafRows * kLeafRows;
@@ -1721,7 +1722,7 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   if (n_rows > kRowsPerTask) {
     const int64_t fewest = (n_rows + kRowsPerTask - 1) / kRowsPerTask;
     rows_per_task = rows_in(fewest + fewest % 2);
-  } else if (p.n_out * col_blocks == 1 || (p.n_out == 1 && col_blocks < 2 * kTileGroup && sizeof(in_t) >= 4)) {
+  } else if (p.n_out * col_blocks == 1 || (p.n_out == 1 && col_blocks < 8 * kTileGroup && sizeof(in_t) >= 4)) {
     const int64_t per_task = p.col_stride == 1 ? kSplitTileTaskElements : kSplitTileTaskElements / 4;
     // A power of two, so that an even thread count splits them evenly.
     int64_t want = 1;
