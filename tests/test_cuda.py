@@ -415,7 +415,6 @@ def test_stream_rows(case, offset, dtype):
         assert any("gpureduce_stream_rows" in n for n in names) == expected[dtype], names
 
 
-
 # Rows whose groups of lanes would read the same shared-memory banks (a
 # pitch near a multiple of 128 bytes) are taken by a warp's groups M rows
 # apart (StreamRowsArgs::spread_shift, chosen by the host's bank model):

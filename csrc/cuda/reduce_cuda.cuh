@@ -1187,8 +1187,8 @@ bool launch_stream_tiles_with(const DenseArgs& d, const in_t* x, Outputs<out_t> 
   a.slot_rounds = static_cast<int>(ceil_div(outs << shift, int64_t(P::kThreads)));
   a.direct_rounds = !slabs && shift == 0 && a.outer.ndim == 1 && a.projection.is_identity() &&
                     int64_t(a.R) <= HostPolicy::kStreamDirectMaxElements;
-  // Rows only: over planes of 2 byte columns ([539154, 123, 2] uint8 over
-  // dim 1) the modelled spread ran 1.10x slower (NOTES.md, session 73).
+  // Rows only: over uint8 planes of 2 columns ([539154, 123, 2] over dim 1)
+  // the modelled spread ran 1.10x slower (NOTES.md, session 73).
   if (!a.direct_rounds && d.C == 1)
     a.spread_shift = stream_read_spread_shift(a.R, static_cast<int>(outs), int(sizeof(in_t)), shift, P::kThreads / 32);
   const auto blocks = static_cast<unsigned>(std::min(a.n_tiles, resident));
