@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import reduce_op
-from axes import DEVICES, OPS, assert_matches_torch, assert_op_matches, near_one, random_tensor
+from axes import DEVICES, OP_RTOL, OPS, assert_matches_torch, assert_op_matches, near_one, random_tensor
 
 ROW_LENGTHS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 2049,
                4095, 4096, 4097, 8191, 8193, 32767, 32768, 32769, 100003]
@@ -82,15 +82,18 @@ def test_columns(dtype):
 
 
 # A columns pass of one output whose columns take fewer than eight tile
-# groups (32 tiles) of 4- and 8-byte inputs, of up to 4096 rows, is split
+# groups (32 tiles) of 2- to 8-byte inputs, of up to 4096 rows, is split
 # along its rows into 2 or 4 tasks of at least 65536 elements, which then
 # fold their partials: dense, strided and transposed columns around those
 # sizes, against a float64 reference and bitwise on one and two threads.
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.complex64], ids=str)
+# 2-byte inputs only into tasks of 1024 rows or more: (3760, 393) in 2,
+# (4096, 129) in 4, (2047, 230) not at all.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.complex64,
+                                   torch.float16, torch.bfloat16, torch.int16], ids=str)
 def test_columns_of_one_output_split_along_rows(dtype):
     g = torch.Generator().manual_seed(8)
     for r, c in [(1810, 115), (4096, 129), (2000, 230), (1024, 64), (600, 200), (4096, 33), (3000, 255),
-                 (1500, 600), (2194, 260)]:
+                 (1500, 600), (2194, 260), (3760, 393), (2047, 230), (2048, 230)]:
         for x, dim in [(random_tensor((r, c), dtype, "cpu", g), 0),
                        (random_tensor((r, 2 * c), dtype, "cpu", g)[:, ::2], 0),
                        (random_tensor((r, c), dtype, "cpu", g).t(), 1)]:
@@ -328,6 +331,47 @@ def test_rows_shorter_than_a_vector_many_to_an_output(dtype):
             _check_sum(x, [0, 2])
             _check_sum(x.transpose(0, 2), [0, 2])  # the same rows, read through a transposed view
             _check_sum(x[:, ::2], [0, 2])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows_of_a_vector_or_more_many_to_an_output(dtype):
+    # Several rows of a vector to half a leaf to each output: leaves are runs
+    # of rows folded into one set of chains (4096 // n rows of n a leaf; 8192
+    # // n for the narrow integers). Runs around that count, a masked last
+    # load (n not a multiple of the lanes), gathered lanes (a stride of 2),
+    # and the same bits on one thread and two.
+    g = torch.Generator().manual_seed(10)
+    for n in (8, 9, 16, 17, 31, 33, 100, 2048):
+        per_leaf = 4096 // n
+        for r in (2, per_leaf - 1, per_leaf, per_leaf + 1, 9 * per_leaf + 3):
+            x = random_tensor((r, 3, n), dtype, "cpu", g)
+            _check_sum(x, [0, 2])
+            _check_sum(x[..., : n - 1], [0, 2])  # rows apart by more than their length
+            _check_sum(random_tensor((r, 3, 2 * n), dtype, "cpu", g)[..., ::2], [0, 2])
+        _check_same_bits_on_one_and_two_threads(random_tensor((40 * per_leaf, 2, n), dtype, "cpu", g), [0, 2])
+    # Other ops' chains: amax's eight, nansum's NaNs read as zeros.
+    x = random_tensor((300, 4, 20), dtype, "cpu", g)
+    if not dtype.is_complex:
+        assert torch.equal(reduce_op.amax(x, [0, 2]), torch.amax(x, [0, 2]))
+    if dtype.is_floating_point:
+        x[::7, :, 3] = float("nan")
+        torch.testing.assert_close(reduce_op.nansum(x, [0, 2]), x.double().nansum([0, 2]).to(dtype),
+                                   rtol=OP_RTOL[dtype], atol=OP_RTOL[dtype] * x.double().abs().nansum().item())
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_columns_of_many_small_outputs_in_one_stream(dtype):
+    # Outputs of one tile each at one stride, each reading within its step
+    # of up to 2 KB (a middle dim of a few rows over a kept inner dim of a
+    # few columns): one stream prefetched across outputs. Dense, sliced
+    # (gaps between outputs), steps around 2 KB, and the same bits on one
+    # thread and two.
+    g = torch.Generator().manual_seed(11)
+    for o, r, c in [(20000, 4, 2), (3001, 3, 5), (700, 16, 16), (257, 32, 16), (129, 64, 9)]:
+        x = random_tensor((o, r, c), dtype, "cpu", g)
+        _check_sum(x, 1)
+        _check_sum(random_tensor((o, r + 1, c), dtype, "cpu", g)[:, 1:], 1)
+        _check_same_bits_on_one_and_two_threads(x, 1)
 
 
 @pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.bool], ids=str)

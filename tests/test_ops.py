@@ -179,6 +179,48 @@ def test_superset_columns_plan(case, op_name, device):
         assert viewed == _superset_expected(x, list(dims), step), viewed
 
 
+# Kept columns in runs of a few dense ones with gaps between them ([R, K,
+# W][..., a:a + w] over dim 0) on the CPU: summed over the dense span of the
+# kept dims into partials, the runs then picked (reduce_plan.cpp,
+# gapped_kept_span). Taken for runs of up to 16 bytes filling a third of
+# their span or more, spans of 256 elements or more, from 1 MB of span.
+# Runs on both sides of each limit, an outer kept dim, a reduced dim
+# between kept ones, a start past the storage's, and two runs of two dims.
+GAPPED_CASES = [
+    # (shape, start, width, dims, dtype, taken on the CPU)
+    ((726, 592, 5), 0, 2, (0,), torch.float16, True),
+    ((726, 592, 5), 3, 2, (0,), torch.float32, True),
+    ((525, 521, 4), 0, 3, (0,), torch.bfloat16, True),
+    ((448, 396, 5), 2, 2, (0,), torch.float64, True),      # a run of 16 bytes
+    ((448, 396, 5), 1, 3, (0,), torch.float64, False),     # 24 bytes
+    ((700, 300, 12), 8, 4, (0,), torch.float32, True),     # a third of the span
+    ((700, 300, 13), 8, 4, (0,), torch.float32, False),    # under a third
+    ((100, 300, 5), 0, 2, (0,), torch.float32, False),     # under 1 MB of span
+    ((4000, 50, 5), 0, 2, (0,), torch.float32, False),     # a span of 247 elements
+    ((3, 300, 350, 3), 1, 2, (1,), torch.float32, True),   # an outer kept dim
+    ((300, 3, 350, 3), 1, 2, (0, 1), torch.float32, True),
+    ((300, 20, 30, 6), 0, 2, (0,), torch.bfloat16, True),  # kept dims of three sizes
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", range(len(GAPPED_CASES)))
+@pytest.mark.parametrize("op_name", sorted(_sum_like_ops()))
+def test_gapped_kept_columns_plan(case, op_name, device):
+    shape, start, width, dims, dtype, taken = GAPPED_CASES[case]
+    base = random_tensor(shape, dtype, "cpu", torch.Generator().manual_seed(12)).to(device)
+    x = base[..., start:start + width]
+    _check_sum_like(op_name, x, list(dims))
+    _check_sum_like(op_name, x.transpose(-1, -2)[..., ::2, :], list(dims))  # another gapped layout
+    if op_name == "sum" and device == "cpu":
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            _sum_like_ops()["sum"][0](x, list(dims))
+        viewed = any(e.name == "aten::as_strided" for e in prof.events())
+        assert viewed == taken, viewed
+
+
 # Integer and bool inputs of float32 and float64 results (sum, mean and
 # nansum with dtype=, logsumexp's default float result). Into float32, the
 # kernels read them at their own width, each element converted as torch's

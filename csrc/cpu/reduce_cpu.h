@@ -70,6 +70,10 @@ constexpr int64_t kRowsPerTask = 4096;   // rows per parallel column task
 // it ran on one thread however long its columns (run_columns).
 constexpr int64_t kSplitTileTaskElements = 65536;
 constexpr int64_t kSplitTileMaxTasks = 4;
+// 2-byte columns of one output and several tiles are split along their
+// rows only into tasks of at least this many rows (run_columns: shorter
+// tasks lost).
+constexpr int64_t kSplitNarrowColumnsMinRows = 1024;
 
 template <class Op, typename acc_t>
 acc_t pairwise_combine(const acc_t* v, int64_t n) {
@@ -805,27 +809,12 @@ GPUREDUCE_CPU_INLINE inline typename L::vec leaf_blocks(const in_t* p, int64_t n
   return L::with_first(acc);
 }
 
-template <class L, typename in_t>
-GPUREDUCE_CPU_INLINE inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride) {
-  if constexpr (L::op::kCpuBlock > 0 && !kNativeLanes<typename L::op, typename L::acc>) {
-    // An op that pads no block (var) takes every leaf in blocks, strided
-    // and short ones too: its short block is a two-pass state of values in
-    // registers, where Welford's update an input left 1.4e-13 of relative
-    // error on five float64 inputs near 1e4 (torch's: none).
-    if (!L::op::kPadsLastBlock || n >= kMinBlockLeaf) return leaf_blocks<L>(p, n, stride);
-  }
-  // Narrower lanes only where a leaf fills their chains at least once:
-  // a row of 100 int8 compared in lanes of 32 (three vectors and a masked
-  // tail) took 3x its time in int32 lanes ([100000, 100] over dim 1).
-  if constexpr (kWalksNarrower<L, in_t>) {
-    if (n >= kChains * Lanes<typename L::op, typename L::op::template leaf_walk_type<in_t>>::kWidth)
-      return leaf_lanes_walked<L>(p, n, stride);
-  }
+// n inputs at `stride` folded into the C chains a: blocks of C vectors,
+// then whole vectors into the first chains (indices known at compile time,
+// so that the chains stay in registers), the last few into the last chain.
+template <class L, int C, typename in_t>
+GPUREDUCE_CPU_INLINE inline void fold_into_chains(typename L::vec (&a)[C], const in_t* p, int64_t n, int64_t stride) {
   constexpr int W = L::kWidth;
-  constexpr int C = L::op::kCpuChains;
-  typename L::vec a[C];
-  GPUREDUCE_CPU_UNROLL(8)
-  for (int c = 0; c < C; ++c) a[c] = L::identity();
   int64_t i = 0;
   if (stride == 1) {
     // Long dense leaves prefetch their own inputs kLeafPrefetchBytes ahead
@@ -854,9 +843,6 @@ GPUREDUCE_CPU_INLINE inline typename L::vec leaf_lanes(const in_t* p, int64_t n,
       for (int c = 0; c < C; ++c) a[c] = L::fold(a[c], p + (i + c * W) * stride, stride);
     }
   }
-  // Fewer than C * W are left: whole vectors into the first chains
-  // (indices known at compile time, so that the chains stay in registers),
-  // the last few into the last chain.
   GPUREDUCE_CPU_UNROLL(8)
   for (int c = 0; c < C - 1; ++c) {
     if (i + W <= n) {
@@ -868,12 +854,69 @@ GPUREDUCE_CPU_INLINE inline typename L::vec leaf_lanes(const in_t* p, int64_t n,
     a[C - 1] = stride == 1 && n >= W ? L::fold_last(a[C - 1], p + n - W, n - i)
                                      : L::fold_few(a[C - 1], p + i * stride, n - i, stride);
   }
+}
+
+// The C chains combined into one vector, halves first.
+template <class L, int C>
+GPUREDUCE_CPU_INLINE inline typename L::vec combine_chains(typename L::vec (&a)[C]) {
   GPUREDUCE_CPU_UNROLL(8)
   for (int w = C / 2; w >= 1; w /= 2) {
     GPUREDUCE_CPU_UNROLL(8)
     for (int c = 0; c < w; ++c) a[c] = L::combine(a[c], a[c + w]);
   }
   return a[0];
+}
+
+template <class L, typename in_t>
+GPUREDUCE_CPU_INLINE inline typename L::vec leaf_lanes(const in_t* p, int64_t n, int64_t stride) {
+  if constexpr (L::op::kCpuBlock > 0 && !kNativeLanes<typename L::op, typename L::acc>) {
+    // An op that pads no block (var) takes every leaf in blocks, strided
+    // and short ones too: its short block is a two-pass state of values in
+    // registers, where Welford's update an input left 1.4e-13 of relative
+    // error on five float64 inputs near 1e4 (torch's: none).
+    if (!L::op::kPadsLastBlock || n >= kMinBlockLeaf) return leaf_blocks<L>(p, n, stride);
+  }
+  // Narrower lanes only where a leaf fills their chains at least once:
+  // a row of 100 int8 compared in lanes of 32 (three vectors and a masked
+  // tail) took 3x its time in int32 lanes ([100000, 100] over dim 1).
+  if constexpr (kWalksNarrower<L, in_t>) {
+    if (n >= kChains * Lanes<typename L::op, typename L::op::template leaf_walk_type<in_t>>::kWidth)
+      return leaf_lanes_walked<L>(p, n, stride);
+  }
+  constexpr int C = L::op::kCpuChains;
+  typename L::vec a[C];
+  GPUREDUCE_CPU_UNROLL(8)
+  for (int c = 0; c < C; ++c) a[c] = L::identity();
+  fold_into_chains<L>(a, p, n, stride);
+  return combine_chains<L>(a);
+}
+
+// Whether a leaf may be a run of rows of `row_len` inputs of in_t, each
+// folded into the same chains as leaf_lanes folds one row (run_rows): an
+// op whose leaves are its chains of lanes, not blocks (logsumexp, var), and
+// rows its leaf would not walk in narrower lanes.
+template <class L, typename in_t>
+bool rows_share_chains(int64_t row_len) {
+  if constexpr (L::op::kCpuBlock > 0 && !kNativeLanes<typename L::op, typename L::acc>) {
+    return false;
+  } else if constexpr (kWalksNarrower<L, in_t>) {
+    return row_len < kChains * Lanes<typename L::op, typename L::op::template leaf_walk_type<in_t>>::kWidth;
+  } else {
+    return true;
+  }
+}
+
+// Rows [0, nr) at `row_stride`, of `len` inputs at `stride` each, into
+// one vector of lanes: every row folded into one set of chains.
+template <class L, typename in_t>
+GPUREDUCE_CPU_INLINE inline typename L::vec rows_lanes(const in_t* p, int64_t nr, int64_t row_stride, int64_t len,
+                                                       int64_t stride) {
+  constexpr int C = L::op::kCpuChains;
+  typename L::vec a[C];
+  GPUREDUCE_CPU_UNROLL(8)
+  for (int c = 0; c < C; ++c) a[c] = L::identity();
+  for (int64_t r = 0; r < nr; ++r) fold_into_chains<L>(a, p + r * row_stride, len, stride);
+  return combine_chains<L>(a);
 }
 
 // Pairwise combination of a stream of vectors, as a binary counter: the
@@ -1016,10 +1059,19 @@ void run_repeated_rows(const ReducePass& p, const in_t* in, out_t* out, int64_t 
   // a long leaf reads its own row: rows of up to kStreamPrefetchMaxRowBytes,
   // not lanes of scalars (as in leaf_lanes: complex64 lost there).
   const bool stream_prefetch = kVectorLanes<Op, acc_t> && p.row_len * int64_t(sizeof(in_t)) <= kStreamPrefetchMaxRowBytes;
-  const int64_t rows_per_leaf = kChains * std::max<int64_t>(1, kScalarChainElements / p.row_len);
   constexpr int64_t leaf = kRowLeaf<L, in_t>;
+  // Rows of a vector up to half a leaf, several to an output, are not a
+  // leaf each either: a leaf is a run of them, up to a leaf's inputs, each
+  // row folded into the same chains (rows_lanes). A leaf a row (its chains
+  // set up and combined, a push onto the pairwise stack, whose loop's trip
+  // count no predictor follows) took 6.6 ns a row of 20 float32: [160, 7,
+  // 20] over (0, 2) 7.4 us, torch.sum 6.8.
+  const bool row_runs = !scalar_rows && p.n_rows > 1 && 2 * p.row_len <= leaf && rows_share_chains<L, in_t>(p.row_len);
+  const int64_t rows_per_leaf =
+      row_runs ? leaf / p.row_len : kChains * std::max<int64_t>(1, kScalarChainElements / p.row_len);
   const int64_t leaves_per_row = (p.row_len + leaf - 1) / leaf;
-  const int64_t n_leaves = scalar_rows ? (p.n_rows + rows_per_leaf - 1) / rows_per_leaf : p.n_rows * leaves_per_row;
+  const int64_t n_leaves =
+      scalar_rows || row_runs ? (p.n_rows + rows_per_leaf - 1) / rows_per_leaf : p.n_rows * leaves_per_row;
   const int64_t task_leaves = leaves_per_task(p.n_out, n_leaves, p.n_out * p.n_rows * p.row_len);
   const int64_t tasks_per_out = (n_leaves + task_leaves - 1) / task_leaves;
 
@@ -1056,6 +1108,14 @@ void run_repeated_rows(const ReducePass& p, const in_t* in, out_t* out, int64_t 
       return stack.result();
     }
     PairwiseStack<L, 8> stack;  // 2^8 > kLeavesPerTask
+    if (row_runs) {
+      for (int64_t l = first; l < first + count; ++l) {
+        const int64_t r0 = l * rows_per_leaf;
+        stack.push(rows_lanes<L>(base + r0 * p.row_stride, std::min(rows_per_leaf, p.n_rows - r0), p.row_stride,
+                                 p.row_len, p.elem_stride));
+      }
+      return L::total(stack.result());
+    }
     int64_t row = first / leaves_per_row, start = (first % leaves_per_row) * leaf;
     for (int64_t l = 0; l < count; ++l) {
       const int64_t len = std::min(leaf, p.row_len - start);
@@ -1705,15 +1765,22 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   // time); or, for a pass of one tile, as many tasks of whole leaves as its
   // elements give work for (2 threads, this project's machine: [4000, 64]
   // float32 over dim 0 14.1 us on one thread, torch.sum 12.2; [1412,
-  // 131].step(1, 3) 14.0, torch.sum 12.4). So too for one output of 4- and
+  // 131].step(1, 3) 14.0, torch.sum 12.4). So too for one output of 2- to
   // 8-byte inputs whose columns take under eight tile groups: its tile
   // groups made a few tasks (a group of four tiles a task), one thread's or
   // unequal ([1810, 115] float64 over dim 0 1.3-1.6x -> 0.84-0.87x, int64
   // [3156, 114] 1.9-2.5x -> 0.45-0.54x, [3000, 600] float32 2.2x ->
-  // 0.91-0.96x; A/B over 61 columns passes, NOTES.md, session 73); 1- and
-  // 2-byte inputs and several outputs lost (bfloat16 [1262, 255] 0.66x ->
-  // 0.88x, [2, 2309, 70] float32 0.73x -> 0.83x). The split depends on the
-  // shape only, so the bits do not depend on the thread count.
+  // 0.91-0.96x; A/B over 61 columns passes, NOTES.md, session 73); several
+  // outputs lost ([2, 2309, 70] float32 0.73x -> 0.83x), as did 1-byte
+  // inputs, and 2-byte ones cut into tasks under kSplitNarrowColumnsMinRows
+  // rows (bfloat16
+  // [1262, 255] 0.66x -> 0.74-0.90x, float16 [901, 1382] 0.91x ->
+  // 1.08-1.12x), where tasks of more won (2 threads, processes alternating,
+  // NOTES.md session 74: float16 [3760, 393] 1.99-2.06x -> 0.64-0.76x,
+  // bfloat16 [4000, 512] 0.86x -> 0.53-0.55x, [3097, 270] 1.19x -> 0.76x;
+  // 39 random 2-byte passes 0.448x -> 0.421x in geomean, 3 -> 0 over
+  // 1.05x). The split depends on the shape only, so the bits do not depend
+  // on the thread count.
   constexpr int64_t kLeafRows = kColLeafRows * kColVectors;
   const auto rows_in = [&](int64_t task_count) {
     return ((n_rows + task_count - 1) / task_count + kLeafRows - 1) / kLeafRows * kLeafRows;
@@ -1722,11 +1789,14 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   if (n_rows > kRowsPerTask) {
     const int64_t fewest = (n_rows + kRowsPerTask - 1) / kRowsPerTask;
     rows_per_task = rows_in(fewest + fewest % 2);
-  } else if (p.n_out * col_blocks == 1 || (p.n_out == 1 && col_blocks < 8 * kTileGroup && sizeof(in_t) >= 4)) {
+  } else if (p.n_out * col_blocks == 1 || (p.n_out == 1 && col_blocks < 8 * kTileGroup && sizeof(in_t) >= 2)) {
     const int64_t per_task = p.col_stride == 1 ? kSplitTileTaskElements : kSplitTileTaskElements / 4;
+    const int64_t min_rows = sizeof(in_t) == 2 && p.n_out * col_blocks != 1 ? kSplitNarrowColumnsMinRows : 1;
     // A power of two, so that an even thread count splits them evenly.
     int64_t want = 1;
-    while (want * 2 <= kSplitTileMaxTasks && want * 2 * per_task <= n_rows * p.n_cols) want *= 2;
+    while (want * 2 <= kSplitTileMaxTasks && want * 2 * per_task <= n_rows * p.n_cols &&
+           want * 2 * min_rows <= n_rows)
+      want *= 2;
     if (want >= 2) rows_per_task = rows_in(want);
   }
   const int64_t row_tasks = (n_rows + rows_per_task - 1) / rows_per_task;
@@ -1870,11 +1940,36 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     // by its capacity: [2, 384, 2, 2] float16 over dim 1 (two tasks of 4
     // columns) woke the second thread, 2.6 us against 1.7 on one.
     const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, n_rows * std::min(kTile, p.n_cols)));
+    // Outputs of one tile each at one stride, each reading within its step
+    // of at most kStreamPrefetchMaxRowBytes: one stream, which a task
+    // prefetches kLeafPrefetchBytes ahead across its outputs, as the rows
+    // pass does its short rows (run_repeated_rows). The hardware left each
+    // output's line a miss: int64 [1028813, 4, 2] over dim 1 (64 bytes an
+    // output) took 27 ms on one thread where the same bytes as rows of 8
+    // took 3.2. A/B on this project's 2-core machine, 2 threads, two runs a
+    // side, processes alternating (NOTES.md, session 74): that case 0.98x
+    // -> 0.37x of torch.sum's time, 49 passes of 2 to 64 rows of 2 to 70
+    // columns 0.386x -> 0.375x in geomean ([3365, 42, 4][:, 1:] int64 0.52x
+    // -> 0.43x; [22479, 22, 18][:, 1:] float32 0.74x -> 0.81x); the same
+    // bits.
+    const int64_t in_step = p.outer.ndim == 1 ? p.outer.in_strides[0] : 0;
+    const int64_t extent = (p.n_reduce - 1) * p.reduce_stride + (p.n_reduce_outer - 1) * p.reduce_outer_stride +
+                           (p.n_cols - 1) * p.col_stride + 1;
+    const bool stream_outputs = kVectorLanes<Op, acc_t> && col_blocks == 1 && in_step > 0 && p.reduce_stride >= 0 &&
+                                p.reduce_outer_stride >= 0 && p.col_stride >= 0 && extent <= in_step &&
+                                in_step * int64_t(sizeof(in_t)) <= kStreamPrefetchMaxRowBytes;
     at::parallel_for(0, tasks, grain, [&](int64_t b, int64_t e) {
       acc_t column[kTile];
+      const uintptr_t stop = reinterpret_cast<uintptr_t>(in + e * in_step);
+      uintptr_t ahead = (reinterpret_cast<uintptr_t>(in + b * in_step) + kLeafPrefetchBytes<in_t>) & ~uintptr_t(63);
       for (int64_t task = b; task < e; ++task) {
         const int64_t o = column_block_major ? task % p.n_out : task / col_blocks;
         const int64_t cb = column_block_major ? task / p.n_out : task % col_blocks;
+        if (stream_outputs) {
+          const uintptr_t until =
+              std::min(reinterpret_cast<uintptr_t>(in + (o + 1) * in_step) + kLeafPrefetchBytes<in_t>, stop);
+          for (; ahead < until; ahead += 64) __builtin_prefetch(reinterpret_cast<const void*>(ahead));
+        }
         int64_t in_off, out_off;
         outer.offsets(o, in_off, out_off);
         const int64_t c0 = cb * kTile, width = std::min(kTile, p.n_cols - c0);

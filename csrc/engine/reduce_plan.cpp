@@ -255,6 +255,7 @@ constexpr int64_t kSupersetMinMergedBytes = int64_t(64) << 10;
 struct SupersetSpan {
   int64_t dim = -1;
   int64_t length = 0;
+  uint64_t folded = 0;  // other input dims the span covers (kept dims with gaps between them)
 };
 
 // Whether the storage holds `extra` elements past the last one `in` reads.
@@ -265,6 +266,44 @@ bool storage_holds_past_end(const at::Tensor& in, int64_t extra) {
          last + extra < static_cast<int64_t>(in.storage().nbytes()) / static_cast<int64_t>(in.element_size());
 }
 
+// Kept columns in runs of a few dense ones with gaps between them ([R, K,
+// W][..., :w] over dim 0: K runs of w columns, W apart), on the CPU: the
+// columns pass reads them a run at a time, narrower than a vector (a
+// narrowed channel dim: [726, 592, 5][..., :2] float16 over dim 0 took 2.0x
+// torch.sum's time). Summed over the dense span of the kept dims into
+// partials, the columns then picked, as for strided columns above. A/B on
+// this project's 2-core machine, 2 threads, two runs a side, processes
+// alternating (NOTES.md, session 74): runs of up to 16 bytes filling a
+// third of their span or more, from 1 MB, 0.52x -> 0.38x of torch.sum's
+// time in geomean over 46 passes, 14 -> 6 over 1.05x ([726, 592, 5][...,
+// :2] float16 2.03-2.09x -> 0.38x, float32 1.11-1.18x -> 0.54x, [525, 521,
+// 4][..., :3] float16 2.2x -> 0.18x), one 16% slower ([6, 14, 762,
+// 3][..., 1:3] float64 over dim 1 0.37x -> 0.43x); wider runs lost
+// ([2752, 13, 34][..., 19:28] float32 1.2x -> 2.0x), as did runs filling a
+// quarter of their span ([208, 245, 12][..., 8:11] bfloat16 0.54x ->
+// 0.70x).
+constexpr int64_t kGappedMaxRunBytes = 16;
+constexpr int64_t kGappedMaxSpanPerKept = 3;
+
+SupersetSpan gapped_kept_span(const at::Tensor& in, const std::vector<Dim>& dims) {
+  int64_t span = 1, kept = 1;
+  uint64_t bits = 0;
+  for (size_t i = 0; i < dims.size() && !dims[i].reduced; ++i) {
+    span += (dims[i].size - 1) * dims[i].in_stride;
+    kept *= dims[i].size;
+    bits |= dims[i].orig_dims;
+  }
+  const int64_t bytes = in.numel() / kept * span * in.element_size();
+  if (dims[0].size * in.element_size() > kGappedMaxRunBytes || kept * kGappedMaxSpanPerKept < span ||
+      span < kSupersetMinSpan || bytes < kSupersetMinBytes)
+    return {};
+  int64_t d = -1;
+  for (int64_t e = 0; e < in.dim(); ++e)
+    if ((bits >> e & 1) != 0 && in.stride(e) == 1 && in.size(e) > 1) d = e;
+  if (d < 0) return {};
+  return {d, span, bits & ~(uint64_t(1) << d)};
+}
+
 // The superset plan where it pays, else one of dim -1.
 SupersetSpan superset_columns_span(const at::Tensor& in, const std::vector<Dim>& dims, const OpSpec& op) {
   const at::ScalarType t = in.scalar_type();
@@ -272,6 +311,7 @@ SupersetSpan superset_columns_span(const at::Tensor& in, const std::vector<Dim>&
   if (!in.is_cpu() || !op.hands_partials_on || !floating) return {};
   const Dim& cols = dims[0];
   const int64_t step = cols.in_stride;
+  if (!cols.reduced && step == 1 && dims.size() > 1 && !dims[1].reduced) return gapped_kept_span(in, dims);
   if (cols.reduced || step < 2 || step > kSupersetMaxStep) return {};
   // The input dim of the columns' stride (the innermost of those merged
   // into them: [R, K, 4 W][..., ::4] has K * W columns 4 apart).
@@ -319,18 +359,28 @@ void reduce_superset_columns(const at::Tensor& in, const std::vector<bool>& mask
                              const at::Tensor& target, const OpSpec& op, bool writes_partials,
                              const Projection& projection) {
   const int64_t d = superset.dim, step = in.stride(d), n = in.size(d);
+  const auto folded = [&](int64_t e) { return (superset.folded >> e & 1) != 0; };
   std::vector<int64_t> sizes(in.sizes().begin(), in.sizes().end()), strides(in.strides().begin(), in.strides().end());
   sizes[d] = superset.length;
   strides[d] = 1;
+  for (int64_t e = 0; e < in.dim(); ++e)
+    if (folded(e)) sizes[e] = 1;
   const at::Tensor span = in.as_strided(sizes, strides, in.storage_offset());
   std::vector<int64_t> partial_sizes(target.sizes().begin(), target.sizes().end());
   partial_sizes[d] = sizes[d];
+  for (int64_t e = 0; e < in.dim(); ++e)
+    if (folded(e)) partial_sizes[e] = 1;
   at::Tensor partial = empty_in_memory_order(span, partial_sizes, partial_dtype(target, op));
   reduce_strided(span, mask, partial, op, /*reads_partials=*/false, /*writes_partials=*/true);
   std::vector<int64_t> picked_sizes(partial.sizes().begin(), partial.sizes().end());
   std::vector<int64_t> picked_strides(partial.strides().begin(), partial.strides().end());
   picked_sizes[d] = n;
   picked_strides[d] *= step;
+  for (int64_t e = 0; e < in.dim(); ++e) {
+    if (!folded(e)) continue;
+    picked_sizes[e] = in.size(e);
+    picked_strides[e] = partial.stride(d) * in.stride(e);
+  }
   reduce_partials_into(partial.as_strided(picked_sizes, picked_strides, partial.storage_offset()), mask, target, op,
                        writes_partials, projection);
 }
