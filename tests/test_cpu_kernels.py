@@ -86,14 +86,16 @@ def test_columns(dtype):
 # along its rows into 2 or 4 tasks of at least 65536 elements, which then
 # fold their partials: dense, strided and transposed columns around those
 # sizes, against a float64 reference and bitwise on one and two threads.
-# 2-byte inputs only into tasks of 1024 rows or more: (3760, 393) in 2,
-# (4096, 129) in 4, (2047, 230) not at all.
+# Tasks of several tiles take 256 rows or more ((256, 1024) not split,
+# (511, 300) not, (512, 300) in 2); 2-byte ones 1024 or more: (3760, 393)
+# in 2, (4096, 129) in 4, (2047, 230) not at all.
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.complex64,
                                    torch.float16, torch.bfloat16, torch.int16], ids=str)
 def test_columns_of_one_output_split_along_rows(dtype):
     g = torch.Generator().manual_seed(8)
     for r, c in [(1810, 115), (4096, 129), (2000, 230), (1024, 64), (600, 200), (4096, 33), (3000, 255),
-                 (1500, 600), (2194, 260), (3760, 393), (2047, 230), (2048, 230)]:
+                 (1500, 600), (2194, 260), (3760, 393), (2047, 230), (2048, 230), (256, 1024), (511, 300),
+                 (512, 300)]:
         for x, dim in [(random_tensor((r, c), dtype, "cpu", g), 0),
                        (random_tensor((r, 2 * c), dtype, "cpu", g)[:, ::2], 0),
                        (random_tensor((r, c), dtype, "cpu", g).t(), 1)]:

@@ -70,9 +70,10 @@ constexpr int64_t kRowsPerTask = 4096;   // rows per parallel column task
 // it ran on one thread however long its columns (run_columns).
 constexpr int64_t kSplitTileTaskElements = 65536;
 constexpr int64_t kSplitTileMaxTasks = 4;
-// 2-byte columns of one output and several tiles are split along their
-// rows only into tasks of at least this many rows (run_columns: shorter
-// tasks lost).
+// Columns of one output and several tiles are split along their rows only
+// into tasks of at least this many rows, 2-byte ones of the second
+// (run_columns: shorter tasks lost).
+constexpr int64_t kSplitColumnsMinRows = 256;
 constexpr int64_t kSplitNarrowColumnsMinRows = 1024;
 
 template <class Op, typename acc_t>
@@ -1779,8 +1780,13 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   // NOTES.md session 74: float16 [3760, 393] 1.99-2.06x -> 0.64-0.76x,
   // bfloat16 [4000, 512] 0.86x -> 0.53-0.55x, [3097, 270] 1.19x -> 0.76x;
   // 39 random 2-byte passes 0.448x -> 0.421x in geomean, 3 -> 0 over
-  // 1.05x). The split depends on the shape only, so the bits do not depend
-  // on the thread count.
+  // 1.05x). Tasks of 4- and 8-byte inputs under kSplitColumnsMinRows rows
+  // lost as well: the two tasks of 128 rows of [256, 1024] float32 took as
+  // long on two threads as on one (A/B against tasks of 256 rows or more,
+  // one build and a switch, 71 columns passes: 0.542x -> 0.514x, 8 -> 0
+  // over 1.05x; [256, 1024] 1.23x -> 0.79x, [300, 768] 1.45x -> 0.90x,
+  // [200, 750] float64 1.20x -> 0.77x; session 74). The split depends on the
+  // shape only, so the bits do not depend on the thread count.
   constexpr int64_t kLeafRows = kColLeafRows * kColVectors;
   const auto rows_in = [&](int64_t task_count) {
     return ((n_rows + task_count - 1) / task_count + kLeafRows - 1) / kLeafRows * kLeafRows;
@@ -1791,7 +1797,9 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
     rows_per_task = rows_in(fewest + fewest % 2);
   } else if (p.n_out * col_blocks == 1 || (p.n_out == 1 && col_blocks < 8 * kTileGroup && sizeof(in_t) >= 2)) {
     const int64_t per_task = p.col_stride == 1 ? kSplitTileTaskElements : kSplitTileTaskElements / 4;
-    const int64_t min_rows = sizeof(in_t) == 2 && p.n_out * col_blocks != 1 ? kSplitNarrowColumnsMinRows : 1;
+    const int64_t min_rows = p.n_out * col_blocks == 1 ? 1
+                             : sizeof(in_t) == 2      ? kSplitNarrowColumnsMinRows
+                                                      : kSplitColumnsMinRows;
     // A power of two, so that an even thread count splits them evenly.
     int64_t want = 1;
     while (want * 2 <= kSplitTileMaxTasks && want * 2 * per_task <= n_rows * p.n_cols &&
