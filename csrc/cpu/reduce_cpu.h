@@ -701,6 +701,27 @@ constexpr int64_t kLeafPrefetchMinAheads = 4;
 // read as one stream with prefetches across rows (run_repeated_rows).
 constexpr int64_t kStreamPrefetchMaxRowBytes = 2048;
 
+// A task's items b .. e - 1 of `step` elements each from x, one dense
+// stream (short rows, or the rows of small columns outputs), whose lines
+// are requested kLeafPrefetchBytes ahead of the item being read.
+template <typename in_t>
+class StreamPrefetch {
+ public:
+  StreamPrefetch(const in_t* x, int64_t step, int64_t b, int64_t e)
+      : x_(x), step_(step), stop_(reinterpret_cast<uintptr_t>(x + e * step)),
+        ahead_((reinterpret_cast<uintptr_t>(x + b * step) + kLeafPrefetchBytes<in_t>) & ~uintptr_t(63)) {}
+  // Requests the lines up to kLeafPrefetchBytes past item o's end.
+  GPUREDUCE_CPU_INLINE void through(int64_t o) {
+    const uintptr_t until = std::min(reinterpret_cast<uintptr_t>(x_ + (o + 1) * step_) + kLeafPrefetchBytes<in_t>, stop_);
+    for (; ahead_ < until; ahead_ += 64) __builtin_prefetch(reinterpret_cast<const void*>(ahead_));
+  }
+
+ private:
+  const in_t* x_;
+  int64_t step_;
+  uintptr_t stop_, ahead_;
+};
+
 // A leaf of at most kLeaf elements of a row, into one vector of lanes: blocks
 // of kChains vectors, then the rest.
 // Inlined: a call per leaf (stack realignment for the vectors, vzeroupper)
@@ -1170,13 +1191,9 @@ void run_repeated_rows(const ReducePass& p, const in_t* in, out_t* out, int64_t 
         // bfloat16 1.00 -> 1.37), where the hardware prefetchers follow each
         // row on their own. The same bits.
         if (stream_prefetch && elem_stride == 1 && in_step == row_len) {
-          const uintptr_t stop = reinterpret_cast<uintptr_t>(x + e * in_step);
-          uintptr_t ahead =
-              (reinterpret_cast<uintptr_t>(x + b * in_step) + kLeafPrefetchBytes<in_t>) & ~uintptr_t(63);
+          StreamPrefetch<in_t> prefetch(x, in_step, b, e);
           for (int64_t o = b; o < e; ++o) {
-            const uintptr_t until =
-                std::min(reinterpret_cast<uintptr_t>(x + (o + 1) * in_step) + kLeafPrefetchBytes<in_t>, stop);
-            for (; ahead < until; ahead += 64) __builtin_prefetch(reinterpret_cast<const void*>(ahead));
+            prefetch.through(o);
             y[o * out_step] = output(row_total(x + o * in_step, row_len, elem_stride));
           }
           return;
@@ -1774,9 +1791,8 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   // 0.91-0.96x; A/B over 61 columns passes, NOTES.md, session 73); several
   // outputs lost ([2, 2309, 70] float32 0.73x -> 0.83x), as did 1-byte
   // inputs, and 2-byte ones cut into tasks under kSplitNarrowColumnsMinRows
-  // rows (bfloat16
-  // [1262, 255] 0.66x -> 0.74-0.90x, float16 [901, 1382] 0.91x ->
-  // 1.08-1.12x), where tasks of more won (2 threads, processes alternating,
+  // rows (bfloat16 [1262, 255] 0.66x -> 0.74-0.90x, float16 [901, 1382]
+  // 0.91x -> 1.08-1.12x), where tasks of more won (2 threads, processes alternating,
   // NOTES.md session 74: float16 [3760, 393] 1.99-2.06x -> 0.64-0.76x,
   // bfloat16 [4000, 512] 0.86x -> 0.53-0.55x, [3097, 270] 1.19x -> 0.76x;
   // 39 random 2-byte passes 0.448x -> 0.421x in geomean, 3 -> 0 over
@@ -1968,16 +1984,11 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
                                 in_step * int64_t(sizeof(in_t)) <= kStreamPrefetchMaxRowBytes;
     at::parallel_for(0, tasks, grain, [&](int64_t b, int64_t e) {
       acc_t column[kTile];
-      const uintptr_t stop = reinterpret_cast<uintptr_t>(in + e * in_step);
-      uintptr_t ahead = (reinterpret_cast<uintptr_t>(in + b * in_step) + kLeafPrefetchBytes<in_t>) & ~uintptr_t(63);
+      StreamPrefetch<in_t> prefetch(in, in_step, b, e);
       for (int64_t task = b; task < e; ++task) {
         const int64_t o = column_block_major ? task % p.n_out : task / col_blocks;
         const int64_t cb = column_block_major ? task / p.n_out : task % col_blocks;
-        if (stream_outputs) {
-          const uintptr_t until =
-              std::min(reinterpret_cast<uintptr_t>(in + (o + 1) * in_step) + kLeafPrefetchBytes<in_t>, stop);
-          for (; ahead < until; ahead += 64) __builtin_prefetch(reinterpret_cast<const void*>(ahead));
-        }
+        if (stream_outputs) prefetch.through(o);
         int64_t in_off, out_off;
         outer.offsets(o, in_off, out_off);
         const int64_t c0 = cb * kTile, width = std::min(kTile, p.n_cols - c0);
