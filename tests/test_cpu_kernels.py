@@ -322,6 +322,38 @@ def test_short_rows_under_a_general_indexer(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows_of_up_to_a_vector_one_to_an_output(dtype):
+    # Rows of up to a vector (4 lanes of 8-byte accumulators, 8 of 4-byte
+    # ones), one to an output, have a loop of their own: outputs at one
+    # stride (dense rows, rows at a stride, elements at a stride) and under
+    # a general indexer (a run along its first dim, then a carry), with the
+    # pass's division (mean) and repeats (an expanded input). Counts of
+    # outputs around the runs and the 32K-element grain of a thread.
+    g = torch.Generator().manual_seed(13)
+    for n in (1, 2, 3, 4, 5, 7, 8, 9):
+        for m in (1, 5, 1001, 40000 // n + 3):
+            x = random_tensor((m, n), dtype, "cpu", g)
+            _check_sum(x, 1)
+            _check_sum(random_tensor((m, n + 3), dtype, "cpu", g)[:, :n], 1)
+            _check_sum(random_tensor((m, 2 * n), dtype, "cpu", g)[:, ::2], 1)
+            _check_same_bits_on_one_and_two_threads(x, 1)
+            if dtype.is_floating_point or dtype.is_complex:
+                op = OPS["mean"]
+                assert_op_matches(op, op.ours_dim(x, 1, False), op.ref_dim(x, 1, False), op.scale(x, 1, False))
+            expanded = x[:, None, :].expand(m, 3, n)
+            _check_sum(expanded, [1, 2])
+        for a, b in ((3, 7), (7, 3), (37, 203), (203, 38)):
+            x = random_tensor((b, a, n), dtype, "cpu", g).transpose(0, 1)
+            _check_sum(x, 2)
+            _check_sum(x[:, ::2], 2)
+            _check_same_bits_on_one_and_two_threads(x, 2)
+            rows = x.reshape(-1, n)
+            assert torch.equal(reduce_op.sum(x, 2).reshape(-1), reduce_op.sum(rows, 1)), (a, b, n)
+            if dtype not in (torch.bool,) and not dtype.is_complex:
+                assert torch.equal(reduce_op.amax(x, 2), torch.amax(x, 2)), (a, b, n)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_rows_shorter_than_a_vector_many_to_an_output(dtype):
     # Several rows of fewer elements than a vector to each output: leaves
     # are runs of rows in scalar chains. Run lengths around the leaf (64

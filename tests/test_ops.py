@@ -221,6 +221,67 @@ def test_gapped_kept_columns_plan(case, op_name, device):
         assert viewed == taken, viewed
 
 
+# Three or more reduced dims that do not merge (a .step view, a permuted
+# one): a CPU input of up to 4096 elements is copied by a loop with its
+# reduced dims innermost and reduced in one pass; a larger one (and any
+# CUDA one) in two passes, or through a copy for var and std.
+SMALL_THREE_DIM_CASES = [
+    # (shape, view, dims, packed on the CPU)
+    ((3, 2, 5, 2), "step", (0, 2, 3), True),
+    ((4, 3, 5, 2, 6), None, (0, 2, 4), True),  # kept dims between the reduced ones
+    ((4, 3, 5, 2, 6), "permute", (0, 1, 4), True),
+    ((4, 5, 6, 7), "permute", (0, 1, 3), False),  # two of them merge: one pass
+    ((2, 3, 4, 5, 6), "step", (0, 2, 3, 4), True),
+    ((6, 2, 10, 4, 9), "step", (0, 2, 3, 4), True),  # 2160 elements
+    ((7, 3, 17, 4, 10), "step", (0, 2, 3, 4), False),  # 4760 elements
+    ((9, 7, 11, 3), "permute", (1, 2, 3), False),  # 9 * 7 * 11 * 3 = 2079: two dims merge, one pass
+]
+
+
+def _three_dim_view(shape, view, dtype, device, gen):
+    x = random_tensor(shape, dtype, "cpu", gen).to(device)
+    if view == "step":
+        return x[:, :, ::2]
+    return x.permute(0, 2, 1, *range(3, x.dim())) if view == "permute" else x
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", range(len(SMALL_THREE_DIM_CASES)))
+@pytest.mark.parametrize("op_name", sorted(_sum_like_ops()) + ["prod", "var", "int_sum", "conj_sum"])
+def test_small_inputs_over_three_reduced_dims(case, op_name, device):
+    shape, view, dims, packed = SMALL_THREE_DIM_CASES[case]
+    gen = torch.Generator().manual_seed(14)
+    dims = list(dims)
+    if op_name in _sum_like_ops():
+        for dtype in (torch.float32, torch.float16):
+            _check_sum_like(op_name, _three_dim_view(shape, view, dtype, device, gen), dims)
+    elif op_name == "prod":
+        x = 1 + 0.01 * _three_dim_view(shape, view, torch.float64, device, gen)
+        torch.testing.assert_close(reduce_op.prod(reduce_op.prod(x, dims[-1]), dims[0]), torch.prod(torch.prod(x, dims[-1]), dims[0]))
+        torch.testing.assert_close(reduce_op.amin(x, dims), torch.amin(x, dims))
+    elif op_name == "var":
+        x = _three_dim_view(shape, view, torch.float32, device, gen)
+        torch.testing.assert_close(reduce_op.var(x, dims), torch.var(x, dims))
+        torch.testing.assert_close(reduce_op.std(x, dims, correction=0), torch.std(x, dims, correction=0))
+    elif op_name == "int_sum":
+        for dtype in (torch.int8, torch.int64, torch.bool):
+            x = _three_dim_view(shape, view, dtype, device, gen)
+            assert torch.equal(reduce_op.sum(x, dims), torch.sum(x, dims)), dtype
+    else:  # a conjugate view: its bit is read, not its raw bytes alone
+        x = _three_dim_view(shape, view, torch.complex64, device, gen).conj()
+        torch.testing.assert_close(reduce_op.sum(x, dims), torch.sum(x, dims))
+    if op_name == "sum" and device == "cpu":
+        from torch.profiler import ProfilerActivity, profile
+
+        x = _three_dim_view(shape, view, torch.float32, device, gen)
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+            reduce_op.sum(x, dims)
+        # The copy is the one tensor of the input's size made (two passes
+        # make a smaller one, their partials).
+        made = [math.prod(e.concrete_inputs[0]) for e in prof.events() if e.name == "aten::empty_strided"]
+        assert (x.numel() in made) == packed, made
+
+
 # Integer and bool inputs of float32 and float64 results (sum, mean and
 # nansum with dtype=, logsumexp's default float result). Into float32, the
 # kernels read them at their own width, each element converted as torch's

@@ -1039,8 +1039,26 @@ class OuterCursor {
       linear /= size;
     }
   }
-  void next() {
-    for (int d = 0; d < outer_.ndim; ++d) {
+  void next() { carry_from(0); }
+  // The outputs from this one to the end of its run along dim 0, which lie
+  // at in_strides[0] and out_strides[0] from it; and a step past n <=
+  // run_left() of them. A caller that loops over the run steps each output
+  // by an add rather than by next()'s carry test.
+  int64_t run_left() const {
+    return outer_.ndim == 0 ? 1 : static_cast<int64_t>(outer_.sizes[0].divisor) - index_[0];
+  }
+  void skip(int64_t n) {
+    if (outer_.ndim == 0) return;
+    index_[0] += n - 1;
+    in_off += (n - 1) * outer_.in_strides[0];
+    out_off += (n - 1) * outer_.out_strides[0];
+    carry_from(0);
+  }
+  int64_t in_off = 0, out_off = 0;
+
+ private:
+  void carry_from(int first) {
+    for (int d = first; d < outer_.ndim; ++d) {
       in_off += outer_.in_strides[d];
       out_off += outer_.out_strides[d];
       if (++index_[d] < static_cast<int64_t>(outer_.sizes[d].divisor)) return;
@@ -1050,9 +1068,6 @@ class OuterCursor {
       index_[d] = 0;
     }
   }
-  int64_t in_off = 0, out_off = 0;
-
- private:
   const OuterIndexer& outer_;
   int64_t index_[kMaxDims] = {};
 };
@@ -1153,20 +1168,78 @@ void run_repeated_rows(const ReducePass& p, const in_t* in, out_t* out, int64_t 
 
   if (p.n_rows == 1 && leaves_per_row == 1) {
     // One leaf per output (rows of up to kLeaf elements, the usual short
-    // rows): the leaf straight into the output, without the stack. Rows
-    // shorter than a vector are folded one element at a time: lanes cost
-    // more to set up and fold together than such a row has elements
-    // ([22, 3, 224, 224] channels_last float16 over dim 1 took 1.35x
-    // torch.sum's time).
-    auto row_total = [](const in_t* x, int64_t row_len, int64_t elem_stride) GPUREDUCE_CPU_INLINE {
-      if (row_len < L::kWidth) {
-        acc_t acc = Op::identity();
-        for (int64_t k = 0; k < row_len; ++k) acc = fold<Op>(acc, widen_one(x[k * elem_stride]));
-        return acc;
+    // rows): the leaf straight into the output, without the stack.
+    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, p.row_len));
+    // Rows of up to a vector are folded element by element: lanes cost more
+    // to set up and fold together than such a row has elements ([22, 3,
+    // 224, 224] channels_last float16 over dim 1 took 1.35x torch.sum's
+    // time). They have a loop of their own, with nothing else in it (no
+    // prefetch, the Projection tested once, a run of outputs along the
+    // indexer's first dim stepped by adds): through the loop below, whose
+    // body holds the lanes' code for longer rows and the stream's
+    // prefetches, 278037 rows of 3 float32 took 2.0-4.7 ns a row on one
+    // thread (from build to build of the same code), 1.4 in this loop. A/B
+    // on this project's 2-core machine, 2 threads, two runs a side,
+    // processes alternating (NOTES.md, session 75): 60 fresh passes of rows
+    // of 2 to 18 elements, one an output, 0.489x -> 0.466x of torch.sum's
+    // time in geomean; [278037, 3] float32 0.63x -> 0.37x, [43, 768, 2, 2]
+    // uint8 over (2, 3) 1.07x -> 0.69x, [54, 79, 4] int64 over dim 2 1.54x
+    // -> 0.68x, amax of [78952, 3] int64 1.05x -> 0.74x. Rows below two
+    // vectors lost (amax of [19, 38085, 12] bfloat16 0.79x -> 1.16x).
+    if (p.row_len <= L::kWidth) {
+      auto each_row = [&](auto finish_row) GPUREDUCE_CPU_INLINE {
+        if (p.outer.ndim == 1) {
+          at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
+            const int64_t row_len = p.row_len, elem_stride = p.elem_stride;
+            const int64_t in_step = p.outer.in_strides[0], out_step = p.outer.out_strides[0];
+            const in_t* const x = in;
+            out_t* const y = out;
+            auto rows = [&](int64_t stride) GPUREDUCE_CPU_INLINE {
+              for (int64_t o = b; o < e; ++o) {
+                const in_t* r = x + o * in_step;
+                acc_t acc = Op::identity();
+                for (int64_t k = 0; k < row_len; ++k) acc = fold<Op>(acc, widen_one(r[k * stride]));
+                y[o * out_step] = finish_row(acc);
+              }
+            };
+            if (elem_stride == 1) {
+              rows(1);
+            } else {
+              rows(elem_stride);
+            }
+          });
+          return;
+        }
+        const OuterIndexer by_output = in_output_order(p.outer);
+        at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
+          const int64_t row_len = p.row_len, elem_stride = p.elem_stride;
+          const int64_t in_step = by_output.in_strides[0], out_step = by_output.out_strides[0];
+          OuterCursor cursor(by_output, b);
+          for (int64_t o = b; o < e;) {
+            const int64_t n = std::min(e - o, cursor.run_left());
+            const in_t* const x = in + cursor.in_off;
+            out_t* const y = out + cursor.out_off;
+            for (int64_t j = 0; j < n; ++j) {
+              const in_t* r = x + j * in_step;
+              acc_t acc = Op::identity();
+              for (int64_t k = 0; k < row_len; ++k) acc = fold<Op>(acc, widen_one(r[k * elem_stride]));
+              y[j * out_step] = finish_row(acc);
+            }
+            cursor.skip(n);
+            o += n;
+          }
+        });
+      };
+      if (repeats == 1 && p.projection.is_identity()) {
+        each_row([](acc_t a) GPUREDUCE_CPU_INLINE { return finish<Op, out_t>(a, Projection{}); });
+      } else {
+        each_row(output);
       }
+      return;
+    }
+    auto row_total = [](const in_t* x, int64_t row_len, int64_t elem_stride) GPUREDUCE_CPU_INLINE {
       return L::total(leaf_lanes<L>(x, row_len, elem_stride));
     };
-    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, p.row_len));
     if (p.outer.ndim == 1) {  // outputs at one stride: no general indexer
       at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
         // The geometry in locals of this loop: read through `p` or the

@@ -118,6 +118,68 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
                     const OpSpec& op, bool reads_partials, bool writes_partials,
                     const Projection& projection = Projection{});
 
+// Up to this many elements, a CPU result is broadcast along its kept dims
+// of stride 0 by the loop below: a TensorIterator copy cost about 3 us a
+// call whatever the size ([33486] float32 expanded to [33486, 2] over dim
+// 0: 11.2 us, of which 2.9 the copy of two elements, torch.sum 9.1).
+constexpr int64_t kCpuLoopBroadcastMax = int64_t(1) << 12;
+
+template <size_t kBytes>
+void copy_row(const char* src, int64_t src_stride, char* dst, int64_t dst_stride, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * dst_stride, src + i * src_stride, kBytes);
+}
+
+// Writes every element of `dst` from `src`, of dst's rank and dtype with
+// size 1 at the dims it is broadcast along, where both are small CPU
+// tensors that do not overlap. Returns false, writing nothing, elsewhere.
+bool broadcast_by_loop(const at::Tensor& src, const at::Tensor& dst) {
+  const int64_t rank = dst.dim();
+  if (!src.device().is_cpu() || !dst.device().is_cpu() || dst.numel() > kCpuLoopBroadcastMax ||
+      src.scalar_type() != dst.scalar_type() || src.dim() != rank || rank == 0) {
+    return false;
+  }
+  // Views with gaps are "too hard" to compare: in separate storages they
+  // cannot overlap either.
+  const at::MemOverlapStatus overlap = at::get_overlap_status(src, dst);
+  if (overlap != at::MemOverlapStatus::No &&
+      (overlap != at::MemOverlapStatus::TooHard || src.storage().is_alias_of(dst.storage()))) {
+    return false;
+  }
+  if (dst.numel() == 0) return true;
+  const int64_t bytes = dst.element_size();
+  std::vector<int64_t> src_step(rank), dst_step(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    src_step[d] = (src.size(d) == 1 ? 0 : src.stride(d)) * bytes;
+    dst_step[d] = dst.stride(d) * bytes;
+  }
+  auto row = [&](const char* s, char* o) {
+    const int64_t n = dst.size(rank - 1), ss = src_step[rank - 1], ds = dst_step[rank - 1];
+    switch (bytes) {
+      case 1: return copy_row<1>(s, ss, o, ds, n);
+      case 2: return copy_row<2>(s, ss, o, ds, n);
+      case 4: return copy_row<4>(s, ss, o, ds, n);
+      case 8: return copy_row<8>(s, ss, o, ds, n);
+      default: return copy_row<16>(s, ss, o, ds, n);  // complex double, the widest dtype
+    }
+  };
+  const char* s = static_cast<const char*>(src.const_data_ptr());
+  char* o = static_cast<char*>(dst.mutable_data_ptr());
+  std::vector<int64_t> index(rank, 0);
+  for (;;) {
+    row(s, o);
+    int64_t d = rank - 2;  // the outer dims as an odometer
+    for (; d >= 0; --d) {
+      s += src_step[d];
+      o += dst_step[d];
+      if (++index[d] < dst.size(d)) break;
+      s -= src_step[d] * index[d];
+      o -= dst_step[d] * index[d];
+      index[d] = 0;
+    }
+    if (d < 0) return true;
+  }
+}
+
 // An empty tensor of `shape` (in's rank) whose dims lie in memory in the
 // order in's do, so that the dims a first step keeps merge in its partials
 // as they do in the input.
@@ -425,23 +487,44 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
   // that hand accumulators on through an intermediate of the accumulator
   // dtype.
   const size_t per_pass = 2;
-  if (reduced.size() > per_pass && !op.hands_partials_on) {
-    // An op whose accumulators have no dtype to hand on (var): one copy of
-    // the input with the reduced dims innermost, in their order, where they
-    // are dense and merge into one (a layout reduced over three dims that
-    // do not merge, such as a permuted or sliced one).
-    std::vector<int64_t> order;
-    for (int64_t d = 0; d < in.dim(); ++d)
-      if (!mask[d]) order.push_back(d);
-    for (int64_t d = 0; d < in.dim(); ++d)
-      if (mask[d]) order.push_back(d);
-    std::vector<bool> packed_mask;
-    for (int64_t d : order) packed_mask.push_back(mask[d]);
-    reduce_strided(in.permute(order).contiguous(), packed_mask, target.permute(order), op, reads_partials,
-                   writes_partials, projection);
-    return;
-  }
   if (reduced.size() > per_pass) {
+    // Or one copy of the input with the reduced dims innermost, in their
+    // order, where they are dense and merge into one, then one pass: for an
+    // op whose accumulators have no dtype to hand on (var), and for a small
+    // CPU input, copied by a loop: two passes of 36 elements ([3, 2, 5,
+    // 2][:, :, ::2] float32 over (0, 2, 3)) took 1.99 us, torch.sum 1.76;
+    // the copy and one pass 1.86, torch.sum 1.86 (2 threads, this
+    // project's machine, NOTES.md session 75).
+    if (in.device().is_cpu() && in.numel() <= kCpuLoopBroadcastMax && !in.is_conj() && !in.is_neg()) {
+      // The copy in the input's dim order, its strides putting the reduced
+      // dims innermost (no permuted views, each a dispatched op).
+      std::vector<int64_t> strides(static_cast<size_t>(in.dim()));
+      int64_t next = 1;
+      for (bool reduced_dims : {true, false}) {
+        for (int64_t d = in.dim() - 1; d >= 0; --d) {
+          if (mask[d] != reduced_dims) continue;
+          strides[d] = next;
+          next *= in.size(d);
+        }
+      }
+      at::Tensor packed = at::empty_strided(in.sizes(), strides, in.options());
+      if (broadcast_by_loop(in, packed)) {
+        reduce_strided(packed, mask, target, op, reads_partials, writes_partials, projection);
+        return;
+      }
+    }
+    if (!op.hands_partials_on) {
+      std::vector<int64_t> order;
+      for (int64_t d = 0; d < in.dim(); ++d)
+        if (!mask[d]) order.push_back(d);
+      for (int64_t d = 0; d < in.dim(); ++d)
+        if (mask[d]) order.push_back(d);
+      std::vector<bool> packed_mask;
+      for (int64_t d : order) packed_mask.push_back(mask[d]);
+      reduce_strided(in.permute(order).contiguous(), packed_mask, target.permute(order), op, reads_partials,
+                     writes_partials, projection);
+      return;
+    }
     uint64_t first_bits = 0;
     for (size_t k = 0; k < per_pass; ++k) first_bits |= dims[reduced[k]].orig_dims;
     reduce_in_two_steps(in, mask, first_bits, target, op, reads_partials, writes_partials, projection);
@@ -492,62 +575,6 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
 // 1]) on [100, 10] went 3.07 -> 2.79 us, sum(x, 1) 3.36 -> 3.25 (NOTES.md,
 // session 14). The view stays inside the kernel; every write through it
 // lands in out's storage.
-// Up to this many elements, a CPU result is broadcast along its kept dims
-// of stride 0 by the loop below: a TensorIterator copy cost about 3 us a
-// call whatever the size ([33486] float32 expanded to [33486, 2] over dim
-// 0: 11.2 us, of which 2.9 the copy of two elements, torch.sum 9.1).
-constexpr int64_t kCpuLoopBroadcastMax = int64_t(1) << 12;
-
-template <size_t kBytes>
-void copy_row(const char* src, int64_t src_stride, char* dst, int64_t dst_stride, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * dst_stride, src + i * src_stride, kBytes);
-}
-
-// Writes every element of `dst` from `src`, of dst's rank and dtype with
-// size 1 at the dims it is broadcast along, where both are small CPU
-// tensors that do not overlap. Returns false, writing nothing, elsewhere.
-bool broadcast_by_loop(const at::Tensor& src, const at::Tensor& dst) {
-  const int64_t rank = dst.dim();
-  if (!src.device().is_cpu() || !dst.device().is_cpu() || dst.numel() > kCpuLoopBroadcastMax ||
-      src.scalar_type() != dst.scalar_type() || src.dim() != rank || rank == 0 ||
-      at::get_overlap_status(src, dst) != at::MemOverlapStatus::No) {
-    return false;
-  }
-  if (dst.numel() == 0) return true;
-  const int64_t bytes = dst.element_size();
-  std::vector<int64_t> src_step(rank), dst_step(rank);
-  for (int64_t d = 0; d < rank; ++d) {
-    src_step[d] = (src.size(d) == 1 ? 0 : src.stride(d)) * bytes;
-    dst_step[d] = dst.stride(d) * bytes;
-  }
-  auto row = [&](const char* s, char* o) {
-    const int64_t n = dst.size(rank - 1), ss = src_step[rank - 1], ds = dst_step[rank - 1];
-    switch (bytes) {
-      case 1: return copy_row<1>(s, ss, o, ds, n);
-      case 2: return copy_row<2>(s, ss, o, ds, n);
-      case 4: return copy_row<4>(s, ss, o, ds, n);
-      case 8: return copy_row<8>(s, ss, o, ds, n);
-      default: return copy_row<16>(s, ss, o, ds, n);  // complex double, the widest dtype
-    }
-  };
-  const char* s = static_cast<const char*>(src.const_data_ptr());
-  char* o = static_cast<char*>(dst.mutable_data_ptr());
-  std::vector<int64_t> index(rank, 0);
-  for (;;) {
-    row(s, o);
-    int64_t d = rank - 2;  // the outer dims as an odometer
-    for (; d >= 0; --d) {
-      s += src_step[d];
-      o += dst_step[d];
-      if (++index[d] < dst.size(d)) break;
-      s -= src_step[d] * index[d];
-      o -= dst_step[d] * index[d];
-      index[d] = 0;
-    }
-    if (d < 0) return true;
-  }
-}
-
 at::Tensor with_reduced_dims(const at::Tensor& out, const std::vector<bool>& mask) {
   std::vector<int64_t> sizes(out.sizes().begin(), out.sizes().end());
   std::vector<int64_t> strides(out.strides().begin(), out.strides().end());
