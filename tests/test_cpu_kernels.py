@@ -433,12 +433,15 @@ def test_narrow_integers_into_float32(dtype):
 def test_rows_of_permuted_outputs(dtype):
     # Rows of one leaf each whose outputs lie in another order than the rows
     # (a permuted or transposed input summed over its contiguous dim): the
-    # outputs' offsets are stepped, not divided, and taken in the output's
-    # order. Against torch, the same bits as the same rows laid out in
-    # order, and the same on one thread and on two.
+    # outputs' offsets are stepped, not divided, and taken in the input's
+    # order where it is 1 MB or more and the threads' shares of its
+    # outermost dim span 4 KB of outputs or more (the last two, rows longer
+    # than a vector and up to one), else in the output's. Against torch, the same bits as the same rows
+    # laid out in order, and the same on one thread and on two.
     g = torch.Generator().manual_seed(12)
     for shape, perm, d in [((9, 3, 5, 7, 40), (3, 2, 1, 0, 4), 4), ((25, 60, 2, 152), (3, 1, 2, 0), 0),
-                           ((40, 30, 3, 100), (3, 1, 2, 0), 0), ((3, 1, 7, 33), (2, 0, 1, 3), 3)]:
+                           ((40, 30, 3, 100), (3, 1, 2, 0), 0), ((3, 1, 7, 33), (2, 0, 1, 3), 3),
+                           ((9000, 3, 20), (1, 0, 2), 2), ((60000, 3, 4), (1, 0, 2), 2)]:
         x = random_tensor(shape, dtype, "cpu", g).permute(perm)
         _check_sum(x, d)
         _check_same_bits_on_one_and_two_threads(x, d)

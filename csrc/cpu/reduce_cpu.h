@@ -1026,6 +1026,36 @@ inline OuterIndexer in_output_order(const OuterIndexer& outer) {
   return sorted;
 }
 
+// The order in which a rows pass of one leaf an output takes outputs that
+// lie under a general indexer: the input's (the indexer's own, memory
+// order), which reads the rows as they lie, unless the threads' shares of
+// its outermost dim, which at::parallel_for's runs of outputs split, would
+// be under kSharedOutputsMinSpan bytes of outputs wide, or the pass reads
+// under kInputOrderMinBytes (in cache, the reads' order matters less than
+// the output's runs: [62, 50, 4, 2].permute(2, 0, 1, 3) float32 over dim 3,
+// 99 KB, took 0.30x torch.sum's time in the output's order, 0.56x in the
+// input's); then the output's. In the input's order two threads wrote every few outputs of the same
+// lines of [9, 3, 5, 7, 40].permute(3, 2, 1, 0, 4) over dim 4 (shares of 18
+// bytes: 1.85x torch.sum's time on two threads, 0.78x on one), and in the
+// output's, rows of a transposed input 1700 bytes apart were each a miss
+// ([3331, 25, 17].transpose(0, 1) float32 over dim 2 1.20x, shares of 6.6
+// KB; 0.60x in the input's). A/B of the 4 KB rule alone on this
+// project's 2-core machine, 2 threads, two runs a side, processes
+// alternating (NOTES.md, session 75), 60 permuted inputs summed over their
+// contiguous dim: 0.434x -> 0.430x in geomean, [3948, 11,
+// 12].permute(1, 0, 2) float64 0.98x -> 0.71x, [20000, 25, 33] float32
+// transposed 0.73x -> 0.21x (alone), the same bits; the one loss, that
+// 99 KB pass, is why inputs under 1 MB keep the output's order.
+constexpr int64_t kSharedOutputsMinSpan = 4096;
+constexpr int64_t kInputOrderMinBytes = int64_t(1) << 20;
+inline OuterIndexer rows_outputs_order(const OuterIndexer& outer, int64_t out_bytes, int64_t in_bytes) {
+  if (outer.ndim == 0 || in_bytes < kInputOrderMinBytes) return in_output_order(outer);
+  const int d = outer.ndim - 1;
+  const int64_t share = static_cast<int64_t>(outer.sizes[d].divisor) * std::abs(outer.out_strides[d]) * out_bytes /
+                        std::max(1, at::get_num_threads());
+  return share >= kSharedOutputsMinSpan ? outer : in_output_order(outer);
+}
+
 // The offsets of outputs linear, linear + 1, ... of an OuterIndexer, stepped
 // one output at a time: a carry from dim to dim where OuterIndexer::offsets
 // divides the index by every dim's size.
@@ -1210,7 +1240,8 @@ void run_repeated_rows(const ReducePass& p, const in_t* in, out_t* out, int64_t 
           });
           return;
         }
-        const OuterIndexer by_output = in_output_order(p.outer);
+        const OuterIndexer by_output =
+            rows_outputs_order(p.outer, sizeof(out_t), p.n_out * p.row_len * int64_t(sizeof(in_t)));
         at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
           const int64_t row_len = p.row_len, elem_stride = p.elem_stride;
           const int64_t in_step = by_output.in_strides[0], out_step = by_output.out_strides[0];
@@ -1282,12 +1313,10 @@ void run_repeated_rows(const ReducePass& p, const in_t* in, out_t* out, int64_t 
     // each output's index: with a division per dim and output, the rows of
     // 152 float32 of [25, 60, 2, 152].transpose(0, 3) over dim 0 (3000
     // outputs over three dims) took 1.15x torch.sum's time, the same rows
-    // of [3000, 152] over dim 1 0.79x (NOTES.md, session 65). And they are
-    // taken in the output's order (in_output_order): in the input's, two
-    // threads wrote every few outputs of the same lines ([9, 3, 5, 7,
-    // 40].permute(3, 2, 1, 0, 4) over dim 4 took 1.85x torch.sum's time on
-    // two threads, 0.78x on one).
-    const OuterIndexer by_output = in_output_order(p.outer);
+    // of [3000, 152] over dim 1 0.79x (NOTES.md, session 65). They are
+    // taken in the order rows_outputs_order picks.
+    const OuterIndexer by_output =
+        rows_outputs_order(p.outer, sizeof(out_t), p.n_out * p.row_len * int64_t(sizeof(in_t)));
     at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
       OuterCursor cursor(by_output, b);
       for (int64_t o = b; o < e; ++o, cursor.next())
