@@ -1034,9 +1034,10 @@ inline OuterIndexer in_output_order(const OuterIndexer& outer) {
 // under kInputOrderMinBytes (in cache, the reads' order matters less than
 // the output's runs: [62, 50, 4, 2].permute(2, 0, 1, 3) float32 over dim 3,
 // 99 KB, took 0.30x torch.sum's time in the output's order, 0.56x in the
-// input's); then the output's. In the input's order two threads wrote every few outputs of the same
-// lines of [9, 3, 5, 7, 40].permute(3, 2, 1, 0, 4) over dim 4 (shares of 18
-// bytes: 1.85x torch.sum's time on two threads, 0.78x on one), and in the
+// input's); then the output's. In the input's order two threads wrote
+// every few outputs of the same lines of [9, 3, 5, 7, 40].permute(3, 2, 1,
+// 0, 4) over dim 4 (shares of 18 bytes: 1.85x torch.sum's time on two
+// threads, 0.78x on one), and in the
 // output's, rows of a transposed input 1700 bytes apart were each a miss
 // ([3331, 25, 17].transpose(0, 1) float32 over dim 2 1.20x, shares of 6.6
 // KB; 0.60x in the input's). A/B of the 4 KB rule alone on this
@@ -1218,44 +1219,41 @@ void run_repeated_rows(const ReducePass& p, const in_t* in, out_t* out, int64_t 
     // vectors lost (amax of [19, 38085, 12] bfloat16 0.79x -> 1.16x).
     if (p.row_len <= L::kWidth) {
       auto each_row = [&](auto finish_row) GPUREDUCE_CPU_INLINE {
+        // n outputs from x and y on, at in_step and out_step, their
+        // elements at `stride` (a constant 1 where it is 1).
+        auto fold_run = [&](const in_t* x, out_t* y, int64_t n, int64_t in_step, int64_t out_step,
+                            int64_t stride) GPUREDUCE_CPU_INLINE {
+          const int64_t row_len = p.row_len;
+          for (int64_t j = 0; j < n; ++j) {
+            const in_t* r = x + j * in_step;
+            acc_t acc = Op::identity();
+            for (int64_t k = 0; k < row_len; ++k) acc = fold<Op>(acc, widen_one(r[k * stride]));
+            y[j * out_step] = finish_row(acc);
+          }
+        };
+        auto fold_any_stride = [&](const in_t* x, out_t* y, int64_t n, int64_t in_step,
+                                   int64_t out_step) GPUREDUCE_CPU_INLINE {
+          if (p.elem_stride == 1) {
+            fold_run(x, y, n, in_step, out_step, 1);
+          } else {
+            fold_run(x, y, n, in_step, out_step, p.elem_stride);
+          }
+        };
         if (p.outer.ndim == 1) {
           at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
-            const int64_t row_len = p.row_len, elem_stride = p.elem_stride;
             const int64_t in_step = p.outer.in_strides[0], out_step = p.outer.out_strides[0];
-            const in_t* const x = in;
-            out_t* const y = out;
-            auto rows = [&](int64_t stride) GPUREDUCE_CPU_INLINE {
-              for (int64_t o = b; o < e; ++o) {
-                const in_t* r = x + o * in_step;
-                acc_t acc = Op::identity();
-                for (int64_t k = 0; k < row_len; ++k) acc = fold<Op>(acc, widen_one(r[k * stride]));
-                y[o * out_step] = finish_row(acc);
-              }
-            };
-            if (elem_stride == 1) {
-              rows(1);
-            } else {
-              rows(elem_stride);
-            }
+            fold_any_stride(in + b * in_step, out + b * out_step, e - b, in_step, out_step);
           });
           return;
         }
         const OuterIndexer by_output =
             rows_outputs_order(p.outer, sizeof(out_t), p.n_out * p.row_len * int64_t(sizeof(in_t)));
         at::parallel_for(0, p.n_out, grain, [&](int64_t b, int64_t e) {
-          const int64_t row_len = p.row_len, elem_stride = p.elem_stride;
           const int64_t in_step = by_output.in_strides[0], out_step = by_output.out_strides[0];
           OuterCursor cursor(by_output, b);
           for (int64_t o = b; o < e;) {
             const int64_t n = std::min(e - o, cursor.run_left());
-            const in_t* const x = in + cursor.in_off;
-            out_t* const y = out + cursor.out_off;
-            for (int64_t j = 0; j < n; ++j) {
-              const in_t* r = x + j * in_step;
-              acc_t acc = Op::identity();
-              for (int64_t k = 0; k < row_len; ++k) acc = fold<Op>(acc, widen_one(r[k * elem_stride]));
-              y[j * out_step] = finish_row(acc);
-            }
+            fold_any_stride(in + cursor.in_off, out + cursor.out_off, n, in_step, out_step);
             cursor.skip(n);
             o += n;
           }
