@@ -104,6 +104,30 @@ def test_variance_special_values(dtype, device, gen):
         _check(reduce_op.std(scaled), scaled, "std")
 
 
+# Rows at a pitch, which the GPU's lanes fold a round of kUnroll vectors
+# at a time into one state (4- and 8-byte floats: VarianceOp::folds_rounds)
+# and a part round vector by vector: widths around whole rounds of 1 to 32
+# lanes, dense, at a pitch of one more and one element off a 16-byte
+# boundary (ragged heads), against the float64 reference; and rows of one
+# repeated value each, whose spread is exactly 0, as torch's is.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16], ids=str)
+def test_variance_rows_in_folded_rounds(dtype, device, gen):
+    n = 300
+    for width in (1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 384,
+                  511, 512, 513, 1000, 1024, 1025, 2049):
+        x = (torch.randn(n, width + 1, generator=gen) * 3 + 1).to(dtype).to(device)
+        dense = (torch.randn(n, width, generator=gen) * 3 + 1).to(dtype).to(device)
+        for rows in (dense, x[:, :width], x[:, 1:]):
+            _check(reduce_op.var(rows, 1), rows, "var", 1)
+            _check(reduce_op.std(rows, 1, correction=0), rows, "std", 1, 0)
+        c = torch.randn(n, 1, generator=gen).to(dtype).to(device).expand(n, width + 1).contiguous()
+        zeros = torch.zeros(n, dtype=dtype, device=device)
+        for rows in (c[:, :width].contiguous(), c[:, :width], c[:, 1:]):
+            assert torch.equal(reduce_op.var(rows, 1, correction=0), zeros), width
+            assert torch.equal(reduce_op.std(rows, 1, correction=0), zeros), width
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)

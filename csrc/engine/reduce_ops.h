@@ -117,6 +117,15 @@ struct OpBase {
   // tiles and the rows and columns kernels read them). That kernel is a
   // third to a half of an instance file's compile.
   static constexpr bool kStreamTiles = true;
+  // Whether the CUDA pitch rows kernel folds a thread's round of kUnroll
+  // chunks of in_t into one state (reduce_vector over the round's inputs)
+  // and merges that into one running state, rather than each chunk into a
+  // state of its own (fold_round, engine/rows.cuh): for ops whose merge
+  // costs more than a round's adds.
+  template <typename in_t>
+  static constexpr bool folds_rounds() {
+    return false;
+  }
 
   template <typename in_t>
   static constexpr bool packs_bytes() {
@@ -913,6 +922,17 @@ struct VarianceOp : OpBase<VarianceOp<acc_t>, MeanSpread<acc_t>> {
   static constexpr bool kPartialsFoldAsInputs = false;
   static constexpr bool kProjectsWith = true;
   static constexpr bool kPadsLastBlock = false;
+  // A merge divides (combine's weight), and four float64 states a thread
+  // spilled (184 bytes in the pitch rows kernel, 4 folded): a round of
+  // chunks is one state, one merge. A/B on the H200 over 34 made rows
+  // passes each (NOTES.md, session 76): float64 0.65x of the time before
+  // in geometric mean ([32768, 384] over dim 1 0.75x -> 1.48x of
+  // torch.var), float32 0.88x; not 16-bit inputs, whose rounds of 32
+  // inputs in two serial passes ran up to 15% slower (1.02x).
+  template <typename in_t>
+  static constexpr bool folds_rounds() {
+    return sizeof(in_t) >= 4;
+  }
 
   C10_HOST_DEVICE static state identity() { return {acc_t(0), acc_t(0), acc_t(0)}; }
 
@@ -962,19 +982,32 @@ struct VarianceOp : OpBase<VarianceOp<acc_t>, MeanSpread<acc_t>> {
     return {mean, m2, static_cast<acc_t>(n)};
   }
 
+  // The sum of x's V values in pairs, then pairs of pairs: V = 2^k equal
+  // values c sum to exactly V c (each level doubles), so the mean of a
+  // constant vector is c itself and its spread 0, as Welford's per input
+  // gives (added one after another, 8 float64 copies of a random c came to
+  // a mean other than c 43% of the time). The pairs are also chains of
+  // log2 V adds, not V.
+  template <int V>
+  C10_HOST_DEVICE static acc_t pairwise_sum(acc_t (&x)[V]) {
+GPUREDUCE_UNROLL
+    for (int w = 1; w < V; w *= 2) {
+GPUREDUCE_UNROLL
+      for (int i = 0; i + w < V; i += 2 * w) x[i] += x[i + w];
+    }
+    return x[0];
+  }
+
+  // A vector's state (V a power of two: the mean a product by 1/V).
   template <int V, typename in_t>
   C10_HOST_DEVICE static state reduce_vector(const in_t (&v)[V]) {
-    acc_t x[V];
+    acc_t x[V], t[V];
 GPUREDUCE_UNROLL
-    for (int i = 0; i < V; ++i) x[i] = static_cast<acc_t>(v[i]);
-    acc_t sum = acc_t(0);
+    for (int i = 0; i < V; ++i) t[i] = x[i] = static_cast<acc_t>(v[i]);
+    const acc_t mean = pairwise_sum(t) / static_cast<acc_t>(V);
 GPUREDUCE_UNROLL
-    for (int i = 0; i < V; ++i) sum += x[i];
-    const acc_t mean = sum / static_cast<acc_t>(V);
-    acc_t m2 = acc_t(0);
-GPUREDUCE_UNROLL
-    for (int i = 0; i < V; ++i) m2 += (x[i] - mean) * (x[i] - mean);
-    return {mean, m2, static_cast<acc_t>(V)};
+    for (int i = 0; i < V; ++i) t[i] = (x[i] - mean) * (x[i] - mean);
+    return {mean, pairwise_sum(t), static_cast<acc_t>(V)};
   }
 
   // A CPU row leaf's blocks of 64 inputs, each a state of its own (its

@@ -173,6 +173,8 @@ __device__ __forceinline__ void pick_every(const in_t (&v)[V], in_t (&picked)[V 
 // before it adds.
 template <class Op, typename in_t, int V>
 struct Chunk {
+  using element_type = in_t;
+  static constexpr int kWidth = V;
   static constexpr bool kPacked = V == 16 && Op::template packs_bytes<in_t>();
   std::conditional_t<kPacked, uint4, VecOf<in_t, V>> raw;
 
@@ -202,6 +204,28 @@ struct Chunk {
     return t;
   }
 };
+
+// A round of U loaded chunks, `left` of them the thread's, folded into
+// acc (Op::folds_rounds): a whole round as one state of its U * V inputs
+// (reduce_vector), merged once; a part round chunk by chunk.
+template <class Op, int U, typename ChunkT, typename wide_t>
+__device__ __forceinline__ void fold_round(wide_t& acc, const ChunkT (&ch)[U], int left) {
+  using WideOp = typename Op::wide_op;
+  using in_t = typename ChunkT::element_type;
+  constexpr int V = ChunkT::kWidth;
+  if (left >= U) {
+    in_t v[U * V];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int j = 0; j < V; ++j) v[u * V + j] = ch[u].raw.v[j];
+    acc = WideOp::combine(acc, static_cast<wide_t>(Op::template reduce_vector<U * V>(v)));
+    return;
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+    if (u < left) acc = WideOp::combine(acc, static_cast<wide_t>(ch[u].sum()));
+}
 
 // The chunks c, c + step, ... below end of one thread, kUnroll loads in
 // flight, each into its own partial. Partials are of the op's wide type
@@ -396,6 +420,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
     gpureduce_pitch_rows(PitchRowsArgs a, const in_t* __restrict__ in, Outputs<out_t> out) {
   start_as_dependent(a.early_trigger);
   static_assert(kRagged || !kStrided, "strided rows are read as ragged dense spans");
+  constexpr bool kFoldRounds = Op::template folds_rounds<in_t>() && !kStrided;
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
   using ChunkT = Chunk<Op, in_t, V>;
@@ -463,6 +488,10 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
         ChunkT ch[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) ch[u].load(u < left ? p + u * step : p);
+        if constexpr (kFoldRounds) {
+          fold_round<Op>(part[0], ch, left);
+          continue;
+        }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
           if (u < left) {
@@ -475,8 +504,9 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
           }
         }
       }
+      // (Folded rounds leave only part[0] filled.)
 #pragma unroll
-      for (int w = 1; w < U; w *= 2) {
+      for (int w = 1; w < (kFoldRounds ? 1 : U); w *= 2) {
 #pragma unroll
         for (int u = 0; u + w < U; u += 2 * w) part[u] = WideOp::combine(part[u], part[u + w]);
       }
