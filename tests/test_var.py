@@ -109,7 +109,9 @@ def test_variance_special_values(dtype, device, gen):
 # and a part round vector by vector: widths around whole rounds of 1 to 32
 # lanes, dense, at a pitch of one more and one element off a 16-byte
 # boundary (ragged heads), against the float64 reference; and rows of one
-# repeated value each, whose spread is exactly 0, as torch's is.
+# repeated value each, whose spread is exactly 0, as torch's is. Then the
+# same for whole tensors and a few long rows (the split rows kernel's
+# blocks fold their rounds likewise).
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.bfloat16], ids=str)
 def test_variance_rows_in_folded_rounds(dtype, device, gen):
@@ -126,6 +128,13 @@ def test_variance_rows_in_folded_rounds(dtype, device, gen):
         for rows in (c[:, :width].contiguous(), c[:, :width], c[:, 1:]):
             assert torch.equal(reduce_op.var(rows, 1, correction=0), zeros), width
             assert torch.equal(reduce_op.std(rows, 1, correction=0), zeros), width
+    for shape in (((1 << 18) + 3,), (3, 100003), (40, 5001)):
+        x = (torch.randn(shape, generator=gen) * 3 + 1).to(dtype).to(device)
+        for t in (x, x[..., 1:]):
+            _check(reduce_op.var(t, -1), t, "var", -1)
+            _check(reduce_op.var(t), t, "var")
+        c = torch.randn(shape[:-1] + (1,), generator=gen).to(dtype).to(device).expand(shape)[..., 1:].contiguous()
+        assert torch.equal(reduce_op.var(c, -1, correction=0), torch.zeros(shape[:-1], dtype=dtype, device=device))
 
 
 @pytest.mark.slow

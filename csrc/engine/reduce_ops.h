@@ -117,11 +117,11 @@ struct OpBase {
   // tiles and the rows and columns kernels read them). That kernel is a
   // third to a half of an instance file's compile.
   static constexpr bool kStreamTiles = true;
-  // Whether the CUDA pitch rows kernel folds a thread's round of kUnroll
-  // chunks of in_t into one state (reduce_vector over the round's inputs)
-  // and merges that into one running state, rather than each chunk into a
-  // state of its own (fold_round, engine/rows.cuh): for ops whose merge
-  // costs more than a round's adds.
+  // Whether the CUDA pitch rows and split rows kernels fold a thread's
+  // round of kUnroll chunks of in_t into one state (reduce_vector over the
+  // round's inputs) and merge that into one running state, rather than each
+  // chunk into a state of its own (fold_round and reduce_chunks,
+  // engine/rows.cuh): for ops whose merge costs more than a round's adds.
   template <typename in_t>
   static constexpr bool folds_rounds() {
     return false;
@@ -923,12 +923,15 @@ struct VarianceOp : OpBase<VarianceOp<acc_t>, MeanSpread<acc_t>> {
   static constexpr bool kProjectsWith = true;
   static constexpr bool kPadsLastBlock = false;
   // A merge divides (combine's weight), and four float64 states a thread
-  // spilled (184 bytes in the pitch rows kernel, 4 folded): a round of
-  // chunks is one state, one merge. A/B on the H200 over 34 made rows
-  // passes each (NOTES.md, session 76): float64 0.65x of the time before
-  // in geometric mean ([32768, 384] over dim 1 0.75x -> 1.48x of
-  // torch.var), float32 0.88x; not 16-bit inputs, whose rounds of 32
-  // inputs in two serial passes ran up to 15% slower (1.02x).
+  // spilled (the pitch rows kernel 184 bytes, 4 folded; split rows 168, 0
+  // folded): a round of chunks is one state, one merge. A/B on the H200
+  // (NOTES.md, session 76), pitch rows over 34 made rows passes each:
+  // float64 0.65x of the time before in geometric mean ([32768, 384] over
+  // dim 1 0.75x -> 1.48x of torch.var), float32 0.88x; split rows: a
+  // float64 full var of 2^28 2868 -> 4408 GB/s, [250, 50257] over dim 1
+  // 1.00x -> 1.39x of torch.var, float32 0.95-1.00x of before. Not 16-bit
+  // inputs, whose pitch rows' rounds of 32 inputs, summed then in two
+  // chains of 32 adds, ran up to 15% slower (1.02x).
   template <typename in_t>
   static constexpr bool folds_rounds() {
     return sizeof(in_t) >= 4;

@@ -241,7 +241,10 @@ __device__ __forceinline__ void fold_round(wide_t& acc, const ChunkT (&ch)[U], i
 // after another: held to 40 registers, the predicated tail needed 46-50 and made
 // [8192,8192] int32 over dim 1 1.3x slower (NOTES.md); its full sums avoid
 // the tail instead (block ranges in multiples of kThreads * kUnroll chunks).
-template <class Op, typename in_t, int V, int kStep, bool kTailTogether, typename wide_t>
+//
+// kFoldRounds (the split rows kernel, where Op::folds_rounds): each whole
+// round is one state of its U P inputs, merged into acc[0] (fold_round).
+template <class Op, typename in_t, int V, int kStep, bool kTailTogether, bool kFoldRounds = false, typename wide_t>
 __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, const RowsArgs<wide_t>& a,
                                              int64_t c, int64_t end, int64_t step) {
   using WideOp = typename Op::wide_op;
@@ -288,15 +291,24 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
       alignas(16) in_t v[U][V];
 #pragma unroll
       for (int u = 0; u < U; ++u) load_vec<V>(base + offset(u), v[u]);
-      // Stepped, the round's adds go last chunk first, so that the first add
-      // waits on the last load: in chunk order ptxas issued each add right
-      // after its load, and the loads went out one at a time (SASS).
+      if constexpr (kFoldRounds) {
+        in_t round[U * P];
 #pragma unroll
-      for (int k = 0; k < U; ++k) {
-        const int u = kSteppedChunks<V> ? U - 1 - k : k;
-        in_t picked[P];
-        pick_every<V, kStep>(v[u], picked);
-        acc[u] = WideOp::combine(acc[u], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+          for (int i = 0; i < P; ++i) round[u * P + i] = v[u][i * kStep];
+        acc[0] = WideOp::combine(acc[0], static_cast<wide_t>(Op::template reduce_vector<U * P>(round)));
+      } else {
+        // Stepped, the round's adds go last chunk first, so that the first
+        // add waits on the last load: in chunk order ptxas issued each add
+        // right after its load, and the loads went out one at a time (SASS).
+#pragma unroll
+        for (int k = 0; k < U; ++k) {
+          const int u = kSteppedChunks<V> ? U - 1 - k : k;
+          in_t picked[P];
+          pick_every<V, kStep>(v[u], picked);
+          acc[u] = WideOp::combine(acc[u], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+        }
       }
     }
     if constexpr (kTailTogether) {
@@ -490,16 +502,16 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
         for (int u = 0; u < U; ++u) ch[u].load(u < left ? p + u * step : p);
         if constexpr (kFoldRounds) {
           fold_round<Op>(part[0], ch, left);
-          continue;
-        }
+        } else {
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          if (u < left) {
-            if constexpr (kStrided) {
-              part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum_kept(a.kept_pattern << first_kept)));
-              first_kept = first_kept >= back ? first_kept - back : first_kept + s - back;
-            } else {
-              part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum()));
+          for (int u = 0; u < U; ++u) {
+            if (u < left) {
+              if constexpr (kStrided) {
+                part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum_kept(a.kept_pattern << first_kept)));
+                first_kept = first_kept >= back ? first_kept - back : first_kept + s - back;
+              } else {
+                part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum()));
+              }
             }
           }
         }
@@ -684,6 +696,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
                              Outputs<out_t> out) {
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
+  constexpr bool kFoldRounds = Op::template folds_rounds<in_t>();
   // Its grid lets the next kernel in early only where it fits one wave
   // (start_as_dependent); a grid of several waves does so at its end.
   start_as_dependent(a.early_trigger);
@@ -710,9 +723,9 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
     const RaggedEnds<Op, V, true, in_t, wide_t> ends(a, row, head,
                                                      static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
                                                      static_cast<int64_t>(a.split) * blockDim.x);
-    acc = ends.add_to(reduce_chunks<Op, in_t, V, kStep, false>(row + head, a, first, end, step));
+    acc = ends.add_to(reduce_chunks<Op, in_t, V, kStep, false, kFoldRounds>(row + head, a, first, end, step));
   } else {
-    acc = reduce_chunks<Op, in_t, V, kStep, false>(row, a, first, end, step);
+    acc = reduce_chunks<Op, in_t, V, kStep, false, kFoldRounds>(row, a, first, end, step);
   }
   acc = block_reduce<WideOp>(acc);
   if (a.split == 1) {
