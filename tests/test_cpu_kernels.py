@@ -353,6 +353,29 @@ def test_rows_of_up_to_a_vector_one_to_an_output(dtype):
                 assert torch.equal(reduce_op.amax(x, 2), torch.amax(x, 2)), (a, b, n)
 
 
+@pytest.mark.parametrize("dtype", DTYPES + [torch.int32], ids=str)
+def test_rows_at_an_element_stride_of_two_and_three(dtype):
+    # Rows whose elements lie 2 or 3 apart: 4- and 8-byte inputs in lanes of
+    # their own type (float32, float64, int64 sums; amax of int32 too) load
+    # each vector's dense span and pick its elements (Lanes::fold), the
+    # span's last load masked short of what lies past the vector. Widths
+    # around the vectors and their chains, and rows whose last element is
+    # the storage's last (a full load there would read past it).
+    g = torch.Generator().manual_seed(14)
+    for step in (2, 3):
+        for n in (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1000, 1025, 4099):
+            for m in (1, 3, 22):
+                x = random_tensor((m, step * n), dtype, "cpu", g)[:, ::step]
+                flush = random_tensor((m * (step * n) - step + 1,), dtype, "cpu", g)
+                ends = flush.as_strided((m, n), (step * n, step))  # its last element is the storage's last
+                for t in (x, ends):
+                    _check_sum(t, 1)
+                    if dtype not in (torch.bool,) and not dtype.is_complex:
+                        assert torch.equal(reduce_op.amax(t, 1), torch.amax(t, 1)), (step, n, m)
+                        assert torch.equal(reduce_op.amin(t, 1), torch.amin(t, 1)), (step, n, m)
+            _check_same_bits_on_one_and_two_threads(random_tensor((41, step * n), dtype, "cpu", g)[:, ::step], 1)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_rows_shorter_than_a_vector_many_to_an_output(dtype):
     # Several rows of fewer elements than a vector to each output: leaves

@@ -183,6 +183,30 @@ using StorageOf = std::conditional_t<std::is_same_v<in_t, bool>, uint8_t, in_t>;
 template <class Op, typename acc_t>
 constexpr bool kNativeLanes = Op::kCombinesLanes && std::is_arithmetic_v<acc_t>;
 
+#if defined(GPUREDUCE_CPU_AVX2)
+// Inputs 0, s, ..., 7 s of p (s = 2 or 3) as 8 float lanes, from vectors
+// of the dense span they lie in: the last one loaded back from the span's
+// end, so that no load reads past the last input (maybe the input's own
+// last element), then the inputs picked by shuffles. (Masked loads to the
+// span's end made rows of 9 at a stride of 2 slower than element loads.)
+GPUREDUCE_CPU_INLINE inline __m256 pick_floats(const float* p, int64_t s) {
+  const __m256 a = _mm256_loadu_ps(p);
+  if (s == 2) {
+    const __m256 b = _mm256_loadu_ps(p + 7);  // inputs 7 to 14
+    // [0 2 8 10 | 4 6 12 14], then the 64-bit pieces in order.
+    const __m256 even = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), _MM_SHUFFLE(3, 1, 2, 0)));
+  }
+  const __m256 b = _mm256_loadu_ps(p + 8);
+  const __m256 c = _mm256_loadu_ps(p + 14);  // inputs 14 to 21
+  // Inputs 0 3 6 of a, 9 12 15 of b, 18 21 of c.
+  const __m256 from_a = _mm256_permutevar8x32_ps(a, _mm256_setr_epi32(0, 3, 6, 0, 0, 0, 0, 0));
+  const __m256 from_b = _mm256_permutevar8x32_ps(b, _mm256_setr_epi32(0, 0, 0, 1, 4, 7, 0, 0));
+  const __m256 from_c = _mm256_permutevar8x32_ps(c, _mm256_setr_epi32(0, 0, 0, 0, 0, 0, 4, 7));
+  return _mm256_blend_ps(_mm256_blend_ps(from_a, from_b, 0x38), from_c, 0xC0);
+}
+#endif
+
 template <class Op, typename acc_t, bool kNative = kNativeLanes<Op, acc_t>>
 struct Lanes;
 
@@ -327,6 +351,18 @@ struct Lanes<Op, acc_t, true> {
     for (int k = 0; k < kWidth; ++k) v[k] = static_cast<acc_t>(widen_one(p[k * stride]));
     return combine(acc, partial(v));
   }
+#if defined(GPUREDUCE_CPU_AVX2)
+  // fold of inputs of the lanes' own 4-byte type at a stride of 2 or 3,
+  // from the vectors of their dense span (pick_floats): the same inputs in
+  // the same lanes, so the same bits.
+  static vec fold_picked(vec acc, const acc_t* p, int64_t stride) {
+    static_assert(sizeof(acc_t) == 4 && kWidth == 8, "8 lanes of 4 bytes");
+    const __m256 picked = pick_floats(reinterpret_cast<const float*>(p), stride);
+    vec v;
+    std::memcpy(&v, &picked, sizeof(v));
+    return combine(acc, partial(v));
+  }
+#endif
   // The last r (< kWidth) of the kWidth dense inputs at p, in the top r
   // lanes: one load that overlaps inputs already folded, whose lanes take
   // the identity instead. Filling a vector element by element was turned
@@ -697,6 +733,9 @@ GPUREDUCE_CPU_INLINE inline typename L::vec leaf_lanes_walked(const in_t* p, int
 template <typename in_t>
 constexpr int64_t kLeafPrefetchBytes = sizeof(in_t) <= 2 ? 2048 : 4096;
 constexpr int64_t kLeafPrefetchMinAheads = 4;
+// Strided leaves read from their dense spans from this many inputs
+// (fold_into_chains).
+constexpr int64_t kPickedMinLeaf = 64;
 // Dense rows of at most this many bytes, one leaf and one output each, are
 // read as one stream with prefetches across rows (run_repeated_rows).
 constexpr int64_t kStreamPrefetchMaxRowBytes = 2048;
@@ -860,6 +899,25 @@ GPUREDUCE_CPU_INLINE inline void fold_into_chains(typename L::vec (&a)[C], const
       for (int c = 0; c < C; ++c) a[c] = L::fold(a[c], p + i + c * W, 1);
     }
   } else {
+#if defined(GPUREDUCE_CPU_AVX2)
+    // Leaves of at least kPickedMinLeaf 4-byte inputs 2 or 3 apart, in
+    // lanes of their own type: each vector from its dense span
+    // (Lanes::fold_picked) rather than element by element. A/B of two
+    // builds on this project's machine, 2 threads (NOTES.md, session 76):
+    // [22, 2479][:, ::2] float32 over dim 1 1.08x -> 0.55x of torch.sum,
+    // [:, ::3] 1.06x -> 0.79x, [346, 200][:, ::2] 1.03x -> 0.69x; shorter
+    // rows lost (rows of 9 at a stride of 2, [83454, 18][:, ::2] over dim
+    // 1, 0.94x -> 1.04-1.12x; of 37, 0.73x -> 0.80x).
+    if constexpr (kVectorLanes<typename L::op, typename L::acc> && std::is_same_v<in_t, typename L::acc> &&
+                  sizeof(in_t) == 4 && W == 8) {
+      if ((stride == 2 || stride == 3) && n >= kPickedMinLeaf) {
+        for (; i + C * W <= n; i += C * W) {
+          GPUREDUCE_CPU_UNROLL(8)
+          for (int c = 0; c < C; ++c) a[c] = L::fold_picked(a[c], p + (i + c * W) * stride, stride);
+        }
+      }
+    }
+#endif
     for (; i + C * W <= n; i += C * W) {
       GPUREDUCE_CPU_UNROLL(8)
       for (int c = 0; c < C; ++c) a[c] = L::fold(a[c], p + (i + c * W) * stride, stride);
