@@ -355,12 +355,13 @@ def test_rows_of_up_to_a_vector_one_to_an_output(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES + [torch.int32], ids=str)
 def test_rows_at_an_element_stride_of_two_and_three(dtype):
-    # Rows whose elements lie 2 or 3 apart: 4- and 8-byte inputs in lanes of
-    # their own type (float32, float64, int64 sums; amax of int32 too) load
-    # each vector's dense span and pick its elements (Lanes::fold), the
-    # span's last load masked short of what lies past the vector. Widths
-    # around the vectors and their chains, and rows whose last element is
-    # the storage's last (a full load there would read past it).
+    # Rows whose elements lie 2 or 3 apart: leaves of 64 or more 4-byte
+    # inputs in lanes of their own type (float32 sums, amax and amin of
+    # float32 and int32) load each vector's dense span and pick its elements
+    # (Lanes::fold_picked), no load reaching past the vector's last input;
+    # other dtypes and shorter leaves load element by element. Widths around
+    # the vectors, their chains and the 64-input bound, and rows whose last
+    # element is the storage's last.
     g = torch.Generator().manual_seed(14)
     for step in (2, 3):
         for n in (1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1000, 1025, 4099):

@@ -985,12 +985,12 @@ struct VarianceOp : OpBase<VarianceOp<acc_t>, MeanSpread<acc_t>> {
     return {mean, m2, static_cast<acc_t>(n)};
   }
 
-  // The sum of x's V values in pairs, then pairs of pairs: V = 2^k equal
-  // values c sum to exactly V c (each level doubles), so the mean of a
-  // constant vector is c itself and its spread 0, as Welford's per input
-  // gives (added one after another, 8 float64 copies of a random c came to
-  // a mean other than c 43% of the time). The pairs are also chains of
-  // log2 V adds, not V.
+  // The sum of x's V values in pairs, then pairs of pairs, in place (x is
+  // overwritten): V = 2^k equal values c sum to exactly V c (each level
+  // doubles), so the mean of a constant vector is c itself and its spread
+  // 0, as Welford's per input gives (added one after another, 8 float64
+  // copies of a random c came to a mean other than c 43% of the time). The
+  // pairs are also chains of log2 V adds, not V.
   template <int V>
   C10_HOST_DEVICE static acc_t pairwise_sum(acc_t (&x)[V]) {
 GPUREDUCE_UNROLL
