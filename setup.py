@@ -143,7 +143,7 @@ def fast_calls_extension():
 # other compile; a simulation of that build's 16 jobs with these first ended
 # it at 196-197 s against 204-205 (measured durations, and 300 draws of them
 # each +-15%).
-LONGEST_CPU_INSTANCES = ("integer_to_float", "norm_", "extremum_")
+LONGEST_CPU_INSTANCES = ("int_to_float", "norm_", "amax_", "amin_")
 # Likewise the longest of the other C++ files (13-24 s on the GPU machine
 # against 3-13 s for the rest; session 57, call 2), which in path order left
 # reduce_meta.cpp to start last, 116 s in, and end ninja 8 s after every

@@ -377,6 +377,40 @@ def test_rows_at_an_element_stride_of_two_and_three(dtype):
             _check_same_bits_on_one_and_two_threads(random_tensor((41, step * n), dtype, "cpu", g)[:, ::step], 1)
 
 
+@pytest.mark.parametrize("dtype", DTYPES + [torch.int32], ids=str)
+def test_columns_at_an_element_stride_of_two_and_three(dtype):
+    # Columns whose elements lie 2 or 3 apart: in lanes of their own 4- or
+    # 8-byte type (float32 and float64 sums, int64 sums, amax and amin of
+    # float32, float64, int32 and int64) each vector loads its dense span and
+    # picks its columns (Lanes::fold_picked), a tile's part vector by loads
+    # ending at its last column, in its top lanes; other dtypes load element
+    # by element. Widths around the vectors and tiles, rows around the
+    # leaves, columns whose last element is the storage's last, and the
+    # same bits as the same columns laid out densely (the same tiles,
+    # grouped alike).
+    g = torch.Generator().manual_seed(15)
+    for step in (2, 3):
+        for n in (1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 31, 32, 33, 39, 63, 64, 65, 100):
+            for m in (1, 2, 5, 37):
+                x = random_tensor((m, step * n), dtype, "cpu", g)[:, ::step]
+                flush = random_tensor((m * (step * n) - step + 1,), dtype, "cpu", g)
+                ends = flush.as_strided((m, n), (step * n, step))  # its last element is the storage's last
+                for t in (x, ends):
+                    _check_sum(t, 0)
+                    # (Where both are read in tiles: a dense pass of under two
+                    # vectors of columns reads them as one stream instead.)
+                    lanes = 32 // dtype.itemsize
+                    if dtype in (torch.float32, torch.float64, torch.int64) and (n == lanes or n >= 2 * lanes):
+                        assert torch.equal(reduce_op.sum(t, 0), reduce_op.sum(t.contiguous(), 0)), (step, n, m)
+                    if dtype not in (torch.bool,) and not dtype.is_complex:
+                        assert torch.equal(reduce_op.amax(t, 0), torch.amax(t, 0)), (step, n, m)
+                        assert torch.equal(reduce_op.amin(t, 0), torch.amin(t, 0)), (step, n, m)
+        x3 = random_tensor((3, 70, step * 45), dtype, "cpu", g)[..., ::step]
+        for dims in ([1], [0, 1]):
+            _check_sum(x3, dims)
+        _check_same_bits_on_one_and_two_threads(random_tensor((3000, step * 37), dtype, "cpu", g)[:, ::step], 0)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_rows_shorter_than_a_vector_many_to_an_output(dtype):
     # Several rows of fewer elements than a vector to each output: leaves

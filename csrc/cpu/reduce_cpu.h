@@ -205,6 +205,20 @@ GPUREDUCE_CPU_INLINE inline __m256 pick_floats(const float* p, int64_t s) {
   const __m256 from_c = _mm256_permutevar8x32_ps(c, _mm256_setr_epi32(0, 0, 0, 0, 0, 0, 4, 7));
   return _mm256_blend_ps(_mm256_blend_ps(from_a, from_b, 0x38), from_c, 0xC0);
 }
+
+// Inputs 0, s, 2 s, 3 s of p (s = 2 or 3) as 4 double lanes, as
+// pick_floats: two loads of the span, the second ending at input 3 s.
+GPUREDUCE_CPU_INLINE inline __m256d pick_doubles(const double* p, int64_t s) {
+  const __m256d a = _mm256_loadu_pd(p);
+  if (s == 2) {
+    const __m256d b = _mm256_loadu_pd(p + 3);  // inputs 3 to 6
+    // [0 4 2 6], then lanes 1 and 2 swapped.
+    return _mm256_permute4x64_pd(_mm256_blend_pd(a, b, 0xA), _MM_SHUFFLE(3, 1, 2, 0));
+  }
+  const __m256d b = _mm256_loadu_pd(p + 6);  // inputs 6 to 9
+  // [0 6 3 9], then lanes 1 and 2 swapped.
+  return _mm256_permute4x64_pd(_mm256_shuffle_pd(a, b, 0xC), _MM_SHUFFLE(3, 1, 2, 0));
+}
 #endif
 
 template <class Op, typename acc_t, bool kNative = kNativeLanes<Op, acc_t>>
@@ -352,24 +366,34 @@ struct Lanes<Op, acc_t, true> {
     return combine(acc, partial(v));
   }
 #if defined(GPUREDUCE_CPU_AVX2)
-  // fold of inputs of the lanes' own 4-byte type at a stride of 2 or 3,
-  // from the vectors of their dense span (pick_floats): the same inputs in
-  // the same lanes, so the same bits.
-  static vec fold_picked(vec acc, const acc_t* p, int64_t stride) {
-    static_assert(sizeof(acc_t) == 4 && kWidth == 8, "8 lanes of 4 bytes");
-    const __m256 picked = pick_floats(reinterpret_cast<const float*>(p), stride);
+  // Whether fold_picked takes inputs of type in_t: the lanes' own type, of
+  // 4 or 8 bytes.
+  template <typename in_t>
+  static constexpr bool kPicks = std::is_same_v<in_t, acc_t> && (sizeof(acc_t) == 4 || sizeof(acc_t) == 8);
+  // fold of inputs of the lanes' own type at a stride of 2 or 3, from the
+  // vectors of their dense span (pick_floats, pick_doubles): the same
+  // inputs in the same lanes, so the same bits.
+  static vec fold_picked(vec acc, const acc_t* p, int64_t stride) { return combine(acc, partial(picked(p, stride))); }
+  // The last r (< kWidth) of the kWidth inputs at p, at a stride of 2 or 3,
+  // in the top r lanes (as fold_last takes dense ones).
+  static vec fold_picked_last(vec acc, const acc_t* p, int64_t stride, int64_t r) {
+    return combine(acc, top_lanes(partial(picked(p, stride)), r));
+  }
+  static vec picked(const acc_t* p, int64_t stride) {
     vec v;
-    std::memcpy(&v, &picked, sizeof(v));
-    return combine(acc, partial(v));
+    if constexpr (sizeof(acc_t) == 4) {
+      const __m256 x = pick_floats(reinterpret_cast<const float*>(p), stride);
+      std::memcpy(&v, &x, sizeof(v));
+    } else {
+      static_assert(sizeof(acc_t) == 8, "lanes of 4 or 8 bytes");
+      const __m256d x = pick_doubles(reinterpret_cast<const double*>(p), stride);
+      std::memcpy(&v, &x, sizeof(v));
+    }
+    return v;
   }
 #endif
-  // The last r (< kWidth) of the kWidth dense inputs at p, in the top r
-  // lanes: one load that overlaps inputs already folded, whose lanes take
-  // the identity instead. Filling a vector element by element was turned
-  // into a memcpy call and a stalled reload (perf: half the time of rows of
-  // 34 int64).
-  template <typename in_t>
-  static vec fold_last(vec acc, const in_t* p, int64_t r) {
+  // v in its top r (< kWidth) lanes, the identity in the others.
+  static vec top_lanes(vec v, int64_t r) {
     using lane_index_t =
         std::conditional_t<sizeof(acc_t) == 8, int64_t,
                            std::conditional_t<sizeof(acc_t) == 4, int32_t,
@@ -378,8 +402,16 @@ struct Lanes<Op, acc_t, true> {
     static_assert(sizeof(mask_t) == sizeof(vec), "lanes of 1, 2, 4 or 8 bytes");
     mask_t lane;
     for (int k = 0; k < kWidth; ++k) lane[k] = k;
-    const vec v = lane >= static_cast<lane_index_t>(kWidth - r) ? partial(load(p)) : identity();
-    return combine(acc, v);
+    return lane >= static_cast<lane_index_t>(kWidth - r) ? v : identity();
+  }
+  // The last r (< kWidth) of the kWidth dense inputs at p, in the top r
+  // lanes: one load that overlaps inputs already folded, whose lanes take
+  // the identity instead. Filling a vector element by element was turned
+  // into a memcpy call and a stalled reload (perf: half the time of rows of
+  // 34 int64).
+  template <typename in_t>
+  static vec fold_last(vec acc, const in_t* p, int64_t r) {
+    return combine(acc, top_lanes(partial(load(p)), r));
   }
   // r (< kWidth) inputs of a row at `stride`, folded one by one into lane 0.
   template <typename in_t>
@@ -1482,6 +1514,17 @@ struct SideBySide {
   }
 };
 
+// Whether a tile's columns of type in_t, where 2 or 3 apart, are read by
+// Lanes::fold_picked.
+template <class L, typename in_t>
+constexpr bool kPicksColumns = [] {
+  if constexpr (requires { L::template kPicks<in_t>; }) {
+    return L::template kPicks<in_t>;
+  } else {
+    return false;
+  }
+}();
+
 // A leaf of nr (<= its kind's leaf rows) rows of a tile of NV vectors of
 // columns, the rows taken from `rows`; NV a template argument so that the
 // accumulators stay in registers (with a run-time count gcc kept them in
@@ -1544,6 +1587,29 @@ GPUREDUCE_CPU_INLINE inline typename SideBySide<L, NV>::vec column_tile_leaf(
       for (int k = 0; k < NV - 1; ++k) acc[k] = L::fold(acc[k], row + k * W, 1);
       acc[NV - 1] = L::fold_last(acc[NV - 1], row + width - W, last);
     });
+  } else if (kPicksColumns<L, in_t> && (col_stride == 2 || col_stride == 3)) {
+    // Columns of the lanes' own 4- or 8-byte type 2 or 3 apart: each
+    // vector from its dense span (Lanes::fold_picked), not element by
+    // element; a part vector (a tile of two vectors or more) by loads
+    // ending at its last column, into its top lanes. A/B on this project's
+    // 2-core machine, 2 threads, two runs a side, processes alternating
+    // (NOTES.md, session 77), with the planner's rule (superset_columns_span):
+    // 48 random strided columns passes 0.438x -> 0.404x of torch's time in
+    // geomean, the same bits as element loads; [139, 115][:, ::3] float64
+    // over dim 0 1.46x -> 0.91x, float32 1.33x -> 0.78x.
+    if constexpr (kPicksColumns<L, in_t>) {
+      walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) GPUREDUCE_CPU_INLINE {
+        GPUREDUCE_CPU_UNROLL(8)
+        for (int k = 0; k < NV - 1; ++k) acc[k] = L::fold_picked(acc[k], row + k * W * col_stride, col_stride);
+        if (last == W) {
+          acc[NV - 1] = L::fold_picked(acc[NV - 1], row + (NV - 1) * W * col_stride, col_stride);
+        } else if constexpr (NV > 1) {
+          acc[NV - 1] = L::fold_picked_last(acc[NV - 1], row + (width - W) * col_stride, col_stride, last);
+        } else {
+          acc[NV - 1] = L::fold_lanes(acc[NV - 1], row, last, col_stride);
+        }
+      });
+    }
   } else {
     walk_rows([&](typename L::vec(&acc)[NV], const in_t* row) GPUREDUCE_CPU_INLINE {
       GPUREDUCE_CPU_UNROLL(8)
@@ -1704,7 +1770,11 @@ void column_leaves_reduce(const in_t* base, int64_t width, int64_t col_stride, i
     const int64_t last = width - (K - 1) * W;
     GPUREDUCE_CPU_UNROLL(8)
     for (int k = 0; k < K - 1; ++k) L::store(sums.v[k], dst + k * W, 0, W);
-    L::store(sums.v[K - 1], dst + (K - 1) * W, last < W && col_stride == 1 ? W - last : 0, last);
+    // (A part vector's columns are in its top lanes where they were read
+    // by a load ending at the last column: dense, or picked in a tile of
+    // two vectors or more.)
+    const bool top = col_stride == 1 || (K > 1 && kPicksColumns<L, in_t> && (col_stride == 2 || col_stride == 3));
+    L::store(sums.v[K - 1], dst + (K - 1) * W, last < W && top ? W - last : 0, last);
   } else {
     GPUREDUCE_CPU_UNROLL(8)
     for (int k = 0; k < K; ++k) dst[k] = sums.v[k];
@@ -1720,8 +1790,8 @@ void column_leaves_reduce(const in_t* base, int64_t width, int64_t col_stride, i
 constexpr int kTileGroup = 4;
 
 template <class L, typename in_t, typename acc_t>
-void column_tile_group_reduce(const in_t* base, int n_tiles, int64_t r0, int64_t nr, const ReducePass& p,
-                              acc_t* dst) {
+void column_tile_group_reduce(const in_t* base, int n_tiles, int64_t col_stride, int64_t r0, int64_t nr,
+                              const ReducePass& p, acc_t* dst) {
   constexpr int K = kColVectors, W = L::kWidth;
   constexpr int64_t kTile = kColWidth<L>;
   constexpr int64_t leaf_rows = kColLeafRows;  // column_leaves_reduce's for a full tile
@@ -1731,9 +1801,10 @@ void column_tile_group_reduce(const in_t* base, int n_tiles, int64_t r0, int64_t
     const int64_t n = std::min(leaf_rows, nr - r);
     for (int t = 0; t + 1 < n_tiles; ++t) {
       ColumnRows leaf = rows;
-      stacks[t].push(column_tile_leaf<L, K>(base + t * kTile, kTile, 1, leaf, n));
+      stacks[t].push(column_tile_leaf<L, K>(base + t * kTile * col_stride, kTile, col_stride, leaf, n));
     }
-    stacks[n_tiles - 1].push(column_tile_leaf<L, K>(base + (n_tiles - 1) * kTile, kTile, 1, rows, n));
+    stacks[n_tiles - 1].push(
+        column_tile_leaf<L, K>(base + (n_tiles - 1) * kTile * col_stride, kTile, col_stride, rows, n));
   }
   for (int t = 0; t < n_tiles; ++t) {
     const auto sums = stacks[t].result();
@@ -1742,9 +1813,11 @@ void column_tile_group_reduce(const in_t* base, int n_tiles, int64_t r0, int64_t
   }
 }
 
-// Reduces rows [r0, r0 + nr) of n_tiles full tiles of dense columns into dst.
+// Reduces rows [r0, r0 + nr) of n_tiles full tiles of columns (dense, or
+// 2 or 3 apart where the tiles pick them) into dst.
 template <typename in_t, typename acc_t>
-using TileGroupFn = void (*)(const in_t* base, int n_tiles, int64_t r0, int64_t nr, const ReducePass&, acc_t* dst);
+using TileGroupFn = void (*)(const in_t* base, int n_tiles, int64_t col_stride, int64_t r0, int64_t nr,
+                             const ReducePass&, acc_t* dst);
 
 // column_leaves_reduce for leaves of a kind and N columns (narrow and
 // stream leaves), or for tiles with as many vectors as `width` needs.
@@ -2057,8 +2130,15 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   // 0.72-0.75x, [8, 6000, 768] float16 over dim 1 0.94-1.02x -> 0.51-0.68x,
   // [20000, 256] bfloat16 over dim 0 0.91-0.96x -> 0.64-0.71x; not in
   // passes of one row task ([4000, 512] bfloat16 0.55-0.74x -> 0.71-0.78x).
+  // Columns 2 or 3 apart that the tiles pick (kPicksColumns) are grouped
+  // as dense ones are, outside the same band of row pitches: grouped in it
+  // too, [498, 526][:, ::2] float64 over dim 0 took 2.1x torch.sum's time
+  // against 0.70x through the planner's superset pass (NOTES.md, session
+  // 77).
+  const bool picked = kPicksColumns<L, in_t> && (p.col_stride == 2 || p.col_stride == 3);
+  const int64_t cs = p.col_stride;
   const bool grouped =
-      tile_group != nullptr && p.col_stride == 1 && p.n_cols >= 2 * kTile &&
+      tile_group != nullptr && (cs == 1 || picked) && p.n_cols >= 2 * kTile &&
       (sizeof(in_t) == 2 ? row_tasks > 1 && row_bytes < 4096 : row_bytes <= 4096 || row_bytes >= 16384);
   // Where the outputs are the accumulators themselves, dense, the tiles of a
   // pass of one row task write them directly: through a buffer, [3, 50257]
@@ -2104,9 +2184,9 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
         if constexpr (kOutputsAreAccumulators) {
           if (direct) dst = reinterpret_cast<acc_t*>(out + out_off + c0);
         }
-        if (full > 0) tile_group(in + in_off + c0, full, 0, n_rows, p, dst);
+        if (full > 0) tile_group(in + in_off + c0 * cs, full, cs, 0, n_rows, p, dst);
         if (width > full * kTile)
-          block(in + in_off + c0 + full * kTile, width - full * kTile, 1, 0, n_rows, p, dst + full * kTile);
+          block(in + in_off + (c0 + full * kTile) * cs, width - full * kTile, cs, 0, n_rows, p, dst + full * kTile);
         if (dst != column) continue;
         for (int64_t c = 0; c < width; ++c)
           out[out_off + (c0 + c) * p.out_col_stride] = finish<Op, out_t>(column[c], p.projection);
@@ -2189,9 +2269,9 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
         const int64_t width = std::min(kGroupCols, p.n_cols - c0);
         const int full = static_cast<int>(width / kTile);
         const int64_t r0 = rt * rows_per_task, nr = std::min(rows_per_task, n_rows - r0);
-        if (full > 0) tile_group(in + in_off + c0, full, r0, nr, p, column);
+        if (full > 0) tile_group(in + in_off + c0 * cs, full, cs, r0, nr, p, column);
         if (width > full * kTile)
-          block(in + in_off + c0 + full * kTile, width - full * kTile, 1, r0, nr, p, column + full * kTile);
+          block(in + in_off + (c0 + full * kTile) * cs, width - full * kTile, cs, r0, nr, p, column + full * kTile);
         for (int64_t j = 0; j * kTile < width; ++j) {
           const int64_t task = o * col_blocks + c0 / kTile + j;
           std::copy_n(column + j * kTile, std::min(kTile, width - j * kTile),

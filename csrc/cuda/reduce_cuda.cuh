@@ -286,7 +286,7 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
   };
   if constexpr (V > 1) {
     if (ragged) {
-      constexpr int kBlocks = EnginePolicy::template pitch_rows_blocks_per_sm<in_t, true>();
+      constexpr int kBlocks = EnginePolicy::template pitch_rows_blocks_per_sm<Op, in_t, true>();
       // (Elements of 2 and 4 bytes only: strided_span_rows_fit.)
       if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
         if (strided) return launch(gpureduce_pitch_rows<Op, in_t, out_t, V, true, kBlocks, true>, kBlocks);
@@ -295,7 +295,7 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
     }
   }
   TORCH_INTERNAL_ASSERT(!strided, "gpureduce: strided pitch rows are read as ragged spans");
-  constexpr int kBlocks = EnginePolicy::template pitch_rows_blocks_per_sm<in_t, false>();
+  constexpr int kBlocks = EnginePolicy::template pitch_rows_blocks_per_sm<Op, in_t, false>();
   // Rows of one or two whole 16-byte vectors that take a lane each: several
   // rows a thread (gpureduce_pitch_vector_rows). A/B on the H200 against the
   // pitch rows kernel over 104 passes of 256 KB to 1 GB (60 made rows of V and 2V

@@ -24,13 +24,31 @@ struct TypeTag {
 // The pairs grouped by input type, about three each: a backend may compile
 // each group in a translation unit of its own, so that a parallel build
 // compiles them side by side (the CUDA engine's sum took 2 minutes as one).
-// kIntegerToFloat is grouped by its result instead: integer and bool inputs
-// of a float32 result (sum's and mean's dtype=, logsumexp's on CUDA:
-// kReadsIntegersIntoFloat in reduce_family.h), read at their own width
-// (with_pass_group). Into float64 they are staged as float64 first (torch's
-// own order: cast, then reduce): their 6 pairs cost 2.4 minutes of core
-// time in a clean build for a rare dtype= (NOTES.md, session 53).
-enum class InputGroup { kAll, kFloat, kHalf, kBFloat16, kComplex, kNarrowInt, kWideInt, kIntegerToFloat };
+// The integer-to-float groups are grouped by their result as well: integer
+// and bool inputs of a float32 result (sum's and mean's dtype=, logsumexp's
+// on CUDA: kReadsIntegersIntoFloat in reduce_family.h), read at their own
+// width (with_pass_group), bool, uint8 and int8 in one group and the wider
+// integers in the other, as kNarrowInt and kWideInt (as one, the CPU
+// engine's file of their sums was its longest compile: 25-38 s of the 2-core
+// machine, session 77). Into float64 they are staged as float64 first
+// (torch's own order: cast, then reduce): their 6 pairs cost 2.4 minutes of
+// core time in a clean build for a rare dtype= (NOTES.md, session 53).
+enum class InputGroup {
+  kAll,
+  kFloat,
+  kHalf,
+  kBFloat16,
+  kComplex,
+  kNarrowInt,
+  kWideInt,
+  kNarrowIntToFloat,
+  kWideIntToFloat
+};
+
+// Whether G is one of the integer-to-float groups.
+constexpr bool is_integer_to_float(InputGroup g) {
+  return g == InputGroup::kNarrowIntToFloat || g == InputGroup::kWideIntToFloat;
+}
 
 inline InputGroup input_group(at::ScalarType in) {
   switch (in) {
@@ -92,16 +110,19 @@ inline bool is_integer_input(at::ScalarType in) {
 struct WideningReads {
   // float32, float16 and bfloat16 inputs of float64 results (dtype=).
   bool floats_into_double = false;
-  // Integer and bool inputs of float32 results (InputGroup::kIntegerToFloat).
+  // Integer and bool inputs of float32 results (the integer-to-float groups).
   bool integers_into_float = false;
 };
 
 // with_input_group for a pass from `in` to `out`: the integer-to-float
-// pairs are a group of their own.
+// pairs are groups of their own.
 template <typename F>
 decltype(auto) with_pass_group(at::ScalarType in, at::ScalarType out, F&& f) {
-  if (is_integer_input(in) && out == at::kFloat)
-    return f(std::integral_constant<InputGroup, InputGroup::kIntegerToFloat>{});
+  if (is_integer_input(in) && out == at::kFloat) {
+    if (input_group(in) == InputGroup::kNarrowInt)
+      return f(std::integral_constant<InputGroup, InputGroup::kNarrowIntToFloat>{});
+    return f(std::integral_constant<InputGroup, InputGroup::kWideIntToFloat>{});
+  }
   return with_input_group(in, std::forward<F>(f));
 }
 
@@ -139,11 +160,11 @@ void dispatch_reduce_types(at::ScalarType in, at::ScalarType out, F&& f) {
   GPUREDUCE_PAIR(kWideInt, kInt, int32_t, kInt, int32_t)
   // Integer and bool inputs of float32 results, each element converted as
   // torch's cast would, then reduced as floats (sum, mean, logsumexp).
-  GPUREDUCE_PAIR(kIntegerToFloat, kByte, uint8_t, kFloat, float)
-  GPUREDUCE_PAIR(kIntegerToFloat, kChar, int8_t, kFloat, float)
-  GPUREDUCE_PAIR(kIntegerToFloat, kShort, int16_t, kFloat, float)
-  GPUREDUCE_PAIR(kIntegerToFloat, kInt, int32_t, kFloat, float)
-  GPUREDUCE_PAIR(kIntegerToFloat, kLong, int64_t, kFloat, float)
+  GPUREDUCE_PAIR(kNarrowIntToFloat, kByte, uint8_t, kFloat, float)
+  GPUREDUCE_PAIR(kNarrowIntToFloat, kChar, int8_t, kFloat, float)
+  GPUREDUCE_PAIR(kWideIntToFloat, kShort, int16_t, kFloat, float)
+  GPUREDUCE_PAIR(kWideIntToFloat, kInt, int32_t, kFloat, float)
+  GPUREDUCE_PAIR(kWideIntToFloat, kLong, int64_t, kFloat, float)
 #undef GPUREDUCE_PAIR
   TORCH_INTERNAL_ASSERT(false, "gpureduce: no kernel for ", in, " -> ", out);
 }

@@ -163,7 +163,7 @@ struct KernelsFor {
   using type = Family;
   // Integer inputs of float results are staged through a cast for an op
   // unless it says otherwise below.
-  static constexpr bool kTaken = G != InputGroup::kIntegerToFloat;
+  static constexpr bool kTaken = !is_integer_to_float(G);
 };
 // sum: integers and bool read at their own width into float32 results too
 // (dtype=), each element converted as torch's cast would.
@@ -179,8 +179,7 @@ struct KernelsFor<SumFamily, G> {
 // them, as torch's does (kTakesComplex, check_nansum_args).
 template <InputGroup G>
 struct KernelsFor<NanSumFamily, G> {
-  using type = std::conditional_t<G == InputGroup::kNarrowInt || G == InputGroup::kWideInt ||
-                                       G == InputGroup::kIntegerToFloat,
+  using type = std::conditional_t<G == InputGroup::kNarrowInt || G == InputGroup::kWideInt || is_integer_to_float(G),
                                    SumFamily, NanSumFamily>;
   static constexpr bool kTaken = true;
 };
@@ -197,7 +196,7 @@ struct KernelsFor<MeanFamily, G> {
 template <bool kMax, InputGroup G>
 struct KernelsFor<ExtremumFamily<kMax>, G> {
   using type = ExtremumFamily<kMax>;
-  static constexpr bool kTaken = G != InputGroup::kComplex && G != InputGroup::kIntegerToFloat;
+  static constexpr bool kTaken = G != InputGroup::kComplex && !is_integer_to_float(G);
 };
 
 // logsumexp: floating and complex inputs, and integer and bool inputs of a
@@ -208,7 +207,7 @@ template <InputGroup G>
 struct KernelsFor<LogSumExpFamily, G> {
   using type = LogSumExpFamily;
   static constexpr bool kTaken = G == InputGroup::kFloat || G == InputGroup::kHalf || G == InputGroup::kBFloat16 ||
-                                 G == InputGroup::kComplex || G == InputGroup::kIntegerToFloat;
+                                 G == InputGroup::kComplex || is_integer_to_float(G);
 };
 
 // var and std: real floating inputs only (check_variance_args).
@@ -230,10 +229,10 @@ struct KernelsFor<NormFamily<K>, G> {
 enum class Backend { kCpu, kCuda };
 
 // Whether Family's kernels on backend B read integer and bool inputs of a
-// float32 result at their own width (InputGroup::kIntegerToFloat) rather
+// float32 result at their own width (the integer-to-float groups) rather
 // than from a float32 copy cast first.
 template <class Family, Backend B>
-inline constexpr bool kReadsIntegersIntoFloat = KernelsFor<Family, InputGroup::kIntegerToFloat>::kTaken;
+inline constexpr bool kReadsIntegersIntoFloat = KernelsFor<Family, InputGroup::kWideIntToFloat>::kTaken;
 // logsumexp's on the CUDA engine only, for the full reductions' read rate
 // (int32 and int64 of 2^28 elements: 1036 and 1886 GB/s from a cast copy,
 // 4165 and 4346 read directly through the rows kernels; H200, NOTES.md
@@ -300,7 +299,7 @@ void with_pass_kernels(const ReducePass& p, at::ScalarType in, at::ScalarType ou
     constexpr InputGroup G = decltype(group)::value;
     using Kernels = KernelsFor<Family, G>;
     using K = typename Kernels::type;
-    if constexpr (!Kernels::kTaken || (G == InputGroup::kIntegerToFloat && !kReadsIntegersIntoFloat<Family, B>) ||
+    if constexpr (!Kernels::kTaken || (is_integer_to_float(G) && !kReadsIntegersIntoFloat<Family, B>) ||
                   (G == InputGroup::kComplex && !kTakesComplex<Family, B>)) {
       TORCH_INTERNAL_ASSERT(false, "gpureduce: no kernel for ", in, " inputs of this op");
     } else {

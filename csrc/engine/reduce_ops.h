@@ -112,6 +112,10 @@ struct OpBase {
   // lanes_fold (a vector of inputs, each into its lane), lanes_combine,
   // lanes_state (lane k's state) and lanes_with_first.
   static constexpr bool kCpuStateLanes = false;
+  // Whether the op's fold tests each input for NaN (amax, amin and nansum
+  // of floats): the CUDA pitch rows kernel's blocks per SM
+  // (EnginePolicy::pitch_rows_blocks_per_sm).
+  static constexpr bool kTestsNan = false;
   // Whether the CUDA engine compiles its stream-rows kernel for the op
   // (narrow rows and planes in tiles through shared memory; else the dense
   // tiles and the rows and columns kernels read them). That kernel is a
@@ -337,6 +341,7 @@ template <typename acc_t>
 struct NanSumOp : OpBase<NanSumOp<acc_t>, acc_t> {
   using wide_op = std::conditional_t<std::is_same_v<acc_t, float>, NanSumOp<double>, NanSumOp<acc_t>>;
   static constexpr bool kPartialsFoldAsInputs = false;
+  static constexpr bool kTestsNan = true;
 
   C10_HOST_DEVICE static acc_t identity() { return acc_t(0); }
 
@@ -371,6 +376,7 @@ template <typename acc_t, bool kMax>
 struct ExtremumOp : OpBase<ExtremumOp<acc_t, kMax>, acc_t> {
   static constexpr bool kPartialsFoldAsInputs = true;
   static constexpr bool kPartialsInResultDtype = true;
+  static constexpr bool kTestsNan = std::is_floating_point_v<acc_t>;
 
   C10_HOST_DEVICE static acc_t identity() {
     if constexpr (std::is_floating_point_v<acc_t>) {

@@ -367,7 +367,8 @@ SupersetSpan gapped_kept_span(const at::Tensor& in, const std::vector<Dim>& dims
 }
 
 // The superset plan where it pays, else one of dim -1.
-SupersetSpan superset_columns_span(const at::Tensor& in, const std::vector<Dim>& dims, const OpSpec& op) {
+SupersetSpan superset_columns_span(const at::Tensor& in, const std::vector<Dim>& dims, const OpSpec& op,
+                                   at::ScalarType out_dtype) {
   const at::ScalarType t = in.scalar_type();
   const bool floating = t == at::kHalf || t == at::kBFloat16 || t == at::kFloat || t == at::kDouble;
   if (!in.is_cpu() || !op.hands_partials_on || !floating) return {};
@@ -412,7 +413,21 @@ SupersetSpan superset_columns_span(const at::Tensor& in, const std::vector<Dim>&
   for (size_t i = 1; i < dims.size() && dims[i].in_stride == extent; ++i) extent *= dims[i].size;
   const bool dense = extent > dense_span && rows >= in.numel() / rows;
   const bool merged = !padded && kept_extent > span;
-  if (bytes >= kSupersetMinMergedBytes && (dense || merged)) return {d, dense ? dense_span : span};
+  // Columns 2 or 3 apart in lanes of their own type (float32 and float64
+  // inputs of their own dtype's results) are read by the columns tiles, in
+  // one pass, each vector picked from its dense span (Lanes::fold_picked):
+  // under 1 MB, the dense block's superset pass and pick pass cost more.
+  // A/B on this project's 2-core machine, 2 threads, two runs a side,
+  // processes alternating (NOTES.md, session 77), over 48 random strided
+  // columns passes: superset from 64 KB 0.503x of torch's time in geomean
+  // (3 over 1.05x), never 0.468x (0), from 1 MB 0.477x (0); [139,
+  // 115][:, ::3] float64 1.48x -> 0.91x. From 1 MB the superset held its
+  // own or won: [1642, 789][:, ::3] float32 0.60x against 0.75x, [442,
+  // 789][:, ::3] float64 0.94x against 1.27x, rows 4-16 KB apart, where
+  // the tiles are not grouped.
+  const bool tiles_pick = step <= 3 && (t == at::kFloat || t == at::kDouble) && out_dtype == t;
+  if (bytes >= kSupersetMinMergedBytes && (merged || (dense && !(tiles_pick && bytes < kSupersetMinBytes))))
+    return {d, dense ? dense_span : span};
   if (dense_span < kSupersetMinSpan || bytes < kSupersetMinBytes) return {};
   return {d, dense_span};
 }
@@ -536,7 +551,7 @@ void reduce_strided(const at::Tensor& in, const std::vector<bool>& mask, const a
     return;
   }
   if (!reads_partials) {
-    const SupersetSpan superset = superset_columns_span(in, dims, op);
+    const SupersetSpan superset = superset_columns_span(in, dims, op, target.scalar_type());
     if (superset.dim >= 0) {
       reduce_superset_columns(in, mask, superset, target, op, writes_partials, projection);
       return;

@@ -74,8 +74,18 @@ struct EnginePolicy {
   // ragged ends spill, and 8-byte sums lost: [1, 1024, 768] int64 over dim 2
   // 4.4 -> 7.9 us, [65536, 768] bfloat16 3467 -> 3081 GB/s; float32 rows of
   // 372 gained 3160 -> 3571 GB/s; H200).
-  template <typename in_t, bool kRagged>
+  // Dense rows of float64 whose fold tests each input for NaN
+  // (Op::kTestsNan: amax, amin, nansum) take four too: 32 registers, no
+  // spill. A/B on the H200, four against three blocks, the op's time over
+  // torch's, two runs of alternating graphs (NOTES.md, session 77): amax
+  // over [32768, 384] 0.88x -> 1.06x, [62914, 200] 1.09x -> 1.20x, [16384,
+  // 768] 1.01x -> 1.06x, nansum [32768, 384] 0.88x -> 1.04x; float64 sums
+  // went either way ([253, 256, 384] 1.00x -> 0.94x, [41943, 300] 1.01x ->
+  // 1.05x), int64 sums and amax lost ([125829, 100] 1.70x -> 1.53x, 1.84x ->
+  // 1.57x).
+  template <class Op, typename in_t, bool kRagged>
   static constexpr int pitch_rows_blocks_per_sm() {
+    if constexpr (std::is_same_v<in_t, double> && Op::kTestsNan) return kRagged ? 3 : 4;
     return sizeof(in_t) == 4 && !kRagged ? 4 : 3;
   }
   // The pitch vector rows kernel (rows of one or two vectors): its kUnroll

@@ -750,9 +750,17 @@ __device__ __forceinline__ void short_row(const IndexedArgs<in_t>& a, int64_t o,
 // Blocks resident a multiprocessor: 6 for short rows (40 registers; 47
 // unbounded, 5 blocks), 4 for long walks (64; 3 for 8-byte types, which
 // spilled 44-68 bytes at 64), whose kept load took them to 62-80 unbounded.
+// Short rows of float64 take 5 (43 registers): at 40 they spilled 12 bytes.
+// A/B on the H200, 5 against 6 blocks, the op's time over torch's, two runs
+// of alternating graphs (NOTES.md, session 77): float64 argmax over [49152,
+// 256] 0.867x -> 0.932x of torch.argmax, [86256, 278] 0.902x -> 0.952x,
+// [24576, 512] 0.940x -> 1.003x, [98304, 128] 1.30x -> 1.42x, [32768, 384]
+// unchanged (0.84x); int64, which did not spill, lost at 5 ([49152, 256]
+// 1.152x -> 1.089x), and both lost at 4.
 template <typename in_t, bool kShort>
 constexpr int indexed_groups_min_blocks() {
-  return kShort ? 6 : (sizeof(in_t) == 8 ? 3 : 4);
+  if constexpr (kShort) return std::is_same_v<in_t, double> ? 5 : 6;
+  return sizeof(in_t) == 8 ? 3 : 4;
 }
 template <class Op, typename in_t, int V, bool kShort>
 __global__ void __launch_bounds__(IndexedPolicy::kGroupThreads, indexed_groups_min_blocks<in_t, kShort>())

@@ -3,4 +3,5 @@
 #include "../../engine/reduce_family.h"
 #include "../reduce_cuda.cuh"
 
-GPUREDUCE_CUDA_ENGINE_INSTANCE(LogSumExpFamily, kIntegerToFloat);
+GPUREDUCE_CUDA_ENGINE_INSTANCE(LogSumExpFamily, kNarrowIntToFloat);
+GPUREDUCE_CUDA_ENGINE_INSTANCE(LogSumExpFamily, kWideIntToFloat);

@@ -3,4 +3,5 @@
 #include "../../engine/reduce_family.h"
 #include "../reduce_cuda.cuh"
 
-GPUREDUCE_CUDA_ENGINE_INSTANCE(SumFamily, kIntegerToFloat);
+GPUREDUCE_CUDA_ENGINE_INSTANCE(SumFamily, kNarrowIntToFloat);
+GPUREDUCE_CUDA_ENGINE_INSTANCE(SumFamily, kWideIntToFloat);

@@ -1,0 +1,4 @@
+// The AVX2 CPU engine for amax of float32 and float64 inputs (engine_avx2.h).
+#include "../engine_avx2.h"
+
+GPUREDUCE_CPU_AVX2_INSTANCE(AmaxFamily, kFloat);

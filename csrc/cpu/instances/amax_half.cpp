@@ -1,0 +1,4 @@
+// The baseline CPU engine for amax of float16 inputs (engine_baseline.h).
+#include "../engine_baseline.h"
+
+GPUREDUCE_CPU_BASELINE_INSTANCE(AmaxFamily, kHalf);

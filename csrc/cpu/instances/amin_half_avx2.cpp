@@ -1,0 +1,4 @@
+// The AVX2 CPU engine for amin of float16 inputs (engine_avx2.h).
+#include "../engine_avx2.h"
+
+GPUREDUCE_CPU_AVX2_INSTANCE(AminFamily, kHalf);

@@ -1,5 +1,0 @@
-// The baseline CPU engine for amax and amin of float32 and float64 inputs (engine_baseline.h).
-#include "../engine_baseline.h"
-
-GPUREDUCE_CPU_BASELINE_INSTANCE(AmaxFamily, kFloat);
-GPUREDUCE_CPU_BASELINE_INSTANCE(AminFamily, kFloat);

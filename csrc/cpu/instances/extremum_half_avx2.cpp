@@ -1,5 +1,0 @@
-// The AVX2 CPU engine for amax and amin of float16 inputs (engine_avx2.h).
-#include "../engine_avx2.h"
-
-GPUREDUCE_CPU_AVX2_INSTANCE(AmaxFamily, kHalf);
-GPUREDUCE_CPU_AVX2_INSTANCE(AminFamily, kHalf);

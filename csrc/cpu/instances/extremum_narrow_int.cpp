@@ -1,5 +1,0 @@
-// The baseline CPU engine for amax and amin of bool, uint8 and int8 inputs (engine_baseline.h).
-#include "../engine_baseline.h"
-
-GPUREDUCE_CPU_BASELINE_INSTANCE(AmaxFamily, kNarrowInt);
-GPUREDUCE_CPU_BASELINE_INSTANCE(AminFamily, kNarrowInt);

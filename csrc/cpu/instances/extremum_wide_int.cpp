@@ -1,5 +1,0 @@
-// The baseline CPU engine for amax and amin of int16, int32 and int64 inputs (engine_baseline.h).
-#include "../engine_baseline.h"
-
-GPUREDUCE_CPU_BASELINE_INSTANCE(AmaxFamily, kWideInt);
-GPUREDUCE_CPU_BASELINE_INSTANCE(AminFamily, kWideInt);

@@ -1,7 +1,0 @@
-// The AVX2 CPU engine for vector_norm of orders 1, 2 and inf of float32 and float64
-// inputs (engine_avx2.h).
-#include "../engine_avx2.h"
-
-GPUREDUCE_CPU_AVX2_INSTANCE(NormOneFamily, kFloat);
-GPUREDUCE_CPU_AVX2_INSTANCE(NormTwoFamily, kFloat);
-GPUREDUCE_CPU_AVX2_INSTANCE(NormInfFamily, kFloat);

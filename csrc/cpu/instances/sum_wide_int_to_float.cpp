@@ -1,0 +1,5 @@
+// The baseline CPU engine for sum (and mean, nansum) of int16, int32 and int64 inputs into float32
+// results, read at their own width (engine_baseline.h).
+#include "../engine_baseline.h"
+
+GPUREDUCE_CPU_BASELINE_INSTANCE(SumFamily, kWideIntToFloat);

@@ -1,0 +1,5 @@
+// The AVX2 CPU engine for sum (and mean, nansum) of int16, int32 and int64 inputs into float32
+// results, read at their own width (engine_avx2.h).
+#include "../engine_avx2.h"
+
+GPUREDUCE_CPU_AVX2_INSTANCE(SumFamily, kWideIntToFloat);
