@@ -88,14 +88,16 @@ def test_columns(dtype):
 # sizes, against a float64 reference and bitwise on one and two threads.
 # Tasks of several tiles take 256 rows or more ((256, 1024) not split,
 # (511, 300) not, (512, 300) in 2); 2-byte ones 1024 or more: (3760, 393)
-# in 2, (4096, 129) in 4, (2047, 230) not at all.
+# in 2, (4096, 129) in 4, (2047, 230) not at all. Tasks are whole multiples
+# of 16 rows, the last one shorter: (1600, 384) in four of 400, (1601,
+# 384) in three of 416 and one of 353.
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.int32, torch.complex64,
                                    torch.float16, torch.bfloat16, torch.int16], ids=str)
 def test_columns_of_one_output_split_along_rows(dtype):
     g = torch.Generator().manual_seed(8)
     for r, c in [(1810, 115), (4096, 129), (2000, 230), (1024, 64), (600, 200), (4096, 33), (3000, 255),
                  (1500, 600), (2194, 260), (3760, 393), (2047, 230), (2048, 230), (256, 1024), (511, 300),
-                 (512, 300)]:
+                 (512, 300), (1600, 384), (3200, 448), (1040, 640), (1601, 384)]:
         for x, dim in [(random_tensor((r, c), dtype, "cpu", g), 0),
                        (random_tensor((r, 2 * c), dtype, "cpu", g)[:, ::2], 0),
                        (random_tensor((r, c), dtype, "cpu", g).t(), 1)]:

@@ -19,7 +19,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <type_traits>
@@ -2034,9 +2033,18 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   // over 1.05x; [256, 1024] 1.23x -> 0.79x, [300, 768] 1.45x -> 0.90x,
   // [200, 750] float64 1.20x -> 0.77x; session 74). The split depends on the
   // shape only, so the bits do not depend on the thread count.
-  constexpr int64_t kLeafRows = kColLeafRows * kColVectors;
+  // Tasks are rounded up to kColLeafRows rows, not to the 128 rows of a
+  // narrow tile's leaf: four tasks of [1600, 384] float32 over dim 0 were
+  // 512, 512, 512 and 64 rows, the first thread's two half as long again as
+  // the second's, 1.46x torch.sum's time on 2 threads (0.81x on one).
+  // A/B on this project's 2-core machine, 2 threads, two runs a side,
+  // processes alternating (NOTES.md, session 77): that case 1.46x ->
+  // 0.79x, [1600, 512] 0.78x -> 0.41x, 48 random dense columns passes
+  // 0.694x -> 0.679x in geomean, 2 -> 0 over 1.05x ([1640, 908] float64
+  // 1.10x -> 0.97x, [15, 768, 8, 8] channels_last float32 over (0, 2, 3)
+  // 0.92x -> 0.72x).
   const auto rows_in = [&](int64_t task_count) {
-    return ((n_rows + task_count - 1) / task_count + kLeafRows - 1) / kLeafRows * kLeafRows;
+    return ((n_rows + task_count - 1) / task_count + kColLeafRows - 1) / kColLeafRows * kColLeafRows;
   };
   int64_t rows_per_task = kRowsPerTask;
   if (n_rows > kRowsPerTask) {
