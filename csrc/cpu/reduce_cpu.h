@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <type_traits>
@@ -1523,6 +1524,12 @@ constexpr bool kPicksColumns = [] {
     return false;
   }
 }();
+// Whether a tile's columns of type in_t at col_stride are read by
+// Lanes::fold_picked: 2 or 3 apart, in lanes that pick them.
+template <class L, typename in_t>
+constexpr bool picks_columns(int64_t col_stride) {
+  return kPicksColumns<L, in_t> && (col_stride == 2 || col_stride == 3);
+}
 
 // A leaf of nr (<= its kind's leaf rows) rows of a tile of NV vectors of
 // columns, the rows taken from `rows`; NV a template argument so that the
@@ -1586,7 +1593,7 @@ GPUREDUCE_CPU_INLINE inline typename SideBySide<L, NV>::vec column_tile_leaf(
       for (int k = 0; k < NV - 1; ++k) acc[k] = L::fold(acc[k], row + k * W, 1);
       acc[NV - 1] = L::fold_last(acc[NV - 1], row + width - W, last);
     });
-  } else if (kPicksColumns<L, in_t> && (col_stride == 2 || col_stride == 3)) {
+  } else if (picks_columns<L, in_t>(col_stride)) {
     // Columns of the lanes' own 4- or 8-byte type 2 or 3 apart: each
     // vector from its dense span (Lanes::fold_picked), not element by
     // element; a part vector (a tile of two vectors or more) by loads
@@ -1772,7 +1779,7 @@ void column_leaves_reduce(const in_t* base, int64_t width, int64_t col_stride, i
     // (A part vector's columns are in its top lanes where they were read
     // by a load ending at the last column: dense, or picked in a tile of
     // two vectors or more.)
-    const bool top = col_stride == 1 || (K > 1 && kPicksColumns<L, in_t> && (col_stride == 2 || col_stride == 3));
+    const bool top = col_stride == 1 || (K > 1 && picks_columns<L, in_t>(col_stride));
     L::store(sums.v[K - 1], dst + (K - 1) * W, last < W && top ? W - last : 0, last);
   } else {
     GPUREDUCE_CPU_UNROLL(8)
@@ -2143,10 +2150,9 @@ void run_columns(const ReducePass& p, const in_t* in, out_t* out) {
   // too, [498, 526][:, ::2] float64 over dim 0 took 2.1x torch.sum's time
   // against 0.70x through the planner's superset pass (NOTES.md, session
   // 77).
-  const bool picked = kPicksColumns<L, in_t> && (p.col_stride == 2 || p.col_stride == 3);
   const int64_t cs = p.col_stride;
   const bool grouped =
-      tile_group != nullptr && (cs == 1 || picked) && p.n_cols >= 2 * kTile &&
+      tile_group != nullptr && (cs == 1 || picks_columns<L, in_t>(cs)) && p.n_cols >= 2 * kTile &&
       (sizeof(in_t) == 2 ? row_tasks > 1 && row_bytes < 4096 : row_bytes <= 4096 || row_bytes >= 16384);
   // Where the outputs are the accumulators themselves, dense, the tiles of a
   // pass of one row task write them directly: through a buffer, [3, 50257]
