@@ -191,6 +191,32 @@ def test_indexed_short_rows(dtype, device, gen):
     _check_all_forms(x, 1, False)
 
 
+# Rows of 8-byte elements in passes of 1 MB and more, whose groups' lanes
+# take 16 loads or more (kGroupLoadsPerLaneWide): groups of 2 to 16 lanes
+# walking rows of 64 to 600 elements the long way, rows of 384 among them,
+# dense, one element off (a head and tail of single elements) and with
+# NaN in some rows; on CUDA, the long walk ran where a group of 4-load lanes
+# took the short one before. On the CPU, a few rows of each.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64], ids=str)
+def test_indexed_rows_of_wide_lanes(dtype, device, gen):
+    for n in (64, 100, 130, 384, 600):
+        rows = 34000 if device == "cuda" else 7
+        if dtype.is_floating_point:
+            x = torch.randn(rows, n, generator=gen, dtype=dtype)
+        else:
+            x = torch.randint(-2**40, 2**40, (rows, n), generator=gen, dtype=dtype)
+        x = _special(x, gen, nan=n % 2 == 0).to(device)
+        for xs in (x, x[:, 1:], x[:, 1:-1]):
+            with labelled(f"{tuple(xs.shape)} {xs.stride()} {dtype}"):
+                _check_all_forms(xs, 1, False)
+        if device == "cuda" and n in (64, 384):
+            names = cuda_kernels_run(lambda: reduce_op.max(x, 1))
+            groups = [k for k in names if "indexed_rows_groups" in k]
+            assert len(groups) == 1, names
+            assert groups[0].split("(")[0].rstrip(">").rsplit(",", 1)[1].strip() == "false", groups
+
+
 # Columns of few tiles (fewer than the CPU's threads) whose rows the CPU key
 # splits into chunks, a task each, merged by combine: one tile of 8 columns,
 # one of 3 (a reduced outer dim), two tiles, with 1 to 3 threads (one

@@ -85,7 +85,15 @@ struct IndexedPolicy {
   // costs a shuffle round of the 16-byte state. In passes under
   // kLatencyBoundBytes, one: their time is rounds of loads, not shuffles
   // (and columns there take vectors only where those fill the GPU).
+  // Vectors of 8-byte elements take 16 (a row's fixed costs, its two
+  // butterflies and the offsets, spread over more elements and more rows a
+  // warp), as long as the groups keep kGroupFillThreadsPerSm threads a
+  // multiprocessor busy. A/B on the H200 over 42 float64 and int64 rows
+  // passes, three ops each (NOTES.md, session 78): 1.135x -> 1.303x of
+  // torch's op in geomean, [32768, 384] float64 argmax 0.81x -> 1.11x.
   static constexpr int64_t kGroupLoadsPerLane = 4;
+  static constexpr int64_t kGroupLoadsPerLaneWide = 16;
+  static constexpr int64_t kGroupFillThreadsPerSm = 512;
   static constexpr int64_t kLatencyBoundBytes = int64_t(1) << 20;
   // Batches of kUnroll loads a lane of a group walks at most to take the
   // short walk (short_row): rows of up to 1024 float32 by a warp.
@@ -687,8 +695,9 @@ __device__ __forceinline__ void short_row(const IndexedArgs<in_t>& a, int64_t o,
   const int n_edge = live ? head + (row_len - tail0) : 0;
   const auto edge_pos = [&](int k) { return k < head ? k : tail0 + (k - head); };
   const uint4* body = reinterpret_cast<const uint4*>(p + head);
-  const int j0 = t, j1 = t + U * group;
-  const bool has0 = live && j0 < n_vec, has1 = live && j1 < n_vec;
+  constexpr int B = IndexedPolicy::kShortWalkBatches;
+  const auto batch_start = [&](int b) { return t + b * U * group; };
+  const auto has_batch = [&](int b) { return live && batch_start(b) < n_vec; };
   // (a missing load stands in as a copy of its batch's first: neither the
   // extreme nor its first occurrence changes)
   const auto load_batch = [&](int j, uint4(&w)[U]) {
@@ -699,22 +708,23 @@ __device__ __forceinline__ void short_row(const IndexedArgs<in_t>& a, int64_t o,
   const acc_t worst = worst_value<Op, acc_t>();
   const acc_t edge = t < n_edge ? static_cast<acc_t>(p[edge_pos(t)]) : worst;
   uint4 w[U];
-  acc_t m0 = worst, m1 = worst;
-  if (has0) {
-    load_batch(j0, w);
-    m0 = batch_extreme<Op, in_t>(w);
+  acc_t mb[B];
+  acc_t m = edge;
+#pragma unroll
+  for (int b = 0; b < B; ++b) {
+    mb[b] = worst;
+    if (has_batch(b)) {
+      load_batch(batch_start(b), w);
+      mb[b] = batch_extreme<Op, in_t>(w);
+    }
+    m = pick_keep_nan<Op>(m, mb[b]);
   }
-  if (has1) {
-    load_batch(j1, w);
-    m1 = batch_extreme<Op, in_t>(w);
-  }
-  acc_t m = pick_keep_nan<Op>(pick_keep_nan<Op>(m0, m1), edge);
   for (int k = t + group; k < n_edge; k += group) m = pick_keep_nan<Op>(m, static_cast<acc_t>(p[edge_pos(k)]));
   for (int off = group / 2; off > 0; off /= 2) m = pick_keep_nan<Op>(m, shfl_xor(m, off));
   const acc_t row_extreme = m;
   const auto hits = [&](acc_t x) { return x == row_extreme || Op::is_nan(x); };
   // The lane's first hit: its head edges come before the body, its tail
-  // edges after; in the body, batch 0 before batch 1.
+  // edges after; in the body, earlier batches first.
   constexpr int kNone = std::numeric_limits<int>::max();
   int head_pos = kNone, body_pos = kNone, tail_pos = kNone;
   acc_t head_val = worst, body_val = worst, tail_val = worst;
@@ -726,9 +736,11 @@ __device__ __forceinline__ void short_row(const IndexedArgs<in_t>& a, int64_t o,
   }
   // (the batch read again, from L1: kept in registers across the
   // butterfly, it spilled at the bound of 6 blocks a multiprocessor)
-  const bool hit0 = has0 && hits(m0);
-  if (hit0 || (has1 && hits(m1))) {
-    const int j = hit0 ? j0 : j1;
+  int hit_batch = -1;
+#pragma unroll
+  for (int b = B - 1; b >= 0; --b) hit_batch = has_batch(b) && hits(mb[b]) ? b : hit_batch;
+  if (hit_batch >= 0) {
+    const int j = batch_start(hit_batch);
     load_batch(j, w);
     const int slot = first_hit_in_batch<Op, in_t>(w, hits, body_val);
     body_pos = head + (j + (slot / V) * group) * V + slot % V;
@@ -1309,10 +1321,15 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
       finish();
       return;
     }
-    // A group of lanes a row, each with kGroupLoadsPerLane loads or more.
+    // A group of lanes a row, each with kGroupLoadsPerLane loads or more
+    // (kGroupLoadsPerLaneWide for vectors of 8-byte elements).
     const bool latency_bound = p.n_out * R * int64_t(sizeof(in_t)) < P::kLatencyBoundBytes;
-    const int64_t per_lane = latency_bound ? 1 : P::kGroupLoadsPerLane;
+    const bool wide_lanes = vec && sizeof(in_t) == 8 && !latency_bound;
+    const int64_t per_lane = latency_bound ? 1 : wide_lanes ? P::kGroupLoadsPerLaneWide : P::kGroupLoadsPerLane;
     int group = pow2_at_most(ceil_div64(R, width) / per_lane, 32);
+    if (wide_lanes) {
+      while (group < 32 && p.n_out * group < sms * P::kGroupFillThreadsPerSm) group *= 2;
+    }
     // In a pass bound by latency, a lane for each edge element (those around
     // a row's vectors, read one at a time), up to 16: a lane loads its first
     // edge with its vectors and any others one after another. Rows of 43
