@@ -212,15 +212,23 @@ class CudaFirstBuild(object if METADATA_ONLY else cpp_extension.BuildExtension):
         """torch's BuildExtension forces every extension to build (ninja then
         picks the stale objects), and so the two libraries were linked again
         on every run, 1.5-2 s of each test command with nothing changed
-        (2-core machine, 2026-12-02). A library newer than its objects and
-        this file is left as it is."""
+        (2-core machine, 2026-12-02). A library is left as it is when it is
+        newer than its objects and this file and was linked from the same
+        objects and arguments (a stamp beside it: a CPU-only rebuild of a
+        CUDA build links fewer objects, none of them newer)."""
         def link_if_stale(objects, output_filename, *args, **kwargs):
-            if os.path.exists(output_filename):
+            stamp = output_filename + ".link"
+            inputs = repr((sorted(objects), args, sorted(kwargs.items())))
+            if os.path.exists(output_filename) and os.path.exists(stamp):
                 built = os.path.getmtime(output_filename)
-                inputs = list(objects) + [os.path.abspath(__file__)]
-                if all(os.path.getmtime(p) < built for p in inputs):
+                with open(stamp) as f:
+                    same = f.read() == inputs
+                if same and all(os.path.getmtime(p) < built for p in list(objects) + [os.path.abspath(__file__)]):
                     return None
-            return link(objects, output_filename, *args, **kwargs)
+            result = link(objects, output_filename, *args, **kwargs)
+            with open(stamp, "w") as f:
+                f.write(inputs)
+            return result
 
         link_if_stale.gpureduce_skip = True
         return link_if_stale
