@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import reduce_op
-from axes import DEVICES, OP_RTOL, OPS, assert_matches_torch, assert_op_matches, near_one, random_tensor
+from axes import (DEVICES, OP_RTOL, OPS, assert_matches_torch, assert_op_matches, float64_result, near_one,
+                  random_tensor)
 
 ROW_LENGTHS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 2049,
                4095, 4096, 4097, 8191, 8193, 32767, 32768, 32769, 100003]
@@ -43,7 +44,8 @@ def _check_same_bits_on_one_and_two_threads(x, dim):
 
 def _check_prod(x, dim):
     op = OPS["prod"]
-    assert_op_matches(op, op.ours_dim(x, dim, False), op.ref_dim(x, dim, False), op.scale(x, dim, False))
+    assert_op_matches(op, op.ours_dim(x, dim, False), op.ref_dim(x, dim, False), op.scale(x, dim, False),
+                      float64_result(op.ref_dim, x, dim, False))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
