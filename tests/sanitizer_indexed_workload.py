@@ -1,6 +1,6 @@
 """A small run of every kernel of the indexed pass (argmax, argmin, max.dim,
 min.dim: groups of 1 to 32 lanes with short and long walks (and the
-long walks of 8-byte rows' wide lanes), vector and
+long walks of 4- and 8-byte rows' wide lanes), vector and
 element loads, split blocks and their finish, columns of an element and of
 a vector a thread (16-, 8- and 4-byte vectors; results stored aligned and
 not), outputs numbered in tiles, and split rows and columns, finished in a
@@ -22,7 +22,8 @@ cases = [((1 << 18) + 3, None), (5000, None), ((256, 16), 1), ((64, 300), 1), ((
          ((7, 300, 10), 1), ((40, 128, 64), 1), ((15, 7, 256), 1), ((24, 80, 512), 1), ((5000, 3, 7), 1),
          ((300, 1024), 1), ((300, 1030), 1), ((60, 334, 7), 1), ((1, 3642, 3), 1), ((5593, 1, 3), 1),
          ((4, 23, 43), 2), ((48, 95), 1), ((12, 8192), 1), ((20, 128, 1024), 1), ((40, 6, 4094), 1),
-         ((30, 5, 1028), 1), ((34000, 64), 1), ((9000, 384), 1)]
+         ((30, 5, 1028), 1), ((34000, 64), 1), ((9000, 384), 1),
+         ((70000, 32), 1), ((9000, 512), 1)]
 for dtype in (torch.float32, torch.float16, torch.float64, torch.int8, torch.int64, torch.bool):
     for shape, dim in cases:
         base = torch.randint(-5, 5, tuple(shape) if isinstance(shape, tuple) else (shape,)) if not dtype.is_floating_point \

@@ -217,6 +217,33 @@ def test_indexed_rows_of_wide_lanes(dtype, device, gen):
             assert groups[0].split("(")[0].rstrip(">").rsplit(",", 1)[1].strip() == "false", groups
 
 
+# Rows of 4-byte elements in passes of 1 MB and more: rows of whole short
+# walks (8 loads a lane: 32 to 512 elements, groups of 1 to 16) and rows of
+# 64 loads or more walked the long way by lanes of 16 loads (300 to 1017
+# elements), dense, one element off and with NaN in some rows; on CUDA,
+# rows of 512 take the short walk and rows of 384 the long one. On the CPU,
+# a few rows of each.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32], ids=str)
+def test_indexed_rows_of_4_byte_lanes(dtype, device, gen):
+    for n in (32, 64, 128, 256, 512, 300, 384, 498, 1017):
+        rows = (70000 if n <= 64 else 34000) if device == "cuda" else 7
+        if dtype.is_floating_point:
+            x = torch.randn(rows, n, generator=gen, dtype=dtype)
+        else:
+            x = torch.randint(-2**30, 2**30, (rows, n), generator=gen, dtype=dtype)
+        x = _special(x, gen, nan=n % 2 == 0).to(device)
+        for xs in (x, x[:, 1:], x[:, 1:-1]):
+            with labelled(f"{tuple(xs.shape)} {xs.stride()} {dtype}"):
+                _check_all_forms(xs, 1, False)
+        if device == "cuda" and n in (384, 512):
+            names = cuda_kernels_run(lambda: reduce_op.max(x, 1))
+            groups = [k for k in names if "indexed_rows_groups" in k]
+            assert len(groups) == 1, names
+            kshort = groups[0].split("(")[0].rstrip(">").rsplit(",", 1)[1].strip()
+            assert kshort == ("true" if n == 512 else "false"), groups
+
+
 # Columns of few tiles (fewer than the CPU's threads) whose rows the CPU key
 # splits into chunks, a task each, merged by combine: one tile of 8 columns,
 # one of 3 (a reduced outer dim), two tiles, with 1 to 3 threads (one

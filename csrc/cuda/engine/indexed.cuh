@@ -91,9 +91,27 @@ struct IndexedPolicy {
   // multiprocessor busy. A/B on the H200 over 42 float64 and int64 rows
   // passes, three ops each (NOTES.md, session 78): 1.135x -> 1.303x of
   // torch's op in geomean, [32768, 384] float64 argmax 0.81x -> 1.11x.
+  //
+  // Vectors of 4-byte elements take the wide lanes in rows of
+  // kWideLanesMinLoads4 vectors or more, but for rows of whole short walks
+  // (8 loads a lane, two full batches) of kWholeWalksMinLanes to
+  // kWholeWalksMaxLanes lanes, which take those; their groups are doubled
+  // for the fill no further than the 4-load rule's. A/B on the H200, argmax
+  // and max along dim 1, torch's time over ours in geomean (NOTES.md,
+  // session 79): 42 float32 rows passes 1.866x -> 1.972x ([16384, 768]
+  // 1.18x -> 1.36x, [12000, 640] 1.38x -> 1.86x, [24576, 512] 1.33x ->
+  // 1.57x), the same 42 of int32 1.780x -> 1.820x; 30 held-out float32
+  // shapes (rows of 16 to 1100, most of them narrow and unchanged) 2.435x
+  // -> 2.417x. Wide lanes under 64 vectors, and whole walks of 2 lanes,
+  // lost ([69922, 91] float32 4.16x -> 3.21x, [64754, 64] int32 0.88x of
+  // the 4-load rule); fill doubled to 32 lanes lost in few rows ([3105,
+  // 430] float32 1.50x -> 1.38x).
   static constexpr int64_t kGroupLoadsPerLane = 4;
   static constexpr int64_t kGroupLoadsPerLaneWide = 16;
   static constexpr int64_t kGroupFillThreadsPerSm = 512;
+  static constexpr int64_t kWideLanesMinLoads4 = 64;
+  static constexpr int64_t kWholeWalksMinLanes = 4;
+  static constexpr int64_t kWholeWalksMaxLanes = 16;
   static constexpr int64_t kLatencyBoundBytes = int64_t(1) << 20;
   // Batches of kUnroll loads a lane of a group walks at most to take the
   // short walk (short_row): rows of up to 1024 float32 by a warp.
@@ -1322,13 +1340,27 @@ void launch_indexed(const IndexedPass& p, IndexedArgs<in_t> a) {
       return;
     }
     // A group of lanes a row, each with kGroupLoadsPerLane loads or more
-    // (kGroupLoadsPerLaneWide for vectors of 8-byte elements).
+    // (kGroupLoadsPerLaneWide for vectors of 8-byte elements, and of 4-byte
+    // ones in long rows).
     const bool latency_bound = p.n_out * R * int64_t(sizeof(in_t)) < P::kLatencyBoundBytes;
-    const bool wide_lanes = vec && sizeof(in_t) == 8 && !latency_bound;
+    // Rows of 4-byte elements whose vectors are whole short walks of 4 to
+    // 16 lanes (8 loads each, two full batches) take them; others of
+    // kWideLanesMinLoads4 vectors or more take the wide lanes of 8-byte
+    // elements, their groups doubled for the fill no further than the
+    // 4-load rule's (a lane keeps 4 loads or more).
+    const int64_t short_walk_loads = P::kShortWalkBatches * P::kUnroll;
+    const int64_t whole_walks = loads / short_walk_loads;
+    const bool whole_short_walks = loads % short_walk_loads == 0 && whole_walks >= P::kWholeWalksMinLanes &&
+                                   whole_walks <= P::kWholeWalksMaxLanes && (whole_walks & (whole_walks - 1)) == 0;
+    const bool wide_4_byte =
+        vec && sizeof(in_t) == 4 && !latency_bound && (whole_short_walks || loads >= P::kWideLanesMinLoads4);
+    const bool wide_lanes = vec && !latency_bound && (sizeof(in_t) == 8 || wide_4_byte);
     const int64_t per_lane = latency_bound ? 1 : wide_lanes ? P::kGroupLoadsPerLaneWide : P::kGroupLoadsPerLane;
-    int group = pow2_at_most(ceil_div64(R, width) / per_lane, 32);
+    int group = pow2_at_most(loads / per_lane, 32);
+    if (wide_4_byte && whole_short_walks) group = static_cast<int>(whole_walks);
+    const int fill_most = wide_4_byte ? pow2_at_most(loads / P::kGroupLoadsPerLane, 32) : 32;
     if (wide_lanes) {
-      while (group < 32 && p.n_out * group < sms * P::kGroupFillThreadsPerSm) group *= 2;
+      while (group < fill_most && p.n_out * group < sms * P::kGroupFillThreadsPerSm) group *= 2;
     }
     // In a pass bound by latency, a lane for each edge element (those around
     // a row's vectors, read one at a time), up to 16: a lane loads its first
