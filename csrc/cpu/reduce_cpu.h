@@ -1307,7 +1307,20 @@ void run_repeated_rows(const ReducePass& p, const in_t* in, out_t* out, int64_t 
     // uint8 over (2, 3) 1.07x -> 0.69x, [54, 79, 4] int64 over dim 2 1.54x
     // -> 0.68x, amax of [78952, 3] int64 1.05x -> 0.74x. Rows below two
     // vectors lost (amax of [19, 38085, 12] bfloat16 0.79x -> 1.16x).
-    if (p.row_len <= L::kWidth) {
+    // Rows of 8-byte elements into 8-byte lanes of plain numbers (sums,
+    // extremes, products) are taken this way up to four vectors, 15
+    // elements: a vector's fold and the lanes' total cost more there than a
+    // scalar add or compare an element. A/B on this project's 2-core
+    // machine, 2 threads, two runs a side, processes alternating (NOTES.md,
+    // session 79), amax and sum of int64 and float64 rows of 5 to 16, dense
+    // and at a stride of 2, 40 passes with rows up to 16 taken: 0.88x ->
+    // 0.52x of torch's time in geomean; [200000, 5] int64 amax 2.24x ->
+    // 0.73x, [20000, 13] 1.13x -> 0.50x, float64 sum [20000, 8] 1.12x ->
+    // 0.38x; slower, float64 amax of rows of 12 and 13 (0.65x -> 0.73x,
+    // 0.62x -> 0.72x) and of 16 (1.85x -> 2.51x, left to the lanes).
+    constexpr int64_t kElementRowsMax =
+        kNativeLanes<Op, acc_t> && sizeof(in_t) == 8 && sizeof(acc_t) == 8 ? 4 * L::kWidth - 1 : L::kWidth;
+    if (p.row_len <= kElementRowsMax) {
       auto each_row = [&](auto finish_row) GPUREDUCE_CPU_INLINE {
         // n outputs from x and y on, at in_step and out_step, their
         // elements at `stride` (a constant 1 where it is 1).
