@@ -191,57 +191,39 @@ def test_indexed_short_rows(dtype, device, gen):
     _check_all_forms(x, 1, False)
 
 
-# Rows of 8-byte elements in passes of 1 MB and more, whose groups' lanes
-# take 16 loads or more (kGroupLoadsPerLaneWide): groups of 2 to 16 lanes
-# walking rows of 64 to 600 elements the long way, rows of 384 among them,
-# dense, one element off (a head and tail of single elements) and with
-# NaN in some rows; on CUDA, the long walk ran where a group of 4-load lanes
-# took the short one before. On the CPU, a few rows of each.
+# Rows of 4- and 8-byte elements in passes of 1 MB and more whose groups'
+# lanes take 16 loads or more (kGroupLoadsPerLaneWide): 8-byte rows of 64 to
+# 600 walked the long way by groups of 2 to 16 lanes; 4-byte rows of whole
+# short walks (8 loads a lane: 32 to 512 elements, groups of 1 to 16) and
+# of 64 loads or more (300 to 1017). Dense, one element off (a head and
+# tail of single elements) and with NaN in some rows; on CUDA, the walk the
+# groups kernel takes (kShort) for the rows named in WIDE_LANES_WALKS. On
+# the CPU, a few rows of each.
+WIDE_LANES_WIDTHS = {8: (64, 100, 130, 384, 600), 4: (32, 64, 128, 256, 512, 300, 384, 498, 1017)}
+WIDE_LANES_WALKS = {8: {64: "false", 384: "false"}, 4: {384: "false", 512: "true"}}
+
+
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", [torch.float64, torch.int64], ids=str)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64, torch.float32, torch.int32], ids=str)
 def test_indexed_rows_of_wide_lanes(dtype, device, gen):
-    for n in (64, 100, 130, 384, 600):
-        rows = 34000 if device == "cuda" else 7
+    size = dtype.itemsize
+    for n in WIDE_LANES_WIDTHS[size]:
+        rows = (70000 if size == 4 and n <= 64 else 34000) if device == "cuda" else 7
         if dtype.is_floating_point:
             x = torch.randn(rows, n, generator=gen, dtype=dtype)
         else:
-            x = torch.randint(-2**40, 2**40, (rows, n), generator=gen, dtype=dtype)
+            bound = 2**40 if size == 8 else 2**30
+            x = torch.randint(-bound, bound, (rows, n), generator=gen, dtype=dtype)
         x = _special(x, gen, nan=n % 2 == 0).to(device)
         for xs in (x, x[:, 1:], x[:, 1:-1]):
             with labelled(f"{tuple(xs.shape)} {xs.stride()} {dtype}"):
                 _check_all_forms(xs, 1, False)
-        if device == "cuda" and n in (64, 384):
-            names = cuda_kernels_run(lambda: reduce_op.max(x, 1))
-            groups = [k for k in names if "indexed_rows_groups" in k]
-            assert len(groups) == 1, names
-            assert groups[0].split("(")[0].rstrip(">").rsplit(",", 1)[1].strip() == "false", groups
-
-
-# Rows of 4-byte elements in passes of 1 MB and more: rows of whole short
-# walks (8 loads a lane: 32 to 512 elements, groups of 1 to 16) and rows of
-# 64 loads or more walked the long way by lanes of 16 loads (300 to 1017
-# elements), dense, one element off and with NaN in some rows; on CUDA,
-# rows of 512 take the short walk and rows of 384 the long one. On the CPU,
-# a few rows of each.
-@pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int32], ids=str)
-def test_indexed_rows_of_4_byte_lanes(dtype, device, gen):
-    for n in (32, 64, 128, 256, 512, 300, 384, 498, 1017):
-        rows = (70000 if n <= 64 else 34000) if device == "cuda" else 7
-        if dtype.is_floating_point:
-            x = torch.randn(rows, n, generator=gen, dtype=dtype)
-        else:
-            x = torch.randint(-2**30, 2**30, (rows, n), generator=gen, dtype=dtype)
-        x = _special(x, gen, nan=n % 2 == 0).to(device)
-        for xs in (x, x[:, 1:], x[:, 1:-1]):
-            with labelled(f"{tuple(xs.shape)} {xs.stride()} {dtype}"):
-                _check_all_forms(xs, 1, False)
-        if device == "cuda" and n in (384, 512):
+        if device == "cuda" and n in WIDE_LANES_WALKS[size]:
             names = cuda_kernels_run(lambda: reduce_op.max(x, 1))
             groups = [k for k in names if "indexed_rows_groups" in k]
             assert len(groups) == 1, names
             kshort = groups[0].split("(")[0].rstrip(">").rsplit(",", 1)[1].strip()
-            assert kshort == ("true" if n == 512 else "false"), groups
+            assert kshort == WIDE_LANES_WALKS[size][n], groups
 
 
 # Columns of few tiles (fewer than the CPU's threads) whose rows the CPU key

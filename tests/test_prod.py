@@ -33,10 +33,6 @@ def _prod(t, dim, keepdim, **kw):
     return reduce_op.prod(t, dim, keepdim, **kw) if dim is not None else reduce_op.prod(t, **kw)
 
 
-# The gradient of each element is the product of the others in its slice:
-# right with no zero, one zero, or several in a slice (then zero), as
-# torch's is; gradcheck and gradgradcheck in float64; the backward node's
-# name; and no gradient through an integer result, as torch refuses it.
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dim", [0, 1])
 def test_prod_of_float16_into_subnormals(device, dim, gen):
@@ -57,6 +53,10 @@ def test_prod_of_float16_into_subnormals(device, dim, gen):
         assert (err <= 0.5 * step + 1e-3 * exact).all(), (err.max().item(), rows)
 
 
+# The gradient of each element is the product of the others in its slice:
+# right with no zero, one zero, or several in a slice (then zero), as
+# torch's is; gradcheck and gradgradcheck in float64; the backward node's
+# name; and no gradient through an integer result, as torch refuses it.
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("zeros", [0, 1, 3])
 def test_prod_autograd(device, zeros, gen):

@@ -31,8 +31,9 @@ has_xdist=0
 # system's Python carries (hypothesis, pytest-benchmark on the 2-core
 # machine) cost each process 2 s of start-up.
 export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
-# glibc gives each freed allocation over 32 MB back to the system, so that
-# every large tensor a test makes faults its pages in afresh: a float64 copy
+# glibc gives a freed allocation above its mmap threshold (128 KB, rising to
+# 32 MB as it goes) back to the system, so that a large tensor a test makes
+# faults its pages in afresh: a float64 copy
 # of 5 million elements took 43 ms that way, 9 ms from the heap. Freed memory
 # stays in the heap for the next tensor instead (2-core machine, 2026-12-02).
 export MALLOC_MMAP_THRESHOLD_=${MALLOC_MMAP_THRESHOLD_:-4294967296}
