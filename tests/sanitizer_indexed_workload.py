@@ -65,6 +65,13 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8):
         got, ref = reduce_op.min(x, d), torch.min(x.cpu(), d)
         assert torch.equal(got.indices.cpu(), ref.indices) and torch.equal(got.values.cpu(), ref.values), (dtype, shape)
         assert torch.equal(reduce_op.argmax(x, d).cpu(), torch.argmax(x.cpu(), d)), (dtype, shape)
+# Rows of 3 and 2 elements whose results lie a plane apart (transposed):
+# max.dim and min.dim take them in the result's order.
+for shape, dtype in (((3000, 47, 3), torch.int32), ((2000, 64, 2), torch.int64)):
+    x = (torch.randn(shape) * 50).to(dtype).cuda().transpose(0, 2)
+    for ours, theirs in ((reduce_op.max, torch.max), (reduce_op.min, torch.min)):
+        got, ref = ours(x, 0), theirs(x.cpu(), 0)
+        assert torch.equal(got.indices.cpu(), ref.indices) and torch.equal(got.values.cpu(), ref.values), (dtype, shape)
 torch.cuda.synchronize()
 print("indexed workload ok: every result matched torch's")
 # Dense planes of columns no vector fits, through the shared-memory tiles:

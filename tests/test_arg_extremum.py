@@ -476,6 +476,28 @@ def test_indexed_transposed_outputs(case, dtype, device, gen):
         assert (len(kernels) == 1) == direct and any("indexed_columns" in k for k in kernels), kernels
 
 
+# Transposed inputs reduced over their innermost dim: rows of 2 to 16
+# elements whose neighbours' results lie a plane apart. On the CUDA key
+# max.dim and min.dim of the first two take them in the result's order
+# (their values and indices two scattered sectors an output otherwise);
+# the others, and argmax and argmin, in the input's. The same results
+# either way.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", [((3000, 47, 3), torch.int32), ((2000, 64, 2), torch.int64),
+                                  ((1500, 12, 8), torch.bfloat16), ((900, 5, 16), torch.uint8),
+                                  ((700, 9, 5), torch.float32), ((500, 13, 4), torch.float64)], ids=str)
+def test_indexed_rows_of_scattered_outputs(case, device, gen):
+    shape, dtype = case
+    x = torch.randn(shape, generator=gen) if dtype.is_floating_point else torch.randint(0, 9, shape, generator=gen)
+    x = _special(x.to(dtype), gen, nan=dtype.is_floating_point).to(device).transpose(0, 2)
+    for keepdim in (False, True):
+        with labelled(f"{shape}.transpose(0, 2) {dtype} dim=0 keepdim={keepdim}"):
+            _check_all_forms(x, 0, keepdim)
+    if device == "cuda":
+        kernels = [k for k in cuda_kernels_run(lambda: reduce_op.max(x, 0)) if k.startswith("void ")]
+        assert len(kernels) == 1 and "indexed_rows" in kernels[0], kernels
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_indexed_nan_ties_and_extremes(device):
     nan, inf = float("nan"), float("inf")

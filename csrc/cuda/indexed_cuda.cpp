@@ -146,6 +146,45 @@ IndexedPass tiled(const IndexedPass& p, const OutputTile& t) {
   return q;
 }
 
+// Rows of at most this many bytes may be taken in the result's order
+// (rows_in_output_order): the rows the A/B below measured.
+constexpr int64_t kOutputOrderMaxRowBytes = 16;
+
+// Pass p in the order of its results, where it is a rows pass of short
+// rows (kOutputOrderMaxRowBytes) whose neighbouring outputs (dim 0) lie
+// apart in the result, with some dim k of neighbouring outputs, and where
+// that order touches fewer sectors an output by kTileMinGain: dim k
+// numbered first, each thread's row then a sector of its own to read, but
+// a warp's stores 32 neighbours rather than t0 runs. In the pass's own
+// order a warp reads its rows side by side and stores t0 runs of tk. So
+// max.dim of short rows whose results lie a plane apart pays (its values
+// and indices, two scattered sectors an output); argmax (indices alone)
+// and passes whose own runs are long (a dim 0 of a few outputs) do not.
+// A/B on the H200 over 36 transposed inputs reduced over their rows of 2
+// to 16 bytes (NOTES.md, session 80), max.dim in the result's order
+// wherever it had a dim of neighbours: 0.57-0.75x -> 1.15-1.72x of
+// torch.max where dim 0 held 47 to 256 outputs ([166569, 47, 3] int32
+// transposed (0, 2) over dim 0 0.64x -> 1.63x, [242425, 100, 2] bfloat16
+// 0.60x -> 1.72x), but 2.89x -> 2.19x with 12 ([1400224, 12, 5] bfloat16)
+// and 3.95x -> 3.10x with 3 ([6673334, 3, 4] int32); the sector counts
+// here separate the two groups (own over ordered: 1.62-1.95 against
+// 0.57-1.02) and leave every argmax of the A/B in the own order.
+std::optional<IndexedPass> rows_in_output_order(const IndexedPass& p, int64_t elem_bytes, bool values) {
+  if (!p.along_rows() || p.outer.ndim < 2 || p.n_reduce * elem_bytes > kOutputOrderMaxRowBytes ||
+      std::abs(p.outer.out_strides[0]) < kScatteredMinStride)
+    return std::nullopt;
+  int k = 1;
+  while (k < p.outer.ndim && std::abs(p.outer.out_strides[k]) != 1) ++k;
+  if (k == p.outer.ndim) return std::nullopt;
+  const OutputTile own = own_order(p);
+  const int64_t own_span = own.t0 * std::abs(p.outer.in_strides[0]) * elem_bytes;
+  const int64_t own_sectors = own.tk * ((own_span + 31) / 32) + store_sectors(p, own, elem_bytes, values);
+  const int64_t ordered_sectors = 32 + sectors(32, 8, 8) + (values ? sectors(32, elem_bytes, elem_bytes) : 0);
+  if (double(own_sectors) / double(own.t0 * own.tk) < kTileMinGain * double(ordered_sectors) / 32.0)
+    return std::nullopt;
+  return tiled(p, OutputTile{k, 1, static_cast<int64_t>(p.outer.sizes[k].divisor)});
+}
+
 // Outputs from which a columns pass with scattered outputs is staged: below,
 // the copy's launch costs more than the stores it saves.
 constexpr int64_t kStageScatteredMinOutputs = int64_t(1) << 16;
@@ -171,8 +210,9 @@ bool stages_scattered_outputs(const IndexedPass& p, int64_t element_size) {
   return !(whole_sectors && element_size >= 2);
 }
 
-// Runs pass p into indices and values (contiguous, p's out_strides): with
-// its outputs in tiles (output_tile), or, where it stages scattered outputs,
+// Runs pass p into indices and values (contiguous, p's out_strides): short
+// rows in the result's order (rows_in_output_order), columns with their
+// outputs in tiles (output_tile), or, where it stages scattered outputs,
 // into scratch in the pass's own order, then one copy: the kernels'
 // scattered 8-byte stores had run the pass at 40% of torch's speed ([11326,
 // 128, 7, 7] channels_last float16 over dim 2, H100, NOTES.md). (The
@@ -180,6 +220,10 @@ bool stages_scattered_outputs(const IndexedPass& p, int64_t element_size) {
 // geometry.)
 void run_indexed_cuda(const IndexedPass& p, const at::Tensor& in, const at::Tensor* values, const at::Tensor& indices,
                       Extreme extreme) {
+  if (const std::optional<IndexedPass> q = rows_in_output_order(p, in.element_size(), values != nullptr)) {
+    run_kernels(*q, in, values, indices, extreme);
+    return;
+  }
   if (const std::optional<OutputTile> t = output_tile(p, in.element_size(), values != nullptr)) {
     run_kernels(tiled(p, *t), in, values, indices, extreme);
     return;
