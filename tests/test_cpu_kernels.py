@@ -357,6 +357,32 @@ def test_rows_of_up_to_a_vector_one_to_an_output(dtype):
                 assert torch.equal(reduce_op.amax(x, 2), torch.amax(x, 2)), (a, b, n)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64, torch.float32], ids=str)
+def test_rows_of_a_few_vectors_four_at_a_time(dtype):
+    # Dense rows of 16 to 32 8-byte elements, one to an output, take their
+    # totals four rows at a time (one shuffled fold); the last few rows of a
+    # thread's share, and a single row, take theirs one at a time. Every
+    # row's result has the bits it has alone. float32 rows (8 lanes) keep
+    # the one-at-a-time totals.
+    g = torch.Generator().manual_seed(17)
+    for n in (16, 17, 20, 31, 32, 33):
+        for m in (3, 4, 5, 9, 4099):
+            x = random_tensor((m, n), dtype, "cpu", g)
+            if dtype.is_floating_point:
+                x[1, 2], x[2, ::3] = float("nan"), -0.0
+            _check_sum(x, 1)
+            assert torch.allclose(reduce_op.amax(x, 1), torch.amax(x, 1), rtol=0, atol=0, equal_nan=True), (m, n)
+            if dtype.is_floating_point:
+                op = OPS["mean"]
+                assert_op_matches(op, op.ours_dim(x, 1, False), op.ref_dim(x, 1, False), op.scale(x, 1, False))
+            bits = torch.int64 if dtype.itemsize == 8 else torch.int32
+            for ours in (reduce_op.sum, reduce_op.amax):
+                whole = ours(x, 1).view(bits)
+                for i in (0, 1, 2, m - 1):
+                    assert torch.equal(whole[i:i + 1], ours(x[i:i + 1], 1).view(bits)), (ours.__name__, m, n, i)
+            _check_prod(near_one((m, n), dtype, "contiguous", "cpu", g), 1)
+
+
 @pytest.mark.parametrize("dtype", DTYPES + [torch.int32], ids=str)
 def test_rows_at_an_element_stride_of_two_and_three(dtype):
     # Rows whose elements lie 2 or 3 apart: leaves of 64 or more 4-byte
