@@ -446,8 +446,8 @@ struct Lanes<Op, acc_t, true> {
   // The totals of four vectors of four lanes at once, each folded as
   // total() folds it (lanes 0 and 2, 1 and 3, then those two): lanes 0, 1,
   // 2, 3 of the result hold the totals of v[0], v[2], v[1], v[3]. Three
-  // combines and six in-lane shuffles for four rows, against two combines,
-  // an extract and a shuffle each.
+  // combines, four swaps of 128-bit halves and two in-lane unpacks for four
+  // rows, against two combines, an extract and a shuffle each.
   static vec totals4(const vec (&v)[4])
     requires(kWidth == 4)
   {
@@ -467,13 +467,7 @@ struct Lanes<Op, acc_t, true> {
 // kTotalsOfFourMaxVectors vectors of 8-byte inputs (run_repeated_rows).
 constexpr int64_t kTotalsOfFourMaxVectors = 8;
 template <class L>
-constexpr bool kTotalsOfFour = [] {
-  if constexpr (!kNativeLanes<typename L::op, typename L::acc>) {
-    return false;
-  } else {
-    return L::kWidth == 4;
-  }
-}();
+constexpr bool kTotalsOfFour = kNativeLanes<typename L::op, typename L::acc> && L::kWidth == 4;
 
 // Any other op or accumulator (complex numbers): arrays of scalars, each
 // lane folded with the op's own reduce and combine.
