@@ -28,16 +28,23 @@ INF = math.inf
 ORDS = [2, 1, INF, -INF, 0, 3, 0.5, -1.5]
 
 
-def _check(ours: torch.Tensor, x: torch.Tensor, ord=2, dim=None, keepdim: bool = False, dtype=None) -> None:
+def _check(ours: torch.Tensor, x: torch.Tensor, ord=2, dim=None, keepdim: bool = False, dtype=None,
+           summed: bool = False) -> None:
     """dtype, shape and device as torch's; NaN and infinities where torch's
     result has them; elsewhere within a few roundings of the result dtype
     of the float64 norm, or no further from it than torch's own result plus
-    one such rounding."""
+    one such rounding. summed: the float64 norm of orders other than 0 and
+    +-inf as the root of torch.sum's (cascaded) sum of |x|^ord, where
+    vector_norm's own float64 sum of many equal terms strays further than
+    that tolerance (70001 copies of a square: 2^-40 of the norm)."""
     ref = torch.linalg.vector_norm(x, ord, dim, keepdim, dtype=dtype)
     assert ours.dtype == ref.dtype and ours.shape == ref.shape, (ours.dtype, ref.dtype, ours.shape, ref.shape)
     assert ours.device == ref.device
     wide = x.cpu().to(torch.complex128 if x.is_complex() else torch.float64)
-    exact = torch.linalg.vector_norm(wide, ord, dim, keepdim)
+    if summed and ord not in (0, INF, -INF):
+        exact = torch.sum(wide.abs() ** ord, dim if dim is not None else [], keepdim) ** (1.0 / ord)
+    else:
+        exact = torch.linalg.vector_norm(wide, ord, dim, keepdim)
     o, r = ours.cpu().to(torch.float64), ref.cpu().to(torch.float64)
     finite = r.isfinite()
     assert torch.equal(o[~finite].nan_to_num(0.5), r[~finite].nan_to_num(0.5)), (o[~finite], r[~finite])
@@ -98,6 +105,34 @@ def test_norm_special_values(dtype, device, gen):
     big = torch.full((5,), torch.finfo(dtype).max / 2, dtype=dtype, device=device)
     _check(reduce_op.vector_norm(big, 2), big, 2)  # inf, as torch's: no scaling
     _check(reduce_op.vector_norm(big[:1], 2), big[:1], 2)  # one element: its magnitude, not a root of its square
+
+
+# Reduced dims of stride 0 are read as one element, their copies scaling the
+# sum before the root (orders 1 and 2) or changing nothing (inf), and the
+# staged orders' powers taken of the distinct elements: k float64 squares
+# overflow where one does not, as torch's k adds do; NaN, inf and -0.0
+# among the repeats; repeats alone, with a dim read in full, and with a
+# kept expanded dim; 3 to 1537 copies.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.complex64], ids=str)
+def test_norm_of_repeats(dtype, device, gen):
+    # float64: its square fits, three of them do not. The GPU kernels sum
+    # narrower floats' norms in float64 where they can, which do not
+    # overflow where torch's float sums do: there a large magnitude alone.
+    big = math.sqrt(torch.finfo(dtype).max) / 1.5 if dtype == torch.float64 else 1e15
+    wide = torch.complex128 if dtype.is_complex else torch.float64
+    for n, k in ((5, 4), (33, 3), (257, 1537)):
+        x = torch.randn(n, generator=gen).to(dtype)
+        x[0], x[n // 2] = big, -0.0
+        if n > 5:
+            x[1], x[2] = math.nan, -math.inf
+        x = x.to(device)
+        cases = [(x[None].expand(k, n), [0]), (x[None].expand(k, n), [0, 1]), (x[:, None].expand(n, k), 1),
+                 (x[None, :, None].expand(k, n, 3), [0, 1]), (x[None, :, None].expand(k, n, 3), 0)]
+        for (e, dims), ord in itertools.product(cases, (2, 1, INF, -INF, 0, 3)):
+            with labelled(f"[{n}] expanded to {tuple(e.shape)} over {dims}, ord {ord}"):
+                _check(reduce_op.vector_norm(e, ord, dims), e, ord, dims, summed=True)
+                _check(reduce_op.vector_norm(e, ord, dims, True, dtype=wide), e, ord, dims, True, wide, summed=True)
 
 
 @pytest.mark.slow

@@ -129,7 +129,18 @@ at::Tensor vector_norm_with(const at::Tensor& input, const c10::Scalar& ord, at:
     return result;
   }
 
-  at::Tensor x = input;
+  // The staged elementwise ops (magnitudes, casts, powers) read the input's
+  // distinct elements, its dims of stride 0 narrowed to one, and their
+  // result is expanded again for the reduction, which reads each repeat
+  // once (reduce_into): on the expansion they wrote every repeat out, and
+  // sum's kernels then added k equal float32 terms where its fold rounds
+  // once ([257] float32 expanded to [70001, 257], ord 3 over dim 0: 4.8
+  // float32 epsilons from the float64 norm, torch's 0.1; H200).
+  at::Tensor distinct = input;
+  for (int64_t d = 0; d < input.dim(); ++d)
+    if (input.stride(d) == 0 && input.size(d) > 1) distinct = distinct.narrow(d, 0, 1);
+  const auto spread = [&](const at::Tensor& t) { return distinct.is_same(input) ? t : t.expand(input.sizes()); };
+  at::Tensor x = distinct;
   if (input.is_complex()) {
     if (p == 2.0) {
       // |z|^2 = re^2 + im^2: the real view, its pair dim reduced too (one
@@ -142,10 +153,12 @@ at::Tensor vector_norm_with(const at::Tensor& input, const c10::Scalar& ord, at:
                   ops.two);
       return result;
     }
-    x = at::abs(in_dtype());  // the other orders take the magnitudes (a staged copy)
+    // the other orders take the magnitudes (a staged copy)
+    x = at::abs(dtype.has_value() ? distinct.to(*dtype) : distinct);
   }
   if (p == 1.0 || p == 2.0 || p == std::numeric_limits<double>::infinity()) {
-    reduce_into(x, mask, keepdim, result, p == 1.0 ? ops.one : p == 2.0 ? ops.two : ops.inf);
+    reduce_into(input.is_complex() ? spread(x) : input, mask, keepdim, result,
+                p == 1.0 ? ops.one : p == 2.0 ? ops.two : ops.inf);
     return result;
   }
   // Staged orders: -inf the smallest magnitude (amin's kernels, in the
@@ -153,15 +166,15 @@ at::Tensor vector_norm_with(const at::Tensor& input, const c10::Scalar& ord, at:
   // the sum of |x|^p (sum's kernels, in the accumulator's dtype, then cast).
   if (x.scalar_type() != result_type) x = x.to(result_type);
   if (p == -std::numeric_limits<double>::infinity()) {
-    reduce_into(at::abs(x), mask, keepdim, result, ops.amin);
+    reduce_into(spread(at::abs(x)), mask, keepdim, result, ops.amin);
     return result;
   }
   const at::ScalarType acc = acc_dtype(result_type);
   at::Tensor total = acc == result_type ? result : at::empty(shape, input.options().dtype(acc));
   if (p == 0.0) {
-    reduce_into(at::ne(x, 0), mask, keepdim, total, ops.sum);
+    reduce_into(spread(at::ne(x, 0)), mask, keepdim, total, ops.sum);
   } else {
-    reduce_into(at::pow(at::abs(x.to(acc)), p), mask, keepdim, total, ops.sum);
+    reduce_into(spread(at::pow(at::abs(x.to(acc)), p)), mask, keepdim, total, ops.sum);
     total.pow_(1.0 / p);
   }
   if (!total.is_same(result)) result.copy_(total);

@@ -16,7 +16,8 @@ namespace gpureduce {
 // What a family may say beyond its op (defaults here): whether its passes
 // hand accumulators on to one another through tensors (OpSpec::
 // hands_partials_on), whether its results fold k copies of an input
-// (fold_repeats; OpSpec::fold_repeats is null where not), and whether its
+// (fold_repeats; OpSpec::fold_repeats is null where not) or its passes take
+// them (OpSpec::repeats_in_pass), and whether its
 // kernels read float32 and 16-bit float inputs of a float64 result
 // directly (WideningReads::floats_into_double): sum's and mean's do, as
 // issue 12 asks of dtype=. The other ops' float64 results of narrower
@@ -26,6 +27,7 @@ namespace gpureduce {
 struct FamilyBase {
   static constexpr bool kHandsPartialsOn = true;
   static constexpr bool kFoldsRepeats = true;
+  static constexpr RepeatsInPass kRepeatsInPass = RepeatsInPass::kFolded;
   static constexpr bool kReadsFloatsIntoDouble = false;
 };
 
@@ -70,8 +72,11 @@ struct NanSumFamily : FamilyBase {
   }
 };
 
-// amax and amin: k copies of x fold to x itself (a copy, with the cast to
-// dest's dtype); an element is its own partial. Reductions over no
+// amax and amin: k copies of x are x itself, so a pass that reduces other
+// dims too reads a reduced dim of stride 0 as its one element
+// (RepeatsInPass::kIgnored); where repeats and dims of size 1 are all it
+// reduces, they fold to x (a copy, with the cast to dest's dtype): an
+// element is its own partial. Reductions over no
 // elements are refused before they reach the planner (check_extremum_args),
 // so fill_empty is never called with a target to fill.
 template <bool kMax>
@@ -86,6 +91,7 @@ struct ExtremumFamily : FamilyBase {
   // the inputs, exact in any of them.
   static constexpr bool kKeepsResultDtype = true;
   static constexpr bool kAverages = false;
+  static constexpr RepeatsInPass kRepeatsInPass = RepeatsInPass::kIgnored;
   static void fill_empty(const at::Tensor& t);
   static void fold_repeats(const at::Tensor& partial, int64_t k, const at::Tensor& dest);
 };
@@ -137,14 +143,17 @@ struct VarianceFamily : FamilyBase {
 // (the cast is exact, and torch casts first), and float results only (the
 // entry points refuse the rest, and take complex inputs as their real
 // views or their magnitudes). An input's partial is |x| or x * x, not
-// itself; k copies are read as they are (a root does not fold). Over no
-// elements the result is 0 (the orders whose empty norm is an error are
-// refused first).
+// itself. k copies of an input are taken by the pass, which reads them as
+// one element: they scale the sum of orders 1 and 2 before the root (a
+// fold after the root would not overflow where k squares do, as torch's
+// does) and change no maximum. Over no elements the result is 0 (the
+// orders whose empty norm is an error are refused first).
 template <NormKind K>
 struct NormFamily : FamilyBase {
   static constexpr bool kKeepsResultDtype = false;
   static constexpr bool kAverages = false;
   static constexpr bool kFoldsRepeats = false;
+  static constexpr RepeatsInPass kRepeatsInPass = K == NormKind::kInf ? RepeatsInPass::kIgnored : RepeatsInPass::kScaled;
   template <typename acc_t>
   using Op = NormOp<acc_t, K>;
   static constexpr bool kInputIsPartial = false;
@@ -322,6 +331,7 @@ OpSpec op_spec(PassRunner run, const char* kernel_name, bool roots = false) {
   OpSpec spec{std::move(run), nullptr, &Family::fill_empty, kernel_name,
               Family::kInputIsPartial, Family::kKeepsResultDtype, Family::kAverages};
   if constexpr (Family::kFoldsRepeats) spec.fold_repeats = &Family::fold_repeats;
+  spec.repeats_in_pass = Family::kRepeatsInPass;
   spec.roots = roots;
   spec.hands_partials_on = Family::kHandsPartialsOn;
   spec.widening.floats_into_double = KernelsFor<Family, InputGroup::kFloat>::type::kReadsFloatsIntoDouble;

@@ -193,7 +193,9 @@ C10_HOST_DEVICE T square_root(T v) {
 
 // The value a pass stores for an output: the op's projection of its
 // accumulator after the pass's Projection. For a plain accumulator that is
-// a division first where the divisor is not 1 (mean: the count of elements
+// a multiply by the repeats each input stands for where they are not 1
+// (vector_norm of orders 1 and 2 over an expanded input; one rounding, as
+// sum's fold of k copies), a division where the divisor is not 1 (mean: the count of elements
 // reduced into the output, one rounding in the accumulator's type, as
 // torch's CPU mean divides its sum), then the square root where the
 // Projection asks for one (vector_norm of order 2, whose last pass may be
@@ -207,8 +209,10 @@ C10_HOST_DEVICE out_t project_output(acc_t a, const Projection& projection) {
     return Op::template project_with<out_t>(a, projection);
   } else {
     if constexpr (std::is_floating_point_v<acc_t> || c10::is_complex<acc_t>::value) {
+      using real_t = typename c10::scalar_value_type<acc_t>::type;
+      if (projection.repeats != 1.0) a = a * static_cast<real_t>(projection.repeats);
       if (projection.divisor != 1.0)
-        a = a / static_cast<typename c10::scalar_value_type<acc_t>::type>(projection.divisor);
+        a = a / static_cast<real_t>(projection.divisor);
     }
     if constexpr (std::is_floating_point_v<acc_t>) {
       if (projection.root) a = square_root(a);

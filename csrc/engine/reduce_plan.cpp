@@ -646,16 +646,43 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     op.run(pass, input, out);
     return;
   }
+  // An op whose result over k copies of an input is the pass's own
+  // (OpSpec::repeats_in_pass) reads a reduced dim of stride 0 as its one
+  // element: amax of k copies is the element itself, and vector_norm of
+  // orders 1 and 2 scales its sum by k before the root
+  // (Projection::repeats), as k adds would have summed it. One launch that
+  // reads the distinct elements, where a fold is a second launch and a
+  // re-read reads every repeat. Not where it would leave only dims of size
+  // 1 to an op that folds (amax, amin): a pass of one-element columns
+  // cost more GPU time than the fold's copy or the re-read (amax of [21,
+  // 3417, 21] bfloat16 expanded from [21, 1, 21] over dim 1: 1.43 -> 1.79
+  // us). A/B on the H200 over 64 expanded inputs of norm, amax and amin
+  // (NOTES.md, session 81): 1.84x -> 3.43x of torch in geometric mean,
+  // below 0.97x 8 -> 0; [79] float32 expanded to [79, 4096], norm over dim
+  // 1, 7.51 -> 1.82 us (0.65x -> 2.89x), [4096, 246] bfloat16 from [246]
+  // over dim 0 7.39 -> 1.92 (0.69x -> 2.85x).
+  bool reduces = false;  // a reduced dim of more than one element that is not a repeat
+  for (int64_t d = 0; d < input.dim(); ++d)
+    reduces = reduces || (mask[d] && input.stride(d) != 0 && input.size(d) > 1);
+  double repeats_in_pass = 1.0;
+  at::Tensor src = input;
+  if (op.repeats_in_pass != RepeatsInPass::kFolded && (reduces || !op.fold_repeats)) {
+    for (int64_t d = 0; d < input.dim(); ++d) {
+      if (!mask[d] || input.stride(d) != 0 || input.size(d) <= 1) continue;
+      if (op.repeats_in_pass == RepeatsInPass::kScaled) repeats_in_pass *= static_cast<double>(input.size(d));
+      src = src.narrow(d, 0, 1);
+    }
+  }
   // Dims of stride 0 are read once: a reduced one of size k is dropped here
   // and folded in as k copies at the end; a kept one is computed at index 0
   // and broadcast. (Before the cast below, which would copy the expansion.)
   int64_t repeats = 1;
   std::vector<int64_t> broadcast_dims, repeated_dims;
-  for (int64_t d = 0; d < input.dim(); ++d) {
-    if (input.stride(d) != 0 || input.size(d) <= 1) continue;
+  for (int64_t d = 0; d < src.dim(); ++d) {
+    if (src.stride(d) != 0 || src.size(d) <= 1) continue;
     repeated_dims.push_back(d);
     if (mask[d]) {
-      repeats *= input.size(d);
+      repeats *= src.size(d);
     } else {
       broadcast_dims.push_back(d);
     }
@@ -663,7 +690,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   // The input without its repeats, made only where it is read (a narrow per
   // dim is a dispatched op: 0.3 us each on the CPU).
   auto narrowed_input = [&] {
-    at::Tensor narrowed = input;
+    at::Tensor narrowed = src;
     for (int64_t d : repeated_dims) narrowed = narrowed.narrow(d, 0, 1);
     return narrowed;
   };
@@ -675,7 +702,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
 
   // A view of `out` with the input's rank, size 1 at the reduced dims.
   const at::Tensor out_kd = keepdim ? out : with_reduced_dims(out, mask);
-  const int64_t expanded_bytes = input.numel() * static_cast<int64_t>(input.element_size());
+  const int64_t expanded_bytes = src.numel() * static_cast<int64_t>(src.element_size());
   // On the GPU, a reduction over dims of size 1 only (a fold of one repeat)
   // of at most kRereadExpandedBytes is a pass of one-element rows too: sum's
   // fold, a TensorIterator add, cost 1.0-1.3 us more host time a call than the
@@ -684,7 +711,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   // session 30: [1, 16384] float32 over dim 0 7.66 -> 6.32 us a call,
   // torch.sum 7.60; GPU time 1.20 -> 1.81 us, torch.sum 2.04).
   const bool size_one_only = repeats == 1 && broadcast_dims.empty();
-  const bool fold_costs_more = input.device().is_cpu()
+  const bool fold_costs_more = src.device().is_cpu()
                                    ? expanded_bytes <= kCpuRereadBeforeFoldBytes
                                    : size_one_only && expanded_bytes <= kRereadExpandedBytes;
   if (broadcast_dims.empty() && at::canCast(kout, out_kd.scalar_type()) && !fold_costs_more) {
@@ -699,10 +726,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     // over dim 0 took 4.5 us, 1.4 folded directly, torch.sum 2.2 on the
     // H200). A 16-bit float kept as its own result dtype computes in float
     // and rounds once, as kout does.
-    bool reduces = false;  // a reduced dim of more than one element that is not a repeat
-    for (int64_t d = 0; d < input.dim(); ++d)
-      reduces = reduces || (mask[d] && input.stride(d) != 0 && input.size(d) > 1);
-    const at::ScalarType own = input.scalar_type();
+    const at::ScalarType own = src.scalar_type();
     const bool own_rounds_like_kout =
         (own == at::kHalf || own == at::kBFloat16) && out.scalar_type() == own && kout == at::kFloat;
     // An averaging op divides the fold by the count of elements reduced,
@@ -715,7 +739,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     // one-element rows, torch.sum 22.1).
     const int64_t multiplier = op.averages ? 1 : repeats;
     const bool float_fold_by_one = multiplier == 1 && at::isFloatingType(own) && at::isFloatingType(kout);
-    if (!reduces && input.numel() > 0 && op.input_is_partial) {
+    if (!reduces && src.numel() > 0 && op.input_is_partial) {
       const at::Tensor narrowed = narrowed_input();
       if (at::result_type(narrowed, c10::Scalar(repeats)) == kout || own_rounds_like_kout || float_fold_by_one) {
         op.fold_repeats(narrowed, multiplier, out_kd);
@@ -735,14 +759,14 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     broadcast_dims.clear();
     kout = result_kernel_dtype(out.scalar_type());
   }
-  const at::ScalarType kin = staged_input_dtype(input.scalar_type(), out.scalar_type(), op);
+  const at::ScalarType kin = staged_input_dtype(src.scalar_type(), out.scalar_type(), op);
   at::Tensor in;
-  if (reread && input.scalar_type() == kin) {
-    in = input;
+  if (reread && src.scalar_type() == kin) {
+    in = src;
   } else {
     const at::Tensor narrowed = narrowed_input();
     in = narrowed.scalar_type() == kin ? narrowed : narrowed.to(kin);
-    if (reread) in = in.expand(input.sizes());  // a cast of the narrowed input, expanded again
+    if (reread) in = in.expand(src.sizes());  // a cast of the narrowed input, expanded again
   }
 
   at::Tensor target = out_kd;
@@ -752,6 +776,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   Projection projection;
   if (op.averages) projection.divisor = std::max(static_cast<double>(count) - correction, 0.0);
   projection.root = op.roots;
+  projection.repeats = repeats_in_pass;
   reduce_strided(in, mask, result, op, /*reads_partials=*/false, /*writes_partials=*/false, projection);
   if (repeats > 1 && broadcast_dims.empty() && at::canCast(kout, out_kd.scalar_type())) {
     op.fold_repeats(result, repeats, out_kd);  // folds and casts in one kernel

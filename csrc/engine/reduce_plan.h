@@ -16,7 +16,8 @@
 // inputs) are not read more than once, except in small inputs (256 KB with
 // their repeats), which are read as they are in one launch: a kept one is
 // computed once and broadcast into the output, a reduced one is folded in
-// afterwards by the op (OpSpec::fold_repeats: sum multiplies by its size).
+// afterwards by the op (OpSpec::fold_repeats: sum multiplies by its size)
+// or by the pass itself (OpSpec::repeats_in_pass: amax ignores it).
 #pragma once
 
 #include <c10/core/ScalarType.h>
@@ -98,15 +99,24 @@ struct ReducePass {
 // offsets) and dtypes; all geometry is in `pass`.
 using PassRunner = std::function<void(const ReducePass&, const at::Tensor& in, const at::Tensor& out)>;
 
+// How an op's result takes k copies of an input (a reduced dim of stride 0,
+// reduce_into): through OpSpec::fold_repeats after the pass (sum: k * x),
+// or in the pass itself, which reads the dim as one element: where the
+// copies change nothing (amax, amin, vector_norm of order inf), or where
+// they scale the op's sum before its projection (vector_norm of orders 1
+// and 2: Projection::repeats).
+enum class RepeatsInPass { kFolded, kIgnored, kScaled };
+
 // What the planner needs of an op on one backend.
 struct OpSpec {
   // Runs one pass of the op (a backend's kernels).
   PassRunner run;
   // Writes to `dest`, of partial's shape, each element of `partial` (the
   // kernel-typed result without the reduced dims of stride 0) folded with
-  // itself k times and cast to dest's dtype. Null for an op whose results
-  // do not fold (var: k copies change the spread's weight, not only its
-  // sum), whose reduced dims of stride 0 are then read as they are.
+  // itself k times and cast to dest's dtype. Null for an op whose passes
+  // take the copies (repeats_in_pass) and for one whose results do not fold
+  // (var: k copies change the spread's weight, not only its sum), whose
+  // reduced dims of stride 0 are then read as they are.
   std::function<void(const at::Tensor& partial, int64_t k, const at::Tensor& dest)> fold_repeats;
   // Writes the result of reducing no elements (sum: 0, prod: 1).
   std::function<void(const at::Tensor& target)> fill_empty;
@@ -136,6 +146,9 @@ struct OpSpec {
   // Which widening pairs the op's kernels read at the input's own width
   // rather than from a copy cast to the result's dtype first.
   WideningReads widening;
+  // Whether the pass takes the reduced dims of stride 0 itself, reading
+  // each as one element (RepeatsInPass), rather than fold_repeats.
+  RepeatsInPass repeats_in_pass = RepeatsInPass::kFolded;
 };
 
 // Reduces `input` over the dims in `mask` into `out`, whose shape and dtype
