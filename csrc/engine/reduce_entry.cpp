@@ -110,7 +110,7 @@ at::Tensor vector_norm_with(const at::Tensor& input, const c10::Scalar& ord, at:
   const double p = ord.toDouble();
   // The input in dtype=, where an elementwise op of torch's reads it (torch
   // casts first); the kernels read a narrower input as it is (exact).
-  const auto in_dtype = [&] { return dtype.has_value() ? input.to(*dtype) : input; };
+  const auto in_dtype = [&](const at::Tensor& t) { return dtype.has_value() ? t.to(*dtype) : t; };
 
   // Each output of one element: its magnitude (ord 0: whether it is
   // nonzero), as torch's kernel takes it, which neither squares nor roots
@@ -120,7 +120,7 @@ at::Tensor vector_norm_with(const at::Tensor& input, const c10::Scalar& ord, at:
   if (one_each) {
     // Written into the result by one elementwise kernel: a copy after it
     // took 2.5 us on the H200 where torch's 1.3 ([1, 1, 4096] over dim 1).
-    const at::Tensor x = keepdim ? in_dtype() : in_dtype().reshape(shape);
+    const at::Tensor x = keepdim ? in_dtype(input) : in_dtype(input).reshape(shape);
     if (p != 0.0) {
       at::abs_out(result, x);
     } else {
@@ -153,8 +153,7 @@ at::Tensor vector_norm_with(const at::Tensor& input, const c10::Scalar& ord, at:
                   ops.two);
       return result;
     }
-    // the other orders take the magnitudes (a staged copy)
-    x = at::abs(dtype.has_value() ? distinct.to(*dtype) : distinct);
+    x = at::abs(in_dtype(distinct));  // the other orders take the magnitudes (a staged copy)
   }
   if (p == 1.0 || p == 2.0 || p == std::numeric_limits<double>::infinity()) {
     reduce_into(input.is_complex() ? spread(x) : input, mask, keepdim, result,

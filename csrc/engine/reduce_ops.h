@@ -195,9 +195,10 @@ C10_HOST_DEVICE T square_root(T v) {
 // accumulator after the pass's Projection. For a plain accumulator that is
 // a multiply by the repeats each input stands for where they are not 1
 // (vector_norm of orders 1 and 2 over an expanded input; one rounding, as
-// sum's fold of k copies), a division where the divisor is not 1 (mean: the count of elements
-// reduced into the output, one rounding in the accumulator's type, as
-// torch's CPU mean divides its sum), then the square root where the
+// sum's fold of k copies), a division where the divisor is not 1 (mean:
+// the count of elements reduced into the output, one rounding in the
+// accumulator's type, as torch's CPU mean divides its sum), then the
+// square root where the
 // Projection asks for one (vector_norm of order 2, whose last pass may be
 // sum's kernels folding partials); integer accumulators are never divided
 // (mean refuses integer results, and runs sum's kernels). An op whose
