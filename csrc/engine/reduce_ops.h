@@ -121,6 +121,10 @@ struct OpBase {
   // tiles and the rows and columns kernels read them). That kernel is a
   // third to a half of an instance file's compile.
   static constexpr bool kStreamTiles = true;
+  // Whether the CUDA split rows kernel's vectors of eight bfloat16 or int16
+  // inputs fit the 40 registers of three blocks an SM
+  // (EnginePolicy::split_blocks_per_sm); float16's do for every op.
+  static constexpr bool kSplitRows16BitFits = false;
   // Whether the CUDA pitch rows and split rows kernels fold a thread's
   // round of kUnroll chunks of in_t into one state (reduce_vector over the
   // round's inputs) and merge that into one running state, rather than each
@@ -178,6 +182,14 @@ GPUREDUCE_UNROLL
       for (int i = 0; i + w < V; i += 2 * w) t[i] = Self::combine(t[i], t[i + w]);
     }
     return t[0];
+  }
+
+  // acc with V consecutive inputs folded in: their reduce_vector state
+  // combined into it, unless the op folds them into its running state
+  // itself (logsumexp: no exp for the vector's own state).
+  template <int V, typename in_t>
+  C10_HOST_DEVICE static acc_t fold_vector(acc_t acc, const in_t (&v)[V]) {
+    return Self::combine(acc, Self::template reduce_vector<V>(v));
   }
 };
 
@@ -614,19 +626,27 @@ struct LogSumExpOp : OpBase<LogSumExpOp<acc_t>, MaxScaledSum<acc_t>> {
   // mean, slowest 3.17x -> 1.37x), for 44% of logsumexp_float.cu's compile
   // (NOTES.md, session 55).
   static constexpr bool kStreamTiles = false;
+  // (bfloat16 and int16 at 40 registers with no spill, SASS; the sum's
+  // spilled.)
+  static constexpr bool kSplitRows16BitFits = true;
 
   // exp of a difference x - max <= 0. On the GPU in float through the
-  // hardware's exp2 (__expf: one multiply by log2(e), one MUFU.EX2): its
-  // error bound grows with |x - max| only through the rounding of that
-  // product, which weighs in at most 0.53 * 2^-24 of the largest term, so
-  // the sum's relative error stays about the 2 ulp of expf's (measured
-  // against float64: our largest float32 error 0.92-1.45x torch's). With expf
-  // (a range reduction of its own) 16-bit full reductions of 2^28 ran
-  // compute-bound at 1.9 TB/s on the H100 (NOTES.md, session 36).
+  // hardware's exp2 (one multiply by log2(e), one MUFU.EX2): its error
+  // bound grows with |x - max| only through the rounding of that product,
+  // which weighs in at most 0.53 * 2^-24 of the largest term, so the sum's
+  // relative error stays about the 2 ulp of expf's (measured against
+  // float64: our largest float32 error 0.92-1.45x torch's). With expf (a
+  // range reduction of its own) 16-bit full reductions of 2^28 ran
+  // compute-bound at 1.9 TB/s on the H100 (NOTES.md, session 36). The exp2
+  // flushes results below 2^-126 to zero (ftz): such a term is nothing
+  // beside the max's own 1 in the sum it joins, and __expf's care for
+  // them took a compare and two predicated multiplies an input (SASS).
   C10_HOST_DEVICE static acc_t exp_of(acc_t v) {
 #if defined(__CUDA_ARCH__)
     if constexpr (std::is_same_v<acc_t, float>) {
-      return __expf(v);
+      float r;
+      asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v * 1.44269504088896341f));
+      return r;
     } else {
       return ::exp(v);
     }
@@ -673,36 +693,136 @@ struct LogSumExpOp : OpBase<LogSumExpOp<acc_t>, MaxScaledSum<acc_t>> {
     return combine(acc, state{static_cast<acc_t>(x), acc_t(1)});
   }
 
-  // A vector's max first, then one exp an element: one a vector is
-  // rescaled, not one an element as reduce would. In float, fmax (which
-  // skips NaN: a NaN input's term is NaN) and a branch taken by whole
-  // vectors: the plain exp(x - max) where the max is finite, scale where
-  // it is infinite. float64 keeps the form of scale throughout, a NaN max
-  // included: its exp is a long routine, and the float form cost it 29% of
-  // its bandwidth on a full reduction of 2^27 (2076 -> 1482 GB/s), exp(x
-  // == max ? 0 : x - max) 72% (590 GB/s; H100, session 36, NOTES.md).
-  template <int V, typename in_t>
-  C10_HOST_DEVICE static state reduce_vector(const in_t (&v)[V]) {
-    acc_t x[V];
-GPUREDUCE_UNROLL
-    for (int i = 0; i < V; ++i) x[i] = static_cast<acc_t>(v[i]);
+  // Whether inputs of in_t are taken as the float K + x, K = 1.5 * 2^23
+  // (exact for integers of up to 22 bits, and so are differences of two):
+  // an add to K's bits rather than a conversion (I2F). Converted, with an
+  // exp an input, byte logsumexps of 2^28 ran at 1.5 TB/s on the H200,
+  // int16 at 2.5; so, at 2.3 and 4.1 (NOTES.md, session 82). On the GPU,
+  // integers of up to 16 bits and bool.
+  template <typename in_t>
+  C10_HOST_DEVICE static constexpr bool shifted_inputs() {
+#if defined(__CUDA_ARCH__)
+    return std::is_same_v<acc_t, float> && std::is_integral_v<in_t> && sizeof(in_t) <= 2;
+#else
+    return false;
+#endif
+  }
+  static constexpr float kShift = 12582912.0f;
+  static constexpr int kShiftBits = 0x4B400000;
+
+  // An input as acc_t.
+  template <typename in_t>
+  C10_HOST_DEVICE static acc_t input_value(in_t v) {
+    if constexpr (shifted_inputs<in_t>()) {
+#if defined(__CUDA_ARCH__)
+      return __int_as_float(kShiftBits + static_cast<int>(v)) - kShift;
+#endif
+    } else {
+      return static_cast<acc_t>(v);
+    }
+  }
+
+  // The largest of V inputs. In float, fmax, which skips NaN (a NaN input's
+  // term is NaN); in double a NaN wins, for scale's form throughout (terms).
+  template <int V>
+  C10_HOST_DEVICE static acc_t largest(const acc_t (&x)[V]) {
     acc_t m = x[0];
-    acc_t s = acc_t(0);
     if constexpr (std::is_same_v<acc_t, float>) {
 GPUREDUCE_UNROLL
       for (int i = 1; i < V; ++i) m = max_of(m, x[i]);
-      if (m - m == acc_t(0)) {  // finite
-GPUREDUCE_UNROLL
-        for (int i = 0; i < V; ++i) s += exp_of(x[i] - m);
-        return {m, s};
-      }
     } else {
 GPUREDUCE_UNROLL
       for (int i = 1; i < V; ++i) m = (x[i] > m || x[i] != x[i]) ? x[i] : m;
     }
+    return m;
+  }
+
+  // The sum of exp(x - max) over V inputs no larger than max (or NaN). In
+  // float a branch taken by whole vectors: the plain exp where max is
+  // finite, scale where it is infinite. float64 keeps the form of scale
+  // throughout, a NaN max included: its exp is a long routine, and the float
+  // form cost it 29% of its bandwidth on a full reduction of 2^27 (2076 ->
+  // 1482 GB/s), exp(x == max ? 0 : x - max) 72% (590 GB/s; H100, session
+  // 36, NOTES.md).
+  template <int V>
+  C10_HOST_DEVICE static acc_t terms(const acc_t (&x)[V], acc_t max) {
+    acc_t s = acc_t(0);
+    if constexpr (std::is_same_v<acc_t, float>) {
+      if (max - max == acc_t(0)) {  // finite
 GPUREDUCE_UNROLL
-    for (int i = 0; i < V; ++i) s += scale(x[i], m);
-    return {m, s};
+        for (int i = 0; i < V; ++i) s += exp_of(x[i] - max);
+        return s;
+      }
+    }
+GPUREDUCE_UNROLL
+    for (int i = 0; i < V; ++i) s += scale(x[i], max);
+    return s;
+  }
+
+  // A vector's state: its max, then one exp an element (largest, terms):
+  // one a vector is rescaled, not one an element as reduce would.
+  template <int V, typename in_t>
+  C10_HOST_DEVICE static state reduce_vector(const in_t (&v)[V]) {
+    acc_t x[V];
+GPUREDUCE_UNROLL
+    for (int i = 0; i < V; ++i) x[i] = input_value(v[i]);
+    const acc_t m = largest(x);
+    return {m, terms(x, m)};
+  }
+
+  // V inputs folded into the running state acc, one exp an input and none
+  // for the vector itself: their max first; where it is above acc's, acc's
+  // sum is rescaled to it (an exp, on few vectors past a walk's first),
+  // and each input's term is then taken against the running max. Folding
+  // a vector's own state {m, s} in instead took an exp, a swap and a
+  // multiply-add a vector: this and the flushing exp above took the split
+  // rows kernel's loop over four float32 vectors from 635 instructions to
+  // 424 (SASS, its paths for infinite maxes included). The terms of a
+  // vector whose max is the running one are the same either way; the
+  // others are rounded once, not twice.
+  template <int V, typename in_t>
+  C10_HOST_DEVICE static state fold_vector(state acc, const in_t (&v)[V]) {
+    if constexpr (shifted_inputs<in_t>()) {
+#if defined(__CUDA_ARCH__)
+      // The max as an integer, and each term's difference taken from the
+      // input's K + x less the running max plus K, one subtract: exact, the
+      // running max of a fold of integers being an integer (and finite once
+      // a vector is in). (Built from the loaded words with a byte permute
+      // an input instead, the int8 pass took 3% more instructions and ran
+      // 11% slower, H200, session 82.)
+      int mi = static_cast<int>(v[0]);
+GPUREDUCE_UNROLL
+      for (int i = 1; i < V; ++i) mi = max(mi, static_cast<int>(v[i]));
+      const acc_t m = static_cast<acc_t>(mi);
+      if (m > acc.max) {
+        acc.scaled *= exp_of(acc.max - m);  // 0 from the identity's -inf
+        acc.max = m;
+      }
+      const acc_t shifted_max = acc.max + kShift;
+      acc_t s = acc_t(0);
+GPUREDUCE_UNROLL
+      for (int i = 0; i < V; ++i) s += exp_of(__int_as_float(kShiftBits + static_cast<int>(v[i])) - shifted_max);
+      acc.scaled += s;
+      return acc;
+#endif
+    } else {
+      acc_t x[V];
+GPUREDUCE_UNROLL
+      for (int i = 0; i < V; ++i) x[i] = input_value(v[i]);
+      const acc_t m = largest(x);
+      if constexpr (std::is_same_v<acc_t, float>) {
+        // (m > max is false for a NaN m: its terms make the sum NaN.)
+        if (m > acc.max) {
+          acc.scaled *= exp_of(acc.max - m);  // 0 from a max of -inf, or to one of +inf
+          acc.max = m;
+        }
+      } else if (m > acc.max || m != m) {
+        acc.scaled *= scale(acc.max, m);
+        acc.max = m;
+      }
+      acc.scaled += terms(x, acc.max);
+      return acc;
+    }
   }
 
   // A CPU row leaf's block of 64 inputs (float results only): its max and

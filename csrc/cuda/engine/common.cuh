@@ -31,13 +31,15 @@ struct EnginePolicy {
   // per SM, which the sweep of 2 against 3 blocks favoured (NOTES.md). Not
   // for bfloat16 and int16 vectors and 16-byte elements, which need more
   // than 40: held to 40 they spilled, and bfloat16 full sums of 2^26 fell
-  // from 1.04x to 0.92x of torch.sum. Nor for accumulators wider than a
+  // from 1.04x to 0.92x of torch.sum; unless the op's vectors of eight 2-byte
+  // inputs fit 40 (Op::kSplitRows16BitFits). Nor for accumulators wider than a
   // double (var's three words, logsumexp's float64 pair): var of float64
   // held to 40 spilled 596 bytes and ran at 0.60x torch.var (H200).
-  template <typename in_t, typename wide_t, int V, int kStep>
+  template <class Op, typename in_t, int V, int kStep>
   static constexpr int split_blocks_per_sm() {
-    const bool tight = (kStep == 1 && V == 8 && !std::is_same_v<in_t, c10::Half>) || sizeof(in_t) == 16 ||
-                       sizeof(wide_t) > 8;
+    using wide_t = typename Op::wide_op::acc_type;
+    const bool wide_2_byte_vectors = kStep == 1 && V == 8 && !std::is_same_v<in_t, c10::Half>;
+    const bool tight = (wide_2_byte_vectors && !Op::kSplitRows16BitFits) || sizeof(in_t) == 16 || sizeof(wide_t) > 8;
     return tight ? 2 : 3;
   }
   // The inner rows kernel likewise for 16-bit float vectors of eight on

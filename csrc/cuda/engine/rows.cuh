@@ -166,6 +166,18 @@ __device__ __forceinline__ void pick_every(const in_t (&v)[V], in_t (&picked)[V 
   for (int i = 0; i < V / kStep; ++i) picked[i] = v[i * kStep];
 }
 
+// acc, of the op's wide type, with the V inputs v folded in: the op's own
+// fold_vector where it accumulates in its own type, else the vector's state
+// widened and combined.
+template <class Op, int V, typename in_t, typename wide_t>
+__device__ __forceinline__ wide_t fold_vector_into(wide_t acc, const in_t (&v)[V]) {
+  if constexpr (std::is_same_v<typename Op::wide_op, Op>) {
+    return Op::template fold_vector<V>(acc, v);
+  } else {
+    return Op::wide_op::combine(acc, static_cast<wide_t>(Op::template reduce_vector<V>(v)));
+  }
+}
+
 // The registers of one chunk between its load and its sum (the short rows
 // kernel): for byte inputs of an integer sum the 16 bytes as the four words
 // they arrived in (see SumOp::reduce_packed_bytes), else V elements. Loading
@@ -186,6 +198,15 @@ struct Chunk {
       return Op::template reduce_packed_bytes<in_t>(raw);
     } else {
       return Op::template reduce_vector<V>(raw.v);
+    }
+  }
+  // acc (the op's wide type) with the chunk folded in.
+  template <typename wide_t>
+  __device__ __forceinline__ wide_t fold_into(wide_t acc) const {
+    if constexpr (kPacked) {
+      return Op::wide_op::combine(acc, static_cast<wide_t>(Op::template reduce_packed_bytes<in_t>(raw)));
+    } else {
+      return fold_vector_into<Op, V>(acc, raw.v);
     }
   }
   // The elements at the set bits of keep (bit j keeps element j), reduced
@@ -219,12 +240,12 @@ __device__ __forceinline__ void fold_round(wide_t& acc, const ChunkT (&ch)[U], i
     for (int u = 0; u < U; ++u)
 #pragma unroll
       for (int j = 0; j < V; ++j) v[u * V + j] = ch[u].raw.v[j];
-    acc = WideOp::combine(acc, static_cast<wide_t>(Op::template reduce_vector<U * V>(v)));
+    acc = fold_vector_into<Op, U * V>(acc, v);
     return;
   }
 #pragma unroll
   for (int u = 0; u < U; ++u)
-    if (u < left) acc = WideOp::combine(acc, static_cast<wide_t>(ch[u].sum()));
+    if (u < left) acc = ch[u].fold_into(acc);
 }
 
 // The chunks c, c + step, ... below end of one thread, kUnroll loads in
@@ -297,7 +318,7 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
         for (int u = 0; u < U; ++u)
 #pragma unroll
           for (int i = 0; i < P; ++i) round[u * P + i] = v[u][i * kStep];
-        acc[0] = WideOp::combine(acc[0], static_cast<wide_t>(Op::template reduce_vector<U * P>(round)));
+        acc[0] = fold_vector_into<Op, U * P>(acc[0], round);
       } else {
         // Stepped, the round's adds go last chunk first, so that the first
         // add waits on the last load: in chunk order ptxas issued each add
@@ -307,7 +328,7 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
           const int u = kSteppedChunks<V> ? U - 1 - k : k;
           in_t picked[P];
           pick_every<V, kStep>(v[u], picked);
-          acc[u] = WideOp::combine(acc[u], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+          acc[u] = fold_vector_into<Op, P>(acc[u], picked);
         }
       }
     }
@@ -321,7 +342,7 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
         if (c + u * step < end) {
           in_t picked[P];
           pick_every<V, kStep>(v[u], picked);
-          acc[u] = WideOp::combine(acc[u], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+          acc[u] = fold_vector_into<Op, P>(acc[u], picked);
         }
       }
     } else {
@@ -330,7 +351,7 @@ __device__ __forceinline__ wide_t reduce_chunks(const in_t* __restrict__ base, c
         load_vec<V>(base + offset(0), v);
         in_t picked[P];
         pick_every<V, kStep>(v, picked);
-        acc[0] = WideOp::combine(acc[0], static_cast<wide_t>(Op::template reduce_vector<P>(picked)));
+        acc[0] = fold_vector_into<Op, P>(acc[0], picked);
       }
     }
   }
@@ -510,7 +531,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
                 part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum_kept(a.kept_pattern << first_kept)));
                 first_kept = first_kept >= back ? first_kept - back : first_kept + s - back;
               } else {
-                part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum()));
+                part[u] = ch[u].fold_into(part[u]);
               }
             }
           }
@@ -691,7 +712,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
 // finished on a self-resetting ticket measured slower: benchmarks/NOTES.md.)
 template <class Op, typename in_t, typename out_t, int V, int kStep>
 __global__ void __launch_bounds__(EnginePolicy::kThreads,
-                                  EnginePolicy::template split_blocks_per_sm<in_t, typename Op::wide_op::acc_type, V, kStep>())
+                                  EnginePolicy::template split_blocks_per_sm<Op, in_t, V, kStep>())
     gpureduce_split_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
                              Outputs<out_t> out) {
   using WideOp = typename Op::wide_op;
