@@ -696,9 +696,9 @@ struct LogSumExpOp : OpBase<LogSumExpOp<acc_t>, MaxScaledSum<acc_t>> {
   // Whether inputs of in_t are taken as the float K + x, K = 1.5 * 2^23
   // (exact for integers of up to 22 bits, and so are differences of two):
   // an add to K's bits rather than a conversion (I2F). Converted, with an
-  // exp an input, byte logsumexps of 2^28 ran at 1.5 TB/s on the H200,
-  // int16 at 2.5; so, at 2.3 and 4.1 (NOTES.md, session 82). On the GPU,
-  // integers of up to 16 bits and bool.
+  // exp an input, byte logsumexps of 2^28 ran at 1.5 TB/s on the H200 and
+  // int16 ones at 2.5; taken so, with fold_vector, at 2.2-2.4 and 4.1
+  // (NOTES.md, session 82). On the GPU, integers of up to 16 bits and bool.
   template <typename in_t>
   C10_HOST_DEVICE static constexpr bool shifted_inputs() {
 #if defined(__CUDA_ARCH__)
