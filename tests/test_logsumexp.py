@@ -222,6 +222,29 @@ def test_logsumexp_of_nothing_is_minus_inf(dtype, device):
         assert torch.equal(ours, theirs), (ours, theirs)
 
 
+# Integers of up to 16 bits are taken on the GPU as the float 1.5 * 2^23 +
+# x (no conversion), their differences from the running max exact: each
+# type's whole range, ragged lengths around the vectors (16 bytes) and long
+# enough for the split rows kernel, and rows of a few vectors; the max at
+# either end of a row, or everywhere.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16, torch.bool], ids=str)
+def test_logsumexp_integer_ranges(device, dtype, gen):
+    if dtype == torch.bool:
+        lo, hi = 0, 2
+    else:
+        lo, hi = torch.iinfo(dtype).min, torch.iinfo(dtype).max + 1
+    for n in (1, 15, 17, 33, 1000, (1 << 20) + 3):
+        x = torch.randint(lo, hi, (n,), generator=gen).to(dtype)
+        _check(reduce_op.logsumexp(x.to(device), 0), x.to(device), [0])
+    rows = torch.randint(lo, hi, (300, 47), generator=gen).to(dtype)
+    rows[:, 0] = hi - 1
+    rows[:7, -1] = lo
+    _check(reduce_op.logsumexp(rows.to(device), 1), rows.to(device), [1])
+    same = torch.full((5, 4099), lo, dtype=dtype)
+    _check(reduce_op.logsumexp(same.to(device), [0, 1]), same.to(device), [0, 1])
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_logsumexp_integer_inputs_and_out(device, gen):
     for t in (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool):
