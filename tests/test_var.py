@@ -162,6 +162,35 @@ def test_variance_large_and_many_dims(dtype, device, gen):
     _check(reduce_op.var(one, 1), one, "var", 1)  # N - correction = 0: NaN
 
 
+# Complex inputs are reduced as their real view with the pair dim kept (the
+# spreads of the real and imaginary parts side by side, added after): full
+# reductions long enough for the split kernels, rows, columns, dims that do
+# not merge, keepdim, a 0-dim input, an expanded one, and the conjugate and
+# negative bits (which change no spread, and which the real view cannot
+# take as they are).
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128], ids=str)
+def test_complex_variance_of_real_view(dtype, device, gen):
+    def z(*shape):
+        return (torch.randn(shape, dtype=dtype, generator=gen) * 3 + (1 - 2j)).to(device)
+
+    full = z((1 << 20) + 3)
+    _check(reduce_op.var(full), full, "var", None)
+    _check(reduce_op.std(full, correction=0), full, "std", None, 0)
+    x = z(7, 300, 33)
+    for dims, keepdim in (([2], False), ([1], True), ([0], False), ([0, 2], True), (None, False)):
+        _check(reduce_op.var(x, dims, keepdim=keepdim), x, "var", dims, 1, keepdim)
+        _check(reduce_op.std(x.transpose(0, 2), dims, keepdim=keepdim), x.transpose(0, 2), "std", dims, 1, keepdim)
+    s = z()
+    _check(reduce_op.var(s, correction=0), s, "var", None, 0)
+    e = z(1, 500).expand(40, 500)
+    _check(reduce_op.var(e, [0]), e, "var", [0])
+    _check(reduce_op.var(e, [1]), e, "var", [1])
+    for view in (x.conj(), x._neg_view(), x.conj()._neg_view()):
+        _check(reduce_op.var(view, [1]), view, "var", [1])
+        _check(reduce_op.std(view, [0, 2], correction=2), view, "std", [0, 2], 2)
+
+
 @pytest.mark.parametrize("device,seed,n,max_bytes", [("cpu", 7, 80, 1 << 16)] + (
     [("cuda", s, 200, 1 << 25) for s in (41, 42)] if HAS_CUDA else []))
 def test_variance_random_cases(device, seed, n, max_bytes):
