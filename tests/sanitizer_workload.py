@@ -126,6 +126,15 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64):
             f = x.float().sign().add(2.0)
             p = torch.ops.gpureduce.prod.dim_int(f, dim, False)
             assert torch.allclose(p.cpu(), torch.prod(f.cpu(), dim), rtol=1e-3), (dtype, shape)
+# Integer products of 1- and 2-byte inputs (32-bit groups of a vector's
+# inputs): full products, rows and a strided view, odd factors, exact.
+for dtype in (torch.int8, torch.uint8, torch.int16, torch.bool):
+    for shape, dim in (((1 << 22) + 5,), None), ((3000, 1001), 1), ((7, 100003), 1), ((5000, 33), 0):
+        lo, hi = (0, 2) if dtype == torch.bool else (-99, 100)
+        x = (torch.randint(lo, hi, shape) | (0 if dtype == torch.bool else 1)).to(dtype)
+        ref = torch.prod(x.long()) if dim is None else torch.prod(x.long(), dim)
+        got = reduce_op.prod(x.cuda()) if dim is None else reduce_op.prod(x.cuda(), dim)
+        assert torch.equal(got.cpu(), ref), (dtype, shape, dim)
 # Stream rows (dense rows no vector fits, fewer than 16 vectors, passes of
 # 1 MB or more; and whole planes of narrow columns): tiles of 8 KB and of 16
 # KB (rows of 32 bytes or more in 16 MB or more), a lane to 16 lanes per
@@ -328,14 +337,15 @@ for dtype in (torch.float32, torch.bfloat16, torch.float64, torch.complex64, tor
         assert torch.allclose(got, ref, rtol=1e-2, atol=1e-2), (dtype, shape, dim)
 # var and std: a state of three words (mean, squared deviations, count)
 # through the same kernels, std's root in the projection; three reduced
-# dims that do not merge, packed first.
-for dtype in (torch.float32, torch.bfloat16, torch.float64):
+# dims that do not merge, packed first. complex64 as its real view, the
+# pair dim kept.
+for dtype in (torch.float32, torch.bfloat16, torch.float64, torch.complex64):
     for shape, dim in cases + [((4000, 1000), 1), ((3000, 372), 1), ((1, 90000, 7), 1), ((3, 3000, 255), 1),
                                ((300000, 5), 1), ((3, 200000, 2), 1), ((342, 20000), 0), (((1 << 22) + 5,), 0),
                                ((6, 5, 7, 9), (0, 2, 3))]:
-        x = (torch.randn(shape) * 3 + 1).to(dtype).cuda()
+        x = (torch.randn(shape, dtype=torch.complex64 if dtype.is_complex else torch.float32) * 3 + 1).to(dtype).cuda()
         for op in (torch.var, torch.std):
-            ref = op(x.cpu().double(), dim)
+            ref = op(x.cpu().to(torch.complex128 if dtype.is_complex else torch.float64), dim)
             got = getattr(reduce_op, op.__name__)(x, dim).cpu().double()
             assert torch.allclose(got, ref, rtol=2e-2, atol=1e-6, equal_nan=True), (op.__name__, dtype, shape, dim)
 # vector_norm of orders 2, 1 and inf: inputs folded in as |x| or x * x,

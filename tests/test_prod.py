@@ -53,6 +53,40 @@ def test_prod_of_float16_into_subnormals(device, dim, gen):
         assert (err <= 0.5 * step + 1e-3 * exact).all(), (err.max().item(), rows)
 
 
+# Integer products of 1- and 2-byte inputs (and bool): every result exact
+# modulo 2^64, as torch's CPU product computed in int64. The factors are
+# odd (a product of evens would be 0 modulo 2^64 after 64 of them) and of
+# the whole range, the extremes (-128, 255, -32768, 32767) at random
+# places; lengths around the vectors (16 bytes), ragged rows, long rows for
+# the split kernels, columns and a full product.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16, torch.bool], ids=str)
+def test_prod_of_narrow_integers_is_exact(device, dtype, gen):
+    def factors(shape):
+        if dtype == torch.bool:  # True but for a few False
+            return torch.rand(shape, generator=gen) > 1e-4
+        info = torch.iinfo(dtype)
+        x = torch.randint(info.min, info.max + 1, shape, generator=gen, dtype=torch.int64) | 1
+        extremes = torch.tensor([info.min, info.max], dtype=torch.int64)
+        spots = torch.rand(shape, generator=gen) < 0.01
+        x[spots] = extremes[torch.randint(0, 2, (int(spots.sum()),), generator=gen)]
+        return x.to(dtype)
+
+    def check(x, *dim):
+        ours = torch.ops.gpureduce.prod.dim_int(x.to(device), *dim) if dim else torch.ops.gpureduce.prod(x.to(device))
+        ref = torch.prod(x.to(torch.int64), *dim)
+        assert ours.dtype == torch.int64
+        assert torch.equal(ours.cpu(), ref), (x.shape, dim)
+
+    for n in (1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1000, (1 << 20) + 3):
+        check(factors((n,)))
+    for rows, width in ((300, 17), (64, 129), (7, 4099), (3, 100003), (33, 16)):
+        x = factors((rows, width))
+        check(x, 1)
+        check(x, 0)
+    check(factors((5, 9, 40))[:, 1:, 3:], 1)  # a strided view
+
+
 # The gradient of each element is the product of the others in its slice:
 # right with no zero, one zero, or several in a slice (then zero), as
 # torch's is; gradcheck and gradgradcheck in float64; the backward node's
