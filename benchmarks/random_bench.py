@@ -1,5 +1,5 @@
 """Random-shape benchmark: a gpureduce op (sum by default, or --op nansum,
-mean, amax, amin, logsumexp, var, std, norm, norm1, norminf: vector_norm
+mean, prod, amax, amin, logsumexp, var, std, norm, norm1, norminf: vector_norm
 of order 2, 1 and inf; argmax, argmin, max, min: along a case's first dim)
 against torch's over cases drawn the way models produce them
 (benchmarks/random_cases.py), so that no one can tune to its list. Every
@@ -14,6 +14,7 @@ machine hits both alike. The speedup is torch_us / gpureduce_us.
     python benchmarks/random_bench.py --op nansum --seeds 0 1   # nansum (complex cases left out)
     python benchmarks/random_bench.py --op amax                  # amax (complex cases and dtype= left out)
     python benchmarks/random_bench.py --op mean                  # mean (integer inputs with dtype=float32)
+    python benchmarks/random_bench.py --op prod                  # prod (float inputs as factors near 1)
     python benchmarks/random_bench.py --op logsumexp             # logsumexp (dtype= left out)
     python benchmarks/random_bench.py --op var                   # var (integer cases and dtype= left out)
     python benchmarks/random_bench.py --op norm                  # vector_norm, ord 2 (as var's)
@@ -44,7 +45,7 @@ sys.path.insert(0, HERE)
 
 import reduce_op  # noqa: E402
 from bench import environment, geomean, measure_roof, progress, slug, Timer  # noqa: E402
-from random_cases import Case, build, input_bytes, sample_cases, sum_args  # noqa: E402
+from random_cases import Case, apply_view, input_bytes, random_data, sample_cases, sum_args  # noqa: E402
 
 
 # Each op as gpureduce and torch spell it, the input dtypes torch's takes,
@@ -58,6 +59,16 @@ def _as_is(kw, dtype):
 
 def _no_dtype(kw, dtype):
     kw.pop("dtype", None)
+    return kw
+
+
+def _first_dim(kw, dtype):
+    """prod reduces one dim (torch.prod takes no list): a case's first, or
+    every dim where it names none."""
+    dims = kw.pop("dim", None)
+    keepdim = kw.pop("keepdim", False)
+    if dims:
+        kw["dim"], kw["keepdim"] = dims[0], keepdim
     return kw
 
 
@@ -102,10 +113,35 @@ def along_one_dim(fn, indices_of=False):
 
 _REAL = lambda dtype: not dtype.startswith("complex")  # noqa: E731
 
+# prod's float inputs are factors exp(u * 2^-10), u the case's data in [-1,
+# 1), computed in float64 and rounded once to the dtype: products of up to
+# 2^28 of them stay well inside float32's range in any order (the log of
+# the product is about N(0, 2^-10 sqrt(n / 3))), where the data's own
+# magnitudes under 1 would make nearly every result 0. Not 1 + u * 2^-10
+# rounded to float32: such factors carry 13 bits of deviation from 1, and
+# a tree of their products rounds toward 1 at every level (a pairwise tree
+# of 2^20 on the CPU: 9.5e-4 from the float64 product, against 2.4e-5 for
+# the factors here). Integers have their zeros made 1: once a float
+# product (dtype=) overflows to inf, a zero makes it NaN in one order and
+# 0 in another; integer products wrap alike in any order.
+PROD_FACTOR_SPREAD = 2.0 ** -10
+
+
+def build_input(op: str, case: Case, device: str, gen: torch.Generator) -> torch.Tensor:
+    """The case's input (random_cases.build), its data made prod's factors
+    before the case's view is taken."""
+    data = random_data(case.base, getattr(torch, case.dtype), device, gen)
+    if op == "prod" and data.is_floating_point():
+        data = torch.exp(data.to(torch.float64) * PROD_FACTOR_SPREAD).to(data.dtype)
+    elif op == "prod" and data.dtype != torch.bool:
+        data = data.masked_fill_(data == 0, 1)
+    return apply_view(data, case.view)
+
 OPS = {
     "sum": (reduce_op.sum, torch.sum, lambda dtype: True, _as_is),
     "nansum": (reduce_op.nansum, torch.nansum, lambda dtype: not dtype.startswith("complex"), _as_is),
     "mean": (reduce_op.mean, torch.mean, lambda dtype: True, _mean_args),
+    "prod": (reduce_op.prod, torch.prod, lambda dtype: True, _first_dim),
     "amax": (reduce_op.amax, torch.amax, lambda dtype: not dtype.startswith("complex"), _no_dtype),
     "amin": (reduce_op.amin, torch.amin, lambda dtype: not dtype.startswith("complex"), _no_dtype),
     "logsumexp": (every_dim_by_default(reduce_op.logsumexp), every_dim_by_default(torch.logsumexp),
@@ -174,6 +210,24 @@ def check(ours: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, kw: Dict[str, 
         mag = total / max(x.numel() // max(total.numel(), 1) - 1, 1)
         if op == "std":
             ours, ref = ours.double().square(), ref.double().square()
+    elif op == "prod":
+        # Relative to the float64 product: the result's rounding and the
+        # accumulator's as a random walk over the n factors (sqrt(n) of
+        # them), or no more than twice torch's own distance. Products of
+        # factors near 1 drift further than the walk in any order: their
+        # roundings lean toward 1 (torch's float32 prod of 2^28 factors
+        # exp(u * 2^-10): 0.10 from the float64 product, H200).
+        wide = x.to(torch.complex128 if x.is_complex() else torch.float64)
+        exact = torch.prod(wide, kw["dim"], keepdim) if "dim" in kw else torch.prod(wide)
+        n = max(x.numel() // max(exact.numel(), 1), 1)
+        wide_acc = ref.dtype in (torch.float64, torch.complex128)
+        acc_eps = torch.finfo(torch.float64 if wide_acc else torch.float32).eps
+        wide_t = torch.complex128 if ref.is_complex() else torch.float64
+        ours, ref = ours.to(wide_t), ref.to(wide_t)
+        err, their_err = (ours - exact).abs(), (ref - exact).abs()
+        tol = (4 * eps + 4 * math.sqrt(n) * acc_eps) * exact.abs()
+        same = (ours == ref) | (torch.isnan(ours) & torch.isnan(ref))
+        return bool(((err <= tol) | (err <= 2 * their_err) | same).all())
     elif op in NORM_ORDS:  # roundings of the norm itself, or as close to the float64 norm
         wide = x.to(torch.complex128 if x.is_complex() else torch.float64)
         exact = torch.linalg.vector_norm(wide, NORM_ORDS[op], dims, keepdim)
@@ -289,10 +343,10 @@ def run_seed(seed: int, args, device: str, l2: int, timer: Timer) -> List[Dict[s
         # The label names the dtype= the op ran with (op_args may change the case's).
         dtype_arg = kw.get("dtype")
         label = dataclasses.replace(case, out_dtype=str(dtype_arg).replace("torch.", "") if dtype_arg else None).label()
-        x0 = build(case, device, gen)
+        x0 = build_input(args.op, case, device, gen)
         nbytes = input_bytes(x0)
         n_buf = 1 if nbytes >= 4 * l2 else min(32, int(math.ceil(4 * l2 / max(nbytes, 1))))
-        inputs = [x0] + [build(case, device, gen) for _ in range(n_buf - 1)]
+        inputs = [x0] + [build_input(args.op, case, device, gen) for _ in range(n_buf - 1)]
 
         def ours(x, kw=kw):
             return our_op(x, **kw)

@@ -20,6 +20,7 @@ RUNS = {
     "bench": ["bench.py", "--quick"],
     "random_sum": ["random_bench.py", "--quick", "--op", "sum"],
     "random_mean": ["random_bench.py", "--quick", "--op", "mean"],
+    "random_prod": ["random_bench.py", "--quick", "--op", "prod"],
     "overhead": ["overhead_bench.py", "--devices", "cpu", "--numel", "10", "--calls", "50", "--repeats", "2"],
     "cpu": ["cpu_bench.py", "--n", "6", "--seed", "3", "--max-elements", "20000", "--min-run-time", "0.006"],
 }
@@ -62,7 +63,7 @@ def test_bench_quick(runs):
         assert c["gpureduce_us"] > 0 and c["speedup"] > 0
 
 
-@pytest.mark.parametrize("op", ["sum", "mean"])
+@pytest.mark.parametrize("op", ["sum", "mean", "prod"])
 def test_random_bench_quick(op, runs):
     tmp_path = finished(runs, f"random_{op}")
     prefix = "random_cpu" if op == "sum" else f"random_{op}_cpu"
