@@ -137,6 +137,7 @@ def build_input(op: str, case: Case, device: str, gen: torch.Generator) -> torch
         data = data.masked_fill_(data == 0, 1)
     return apply_view(data, case.view)
 
+
 OPS = {
     "sum": (reduce_op.sum, torch.sum, lambda dtype: True, _as_is),
     "nansum": (reduce_op.nansum, torch.nansum, lambda dtype: not dtype.startswith("complex"), _as_is),
