@@ -62,10 +62,14 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64, torch.i
 # Strided rows read through the dense memory they span (the pitch rows
 # kernel's kStrided): rows at every alignment (odd pitches), starts off a
 # 16-byte boundary, and the last row ending on its storage's last element;
-# and few outputs (element loads).
+# and few outputs (element loads, or the split rows kernel's kStrided).
 for dtype, s in ((torch.float32, 2), (torch.bfloat16, 3), (torch.float16, 4), (torch.int16, 3)):
     # A pitch over (r + 1) * s: not planes for the stream-rows tiles.
-    for n, r, extra, off in ((1200, 200, s + 1, 1), (2200, 600, s + 1, 0), (300, 600, 0, 3)):
+    # The last three: few long rows and one strided row, the split rows
+    # kernel's kStrided (split into partials, a block per output, a full
+    # reduction).
+    for n, r, extra, off in ((1200, 200, s + 1, 1), (2200, 600, s + 1, 0), (300, 600, 0, 3), (20, 12001, 1, 1),
+                             (600, 2300, 1, 2), (1, 70001, 0, 3)):
         pitch = r * s + extra
         buf = (torch.randn(off + (n - 1) * pitch + (r - 1) * s + 1) * 10).to(dtype).cuda()
         x = buf.as_strided((n, r), (pitch, s), off)

@@ -40,7 +40,7 @@ ENGINE_CASES = [
 # float input gpureduce::cuda::NarrowOrFloat<...> (its own type and float32
 # share the kernels).
 KERNEL_OUT_TYPE = r"[\w:]+(?:<[\w:]+\s?>)?"
-# The pitch rows kernel's last template argument, kStrided, false for dense rows.
+# The pitch rows and split rows kernels' last template argument, kStrided, false for dense rows.
 DENSE = r"(?:,\s*(?:false|\(bool\)0))?"
 EVERY_KERNEL_DTYPE = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int8, torch.uint8,
                       torch.bool, torch.int16, torch.int32, torch.int64, torch.complex64, torch.complex128]
@@ -100,7 +100,7 @@ def _rows_kernel_steps(fn):
     steps = set()
     for e in prof.events():
         # <Op, in, out, V, kStep> for split rows, then blocks per SM for inner rows
-        m = (re.search(r"gpureduce_split_rows<.*,\s*(?:\(int\))?(\d+),\s*(?:\(int\))?(\d+)>", e.name) or
+        m = (re.search(rf"gpureduce_split_rows<.*,\s*(?:\(int\))?(\d+),\s*(?:\(int\))?(\d+){DENSE}>", e.name) or
              re.search(r"gpureduce_inner_rows<.*,\s*(?:\(int\))?(\d+),\s*(?:\(int\))?(\d+),\s*(?:\(int\))?\d+>",
                        e.name))
         if m:
@@ -541,7 +541,7 @@ STRIDED_SPAN_CASES = [
 def _check_view_reduction(x, dim, kernel, expected):
     """Sum of the view x over dim against torch (and bitwise on a second
     call), amax and, for floats, logsumexp; on 132 SMs, whether sum runs
-    the kernel named `kernel`. Returns the float tolerance for the
+    the kernel named `kernel` (unless None). Returns the float tolerance for the
     caller's further ops."""
     got = reduce_op.sum(x, dim)
     assert_matches_torch(got, x, dim, False)
@@ -550,22 +550,75 @@ def _check_view_reduction(x, dim, kernel, expected):
     tol = dict(rtol=2e-2, atol=1e-2) if x.dtype.itemsize == 2 else dict(rtol=1e-5, atol=1e-5)
     if x.dtype.is_floating_point:
         torch.testing.assert_close(reduce_op.logsumexp(x, dim), torch.logsumexp(x, dim), **tol)
-    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+    if kernel is not None and torch.cuda.get_device_properties(0).multi_processor_count == 132:
         names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
         assert any(kernel in n for n in names) == expected, names
     return tol
 
 
+def _strided_rows(dtype, n, r, s, extra, offset):
+    """n rows of r elements at stride s, a pitch of r * s + extra apart,
+    offset elements into a CUDA buffer whose last element is the last
+    row's last: (the buffer, the view)."""
+    pitch = r * s + extra
+    buf = random_tensor((offset + (n - 1) * pitch + (r - 1) * s + 1,), dtype, "cpu", _gen()).cuda()
+    return buf, buf.as_strided((n, r), (pitch, s), offset)
+
+
 @pytest.mark.parametrize("case", STRIDED_SPAN_CASES, ids=str)
 def test_strided_span_rows(case):
     dtype, n, r, s, extra, offset, pitch_rows = case
-    pitch = r * s + extra
-    buf = random_tensor((offset + (n - 1) * pitch + (r - 1) * s + 1,), dtype, "cpu", _gen()).cuda()
-    x = buf.as_strided((n, r), (pitch, s), offset)
+    _, x = _strided_rows(dtype, n, r, s, extra, offset)
     tol = _check_view_reduction(x, 1, "gpureduce_pitch_rows<", pitch_rows)
     if dtype.is_floating_point:
         torch.testing.assert_close(reduce_op.var(x, 1).double(), torch.var(x.double(), 1), **tol)
         torch.testing.assert_close(reduce_op.nansum(x, 1).double(), torch.nansum(x.double(), 1), **tol)
+
+
+# Strided rows too few for the pitch rows kernel's warps but long enough to
+# give every thread of a block a vector (a span of 512 chunks or more):
+# read through the dense memory each row spans by the split rows kernel's
+# kStrided, a block or several per output (the latter finished from
+# partials), vectors keeping every s-th element and the row's own elements
+# outside the body read one by one. Pitches that put rows at every
+# alignment, starts 0 to 3 elements in, strides 2 to 4, spans of 511 and 512
+# chunks (the first reads an element per load), and a single strided row
+# (a full reduction) whose last element is its storage's last. The flag:
+# the split rows kernel's kStrided runs (on 132 SMs).
+STRIDED_SPLIT_CASES = [
+    # dtype, rows, row length, stride, pitch past row length * stride, offset, kStrided
+    (torch.float16, 100, 20001, 2, 1, 0, True),
+    (torch.bfloat16, 37, 30000, 3, 2, 1, True),
+    (torch.float32, 64, 8193, 2, 3, 2, True),
+    (torch.int16, 50, 12345, 4, 1, 3, True),
+    (torch.int32, 40, 10001, 2, 1, 1, True),
+    (torch.float16, 1000, 2051, 2, 1, 0, False),  # span 4101: 511 chunks
+    (torch.float16, 1000, 2053, 2, 1, 0, True),   # span 4105: 512 chunks, a block per output
+    (torch.float32, 1, 300001, 2, 0, 1, True),    # one row: a full reduction
+    (torch.bfloat16, 1, 1 << 20, 3, 0, 2, True),
+]
+
+
+@pytest.mark.parametrize("case", STRIDED_SPLIT_CASES, ids=str)
+def test_strided_span_split_rows(case):
+    dtype, n, r, s, extra, offset, strided_split = case
+    buf, x = _strided_rows(dtype, n, r, s, extra, offset)
+    tol = _check_view_reduction(x, 1, None, None)
+    if dtype.is_floating_point:
+        torch.testing.assert_close(reduce_op.var(x, 1).double(), torch.var(x.double(), 1), **tol)
+        torch.testing.assert_close(reduce_op.mean(x, 1).double(), torch.mean(x.double(), 1), **tol)
+        torch.testing.assert_close(reduce_op.nansum(x, 1).double(), torch.nansum(x.double(), 1), **tol)
+    else:
+        assert torch.equal(reduce_op.amin(x, 1), torch.amin(x, 1))
+    if n == 1:
+        flat = buf[offset::s]
+        assert flat.numel() == r
+        assert_matches_torch(reduce_op.sum(flat), flat, None, False)
+    if torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
+        flag = r"(?:true|\(bool\)1)"
+        ran = any(re.search(rf"gpureduce_split_rows<.*,\s*{flag}>\(", k) for k in names)
+        assert ran == strided_split, names
 
 
 # Scattered planes: a middle dim reduced whose planes of R rows of C
@@ -888,7 +941,7 @@ def test_ragged_rows(case, offset, dtype):
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     if dtype == torch.float32 and shape[-1] >= 67:
         names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
-        assert any(re.search(r"gpureduce_split_rows<.*, float, float, 4, 1>", k) or
+        assert any(re.search(rf"gpureduce_split_rows<.*, float, float, 4, 1{DENSE}>", k) or
                    re.search(rf"gpureduce_pitch_rows<.*, float, float, 4, (?:true|\(bool\)1), (?:\(int\))?\d+{DENSE}>", k)
                    for k in names), names
 
@@ -931,7 +984,7 @@ def test_ragged_rows_several_per_output(shape, dims, offset, dtype):
     if dtype == torch.float32 and shape[1] in (40, 5):
         names = [k for k in cuda_kernels_run(lambda: reduce_op.sum(x, dims)) if "gpureduce_split_rows<" in k]
         vec = 4 if shape[1] == 40 else 1
-        assert names and all(re.search(rf", float, float, {vec}, 1>\(", k) for k in names), names
+        assert names and all(re.search(rf", float, float, {vec}, 1{DENSE}>\(", k) for k in names), names
 
 
 # Outputs of several rows read an element per load (no vector fits the rows'
@@ -962,7 +1015,7 @@ def test_rows_of_element_loads_several_per_output(case, offset, dtype):
         names = cuda_kernels_run(lambda: reduce_op.sum(x, dims))
         # The profiler shortens long names in the middle; their ends keep the
         # element type, V = 1 and kStep = 1 of a rows kernel.
-        element_rows_kernel = r", float, float, 1, 1(, \d)?>\(gpureduce::cuda::RowsArgs<"
+        element_rows_kernel = rf", float, float, 1, 1(, \d)?{DENSE}>\(gpureduce::cuda::RowsArgs<"
         assert any(re.search(element_rows_kernel, k) for k in names), names
 
 

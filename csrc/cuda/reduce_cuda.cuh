@@ -174,16 +174,24 @@ int64_t ragged_columns_shift(const ReducePass& p, const in_t* x, int64_t v) {
 // - passes under 1 MB ([1741, 301][:, ::4] float16 1.06x -> 0.83x);
 // - outputs too few to give every SM half of kPitchOutputsPerSm warps, whose
 //   rows the element loads read a block per output ([1023, 2049][:, ::2]
-//   float32 1.40x -> 0.94x).
+//   float32 1.40x -> 0.94x); unless the rows give each thread of a block a
+//   vector, which the split rows kernel's kStrided then reads, a block or
+//   more per output.
 // With these left out, geomean 1.92x -> 1.98x and below 0.97x 31 -> 25 over
 // the same passes, none slower by over 5%.
 inline bool strided_span_rows_fit(const ReducePass& p, const void* x, int64_t elem_bytes, int64_t v) {
   const int64_t s = p.elem_stride;
-  if (p.kind != ReducePass::Kind::kRows || p.n_rows != 1 || p.outer.ndim != 1 || s < 2 || s * elem_bytes > 8 ||
-      elem_bytes < 2 || reinterpret_cast<uintptr_t>(x) % elem_bytes != 0 || p.row_len < 2 ||
-      2 * p.n_out < int64_t(sm_count()) * HostPolicy::kPitchOutputsPerSm)
+  if (p.kind != ReducePass::Kind::kRows || p.n_rows != 1 || s < 2 || s * elem_bytes > 8 || elem_bytes < 2 ||
+      reinterpret_cast<uintptr_t>(x) % elem_bytes != 0 || p.row_len < 2)
     return false;
   const int64_t span = (p.row_len - 1) * s + 1;
+  // Rows that give every thread of a block a vector, too few to give every
+  // SM half of kPitchOutputsPerSm warps, take the split rows kernel's
+  // kStrided (launch_rows), as does a single row (a full reduction, of any
+  // outer dims).
+  const bool split = (span - (v - 1)) / v >= Policy::kThreads;
+  if (p.n_out != 1 && p.outer.ndim != 1) return false;
+  if (!split && 2 * p.n_out < int64_t(sm_count()) * HostPolicy::kPitchOutputsPerSm) return false;
   return span < (int64_t(1) << 31) && (span - (v - 1)) / v >= HostPolicy::kRaggedRowMinChunks &&
          p.n_out * span * elem_bytes >= HostPolicy::kLatencyBoundBytes;
 }
@@ -314,11 +322,91 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
   launch(gpureduce_pitch_rows<Op, in_t, out_t, V, false, kBlocks>, kBlocks);
 }
 
+// The split rows kernel (blocks per output, finished by a second kernel
+// where an output takes several) for a pass that launch_rows set up in `a`:
+// kStrided for strided spans, one row per output.
+template <class Op, typename in_t, typename out_t, int V, int kStep, bool kStrided>
+void launch_split_rows(const ReducePass& p, RowsArgs<typename Op::wide_op::acc_type> a, const in_t* x,
+                       Outputs<out_t> y, cudaStream_t stream) {
+  using wide_t = typename Op::wide_op::acc_type;
+  const auto split_kernel = gpureduce_split_rows<Op, in_t, out_t, V, kStep, kStrided>;
+  // Small sums stay in one block; larger ones take up to one wave of
+  // resident blocks, each thread at least one unrolled iteration. The wave
+  // counts the blocks this kernel's registers let an SM hold (3 of 512
+  // threads for most types), not the 2 that the launch bounds promise.
+  static const int64_t split_blocks_per_sm = std::max<int64_t>(
+      Policy::kBlocksPerSm, std::min<int64_t>(HostPolicy::kSplitRowsBlocksPerSm,
+                                              max_resident_blocks(split_kernel, Policy::kThreads)));
+  const int64_t split_wave = int64_t(sm_count()) * split_blocks_per_sm;
+  const int64_t per_loop = Policy::kThreads * Policy::kUnroll;
+  const int64_t max_split = a.chunks < per_loop * HostPolicy::kOneBlockLoops ? 1 : a.chunks / per_loop;
+  const int64_t split = split_for_waves(p.n_out, split_wave, max_split);
+  a.split = static_cast<int>(split);
+  // Outputs that take a block each, at least three for every two SMs, take
+  // blocks of kRowBlockThreads rather than kThreads.
+  int64_t threads = split == 1 && 2 * p.n_out >= 3 * int64_t(sm_count()) ? HostPolicy::kRowBlockThreads
+                                                                          : int64_t(Policy::kThreads);
+  if (split == 1) {
+    // A block per output in a few waves folds into one: smaller blocks
+    // (down to kFoldMinBlockThreads), each thread reading more of its row.
+    // A/B on the H200 over 95 made logits passes of 700 to 3000 rows and
+    // 120 random ones of 8 MB or more (NOTES.md, session 25): below 0.97x
+    // of torch.sum 23 -> 7, 30 faster by over 5%, none slower ([873,
+    // 50257] float32 0.95x -> 1.06x, [959, 256000] float16 0.88x -> 1.03x,
+    // int64 0.84x -> 0.92x).
+    static ResidentWave resident;
+    const auto wave = [&](int64_t t) { return resident.blocks(split_kernel, t); };
+    const int64_t t0 = threads;
+    const int64_t waves = ceil_div(p.n_out, wave(t0));
+    threads = t0 / fold_into_one_wave(
+                       waves, t0 / HostPolicy::kFoldMinBlockThreads,
+                       [&](int64_t f) { return p.n_out <= wave(t0 / f); },
+                       [&](int64_t f) { return rows_fold_pays(a.chunks, t0, waves, f); });
+  }
+  if (split > 1 && p.n_rows == 1)
+    // Each block reads a range of its own, in whole unrolled loops per
+    // thread, so that no remainder loads trail. Against interleaved blocks
+    // (H200): float32 2^30 4657-4661 against 4617-4627 GB/s, float64 2^28
+    // 4641-4643 / 4590-4607. Outputs of many rows keep interleaving: with
+    // ranges, [4096,32,4096] over (0, 2) read 3734 GB/s against 3835.
+    a.block_chunks = ceil_div(ceil_div(a.chunks, split), Policy::kThreads * Policy::kUnroll) *
+                     Policy::kThreads * Policy::kUnroll;
+  // A dependent scheduled early holds an SM slot: only a grid of one wave
+  // lets the next kernel in from its start.
+  a.early_trigger = split * p.n_out <= split_wave;
+  a.template set_chunk_step<V>(a.block_chunks == 0 ? split * threads : threads);
+  const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
+  Workspace workspace;
+  if (split > 1) a.partials = partials_workspace<wide_t>(workspace, p.n_out * split);
+  // The finish kernel is a programmatic dependent of the split kernel:
+  // scheduled while the split kernel runs, with no ticket memset and no
+  // launch gap between them (mode chosen against a last-block ticket and a
+  // plain second launch, NOTES.md). The split kernel is one only after a
+  // kernel that lets it in early (dependent_launch: while capturing,
+  // after our own finish or split kernels). As a dependent of the kernel
+  // before it whatever that was, it overlapped the call before it where
+  // our calls ran back to back (10-17% faster under 10 MB), but after a
+  // torch kernel it was 4-9% slower under 1 MB: a torch kernel and a
+  // float32 full sum of 2^10 took 4.62 us a pair, 4.21 with the sum
+  // launched plainly, 4.22 with torch.sum. Chosen so, back to back it
+  // kept the dependent's times (0.995-1.02x) and after a torch kernel the
+  // plain launch's (0.998-1.013x), 8% faster than the dependent there
+  // under 10 KB. A/B on the H200 over 502 split-rows passes (NOTES.md,
+  // session 64).
+  launch_kernel(split_kernel, grid, dim3(static_cast<unsigned>(threads)), stream,
+                dependent_launch(stream, reinterpret_cast<const void*>(split_kernel), a.early_trigger != 0), a, x, y);
+  if (split > 1) {
+    launch_finish_partials<typename Op::wide_op>(static_cast<const wide_t*>(a.partials), split, p.n_out, p.outer,
+                                                 int64_t(1), int64_t(0), p.projection, y, stream);
+  }
+}
+
 // `ragged`: each output is one dense row of any width and alignment, read
 // as a vector body from its first 16-byte boundary and one element at a time
 // outside it (RowsArgs::ragged); or, with elem_stride > 1, one strided row at
 // a constant pitch, whose vector body is that of the dense memory it spans
-// (strided_span_rows_fit; the pitch rows kernel only).
+// (strided_span_rows_fit; the pitch rows kernel, or for few long rows the
+// split rows kernel's kStrided).
 // kStep = 2: the row has element stride 2 and is read as dense memory of
 // twice its length with full vector loads (the caller checked that this stays
 // inside the storage); every other element is dropped.
@@ -348,7 +436,6 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
 
   // Long reductions with too few outputs to give every resident warp one: a
   // whole block per output, split across blocks until the GPU is full.
-  const auto split_kernel = gpureduce_split_rows<Op, in_t, out_t, V, kStep>;
   const bool long_rows = a.chunks >= Policy::kThreads * Policy::kUnroll;
   // A block per output only for rows that give each of its threads a vector:
   // rows of 128 to 511 vectors took a block each and left most of it idle
@@ -383,78 +470,20 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
   // 2.3 µs against 1.4 µs for 2^10 float32 here (H200).
   if (p.n_out == 1 ||
       (!warp_per_output_fills && lanes_wanted > 32 && few_outputs && (fills_block || one_wave) && p.n_out <= 65535)) {
-    // Strided spans are read by the pitch rows kernel only.
+    // Strided spans (of 2- and 4-byte elements) take the split kernel's
+    // kStrided instance: vector loads of the dense memory each row spans,
+    // where element loads held a quarter to an eighth of the bytes in
+    // flight (float16 [1985, 161881][:, ::2] over dim 1 at 0.78x of
+    // torch.sum; NOTES.md session 84).
+    constexpr bool kSplitSpans = V > 1 && kStep == 1 && (sizeof(in_t) == 2 || sizeof(in_t) == 4);
+    if constexpr (kSplitSpans) {
+      if (strided_span) {
+        for (int64_t j = 0; j < V; j += p.elem_stride) a.kept_pattern |= uint32_t(1) << j;
+        return launch_split_rows<Op, in_t, out_t, V, kStep, true>(p, a, x, y, stream);
+      }
+    }
     if (strided_span) return launch_rows<Op, in_t, out_t, 1>(p, x, y);
-    // Small sums stay in one block; larger ones take up to one wave of
-    // resident blocks, each thread at least one unrolled iteration. The wave
-    // counts the blocks this kernel's registers let an SM hold (3 of 512
-    // threads for most types), not the 2 that the launch bounds promise.
-    static const int64_t split_blocks_per_sm = std::max<int64_t>(
-        Policy::kBlocksPerSm, std::min<int64_t>(HostPolicy::kSplitRowsBlocksPerSm,
-                                                max_resident_blocks(split_kernel, Policy::kThreads)));
-    const int64_t split_wave = int64_t(sm_count()) * split_blocks_per_sm;
-    const int64_t per_loop = Policy::kThreads * Policy::kUnroll;
-    const int64_t max_split = a.chunks < per_loop * HostPolicy::kOneBlockLoops ? 1 : a.chunks / per_loop;
-    const int64_t split = split_for_waves(p.n_out, split_wave, max_split);
-    a.split = static_cast<int>(split);
-    // Outputs that take a block each, at least three for every two SMs, take
-    // blocks of kRowBlockThreads rather than kThreads.
-    int64_t threads = split == 1 && 2 * p.n_out >= 3 * int64_t(sm_count()) ? HostPolicy::kRowBlockThreads
-                                                                            : int64_t(Policy::kThreads);
-    if (split == 1) {
-      // A block per output in a few waves folds into one: smaller blocks
-      // (down to kFoldMinBlockThreads), each thread reading more of its row.
-      // A/B on the H200 over 95 made logits passes of 700 to 3000 rows and
-      // 120 random ones of 8 MB or more (NOTES.md, session 25): below 0.97x
-      // of torch.sum 23 -> 7, 30 faster by over 5%, none slower ([873,
-      // 50257] float32 0.95x -> 1.06x, [959, 256000] float16 0.88x -> 1.03x,
-      // int64 0.84x -> 0.92x).
-      static ResidentWave resident;
-      const auto wave = [&](int64_t t) { return resident.blocks(split_kernel, t); };
-      const int64_t t0 = threads;
-      const int64_t waves = ceil_div(p.n_out, wave(t0));
-      threads = t0 / fold_into_one_wave(
-                         waves, t0 / HostPolicy::kFoldMinBlockThreads,
-                         [&](int64_t f) { return p.n_out <= wave(t0 / f); },
-                         [&](int64_t f) { return rows_fold_pays(a.chunks, t0, waves, f); });
-    }
-    if (split > 1 && p.n_rows == 1)
-      // Each block reads a range of its own, in whole unrolled loops per
-      // thread, so that no remainder loads trail. Against interleaved blocks
-      // (H200): float32 2^30 4657-4661 against 4617-4627 GB/s, float64 2^28
-      // 4641-4643 / 4590-4607. Outputs of many rows keep interleaving: with
-      // ranges, [4096,32,4096] over (0, 2) read 3734 GB/s against 3835.
-      a.block_chunks = ceil_div(ceil_div(a.chunks, split), Policy::kThreads * Policy::kUnroll) *
-                       Policy::kThreads * Policy::kUnroll;
-    // A dependent scheduled early holds an SM slot: only a grid of one wave
-    // lets the next kernel in from its start.
-    a.early_trigger = split * p.n_out <= split_wave;
-    a.template set_chunk_step<V>(a.block_chunks == 0 ? split * threads : threads);
-    const dim3 grid(static_cast<unsigned>(split), static_cast<unsigned>(p.n_out));
-    Workspace workspace;
-    if (split > 1) a.partials = partials_workspace<wide_t>(workspace, p.n_out * split);
-    // The finish kernel is a programmatic dependent of the split kernel:
-    // scheduled while the split kernel runs, with no ticket memset and no
-    // launch gap between them (mode chosen against a last-block ticket and a
-    // plain second launch, NOTES.md). The split kernel is one only after a
-    // kernel that lets it in early (dependent_launch: while capturing,
-    // after our own finish or split kernels). As a dependent of the kernel
-    // before it whatever that was, it overlapped the call before it where
-    // our calls ran back to back (10-17% faster under 10 MB), but after a
-    // torch kernel it was 4-9% slower under 1 MB: a torch kernel and a
-    // float32 full sum of 2^10 took 4.62 us a pair, 4.21 with the sum
-    // launched plainly, 4.22 with torch.sum. Chosen so, back to back it
-    // kept the dependent's times (0.995-1.02x) and after a torch kernel the
-    // plain launch's (0.998-1.013x), 8% faster than the dependent there
-    // under 10 KB. A/B on the H200 over 502 split-rows passes (NOTES.md,
-    // session 64).
-    launch_kernel(split_kernel, grid, dim3(static_cast<unsigned>(threads)), stream,
-                  dependent_launch(stream, reinterpret_cast<const void*>(split_kernel), a.early_trigger != 0), a, x, y);
-    if (split > 1) {
-      launch_finish_partials<typename Op::wide_op>(static_cast<const wide_t*>(a.partials), split, p.n_out, p.outer,
-                                                   int64_t(1), int64_t(0), p.projection, y, stream);
-    }
-    return;
+    return launch_split_rows<Op, in_t, out_t, V, kStep, false>(p, a, x, y, stream);
   }
   // Outputs of several ragged rows take vector bodies in split passes only
   // (RaggedEnds): here they are read an element per load, as before.

@@ -39,6 +39,9 @@ struct RowsArgs {
   // are read one by one (RaggedEnds).
   int ragged;
   int64_t row_len;
+  // Strided spans (the split kernel's kStrided): the bits of the multiples
+  // of elem_stride below V, as PitchRowsArgs::kept_pattern.
+  uint32_t kept_pattern;
   acc_t* partials;  // [n_out][split]
   // A thread's chunks c, c + step, ... (ChunkWalk), set on the host for
   // the launch's step by set_chunk_step: the columns a step adds (step %
@@ -710,11 +713,74 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, EnginePolicy::kBlocksP
 // programmatic dependent, combines them in a fixed order. (A last-block
 // ticket needed a memset per call, and a one-launch version whose last block
 // finished on a self-resetting ticket measured slower: benchmarks/NOTES.md.)
-template <class Op, typename in_t, typename out_t, int V, int kStep>
+// A strided row's share of one thread in the split rows kernel (kStrided):
+// the chunks first, first + step, ... below end of the vector body of the
+// dense memory the row spans (from its first 16-byte boundary, as for
+// ragged rows), each keeping the elements at multiples of the row's stride
+// (Chunk::sum_kept), kUnroll loads in flight; then the row's own elements
+// outside the body, end_first, end_first + end_step, ... of them.
+template <class Op, typename in_t, int V, typename wide_t>
+__device__ __forceinline__ wide_t reduce_strided_span(const in_t* __restrict__ row, const RowsArgs<wide_t>& a,
+                                                      int64_t first, int64_t end, int64_t step, int64_t end_first,
+                                                      int64_t end_step) {
+  using WideOp = typename Op::wide_op;
+  using ChunkT = Chunk<Op, in_t, V>;
+  constexpr int U = EnginePolicy::kUnroll;
+  // 32 bits: the host takes spans of fewer than 2^31 elements.
+  const int s = static_cast<int>(a.elem_stride);
+  const int span = static_cast<int>((a.row_len - 1) * a.elem_stride + 1);
+  const int head = min(static_cast<int>(row_head(row)), span);
+  const int body = static_cast<int>(a.chunks_per_row) * V;
+  const in_t* p = row + head;
+  // The first kept element of chunk c is -(head + c V) mod s into it; each
+  // step moves it back by step V mod s.
+  int first_kept = static_cast<int>((s - (head + first * V) % s) % s);
+  const int back = static_cast<int>((step * V) % s);
+  wide_t part[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) part[u] = WideOp::identity();
+  int64_t c = first;
+  for (; c + (U - 1) * step < end; c += U * step) {
+    ChunkT ch[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) ch[u].load(p + (c + u * step) * V);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum_kept(a.kept_pattern << first_kept)));
+      first_kept = first_kept >= back ? first_kept - back : first_kept + s - back;
+    }
+  }
+  for (; c < end; c += step) {
+    ChunkT ch;
+    ch.load(p + c * V);
+    part[0] = WideOp::combine(part[0], static_cast<wide_t>(ch.sum_kept(a.kept_pattern << first_kept)));
+    first_kept = first_kept >= back ? first_kept - back : first_kept + s - back;
+  }
+#pragma unroll
+  for (int w = 1; w < U; w *= 2) {
+#pragma unroll
+    for (int u = 0; u + w < U; u += 2 * w) part[u] = WideOp::combine(part[u], part[u + w]);
+  }
+  // The ends: the row's elements i < before (ahead of the body) and i >=
+  // after (past it); end k is element k, or after + (k - before).
+  const int before = (head + s - 1) / s;
+  const int after = (head + body + s - 1) / s;
+  const int64_t n_ends = before + a.row_len - after;
+  wide_t acc = part[0];
+  for (int64_t k = end_first; k < n_ends; k += end_step)
+    acc = WideOp::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), row[(k < before ? k : after + (k - before)) * s])));
+  return acc;
+}
+
+// kStrided: each output is one strided row read through the dense memory it
+// spans (reduce_strided_span; elements of 2 and 4 bytes, as the pitch rows
+// kernel's kStrided), for rows too long and too few for a warp each.
+template <class Op, typename in_t, typename out_t, int V, int kStep, bool kStrided = false>
 __global__ void __launch_bounds__(EnginePolicy::kThreads,
                                   EnginePolicy::template split_blocks_per_sm<Op, in_t, V, kStep>())
     gpureduce_split_rows(RowsArgs<typename Op::wide_op::acc_type> a, const in_t* __restrict__ in,
                              Outputs<out_t> out) {
+  static_assert(!kStrided || (V > 1 && kStep == 1), "strided spans are read with vectors of their own elements");
   using WideOp = typename Op::wide_op;
   using wide_t = typename WideOp::acc_type;
   constexpr bool kFoldRounds = Op::template folds_rounds<in_t>();
@@ -737,7 +803,12 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads,
   }
   const in_t* row = in + in_off;
   wide_t acc;
-  if (kMayBeRagged<V, kStep> && a.ragged) {
+  if constexpr (kStrided) {
+    // The ends are spread over the output's blocks, as for ragged rows.
+    acc = reduce_strided_span<Op, in_t, V>(row, a, first, end, step,
+                                           static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+                                           static_cast<int64_t>(a.split) * blockDim.x);
+  } else if (kMayBeRagged<V, kStep> && a.ragged) {
     // The ends are spread over the output's blocks (one row's few all fall
     // to its first block).
     const int64_t head = row_head(row);
