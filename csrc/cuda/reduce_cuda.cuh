@@ -1710,7 +1710,10 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
     [[maybe_unused]] bool spans = false;
     if constexpr (sizeof(in_t) == 2 || sizeof(in_t) == 4) {
       spans = strided_span_rows_fit(p, x, int64_t(sizeof(in_t)), kVec);
-      if (spans && 2 * p.outer.in_strides[0] * int64_t(sizeof(in_t)) > StreamRowsNarrowPolicy::kPlaneBytes)
+      // (A single strided row, of no outer dim, has no pitch; nothing below
+      // takes it but its span.)
+      if (spans && (p.outer.ndim == 0 ||
+                    2 * p.outer.in_strides[0] * int64_t(sizeof(in_t)) > StreamRowsNarrowPolicy::kPlaneBytes))
         return launch_rows<Op, in_t, out_t, kVec>(p, x, y, /*ragged=*/true);
     }
     // Rows of a small element stride (strided_rows_geometry) that a stride-2
