@@ -130,8 +130,9 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64):
             f = x.float().sign().add(2.0)
             p = torch.ops.gpureduce.prod.dim_int(f, dim, False)
             assert torch.allclose(p.cpu(), torch.prod(f.cpu(), dim), rtol=1e-3), (dtype, shape)
-# Integer products of 1- and 2-byte inputs and bool (each vector's tree of
-# products in int64): full products, rows and columns, odd factors, exact.
+# Integer products of 1- and 2-byte inputs and bool (ProdOp::narrow_product:
+# 32-bit words of four bytes or two int16, then widening multiplies): full
+# products, rows and columns, odd factors, exact.
 for dtype in (torch.int8, torch.uint8, torch.int16, torch.bool):
     for shape, dim in (((1 << 22) + 5,), None), ((3000, 1001), 1), ((7, 100003), 1), ((5000, 33), 0):
         lo, hi = (0, 2) if dtype == torch.bool else (-99, 100)

@@ -428,6 +428,25 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
 // NOTES.md session 60).
 constexpr int kPitchEndsPerLane = 4;
 
+// A strided row read through the dense memory it spans keeps the elements
+// at multiples of its stride s from its start (Chunk::sum_kept). Those of a
+// chunk that starts at dense index i begin -i mod s into it; the chunk a
+// step further on begins `back` = step mod s earlier, modulo s. (The pitch
+// rows and split rows kernels' kStrided.)
+template <typename I>
+__device__ __forceinline__ int first_kept_at(I dense_index, int s) {
+  return static_cast<int>((s - dense_index % s) % s);
+}
+__device__ __forceinline__ int next_first_kept(int first_kept, int back, int s) {
+  return first_kept >= back ? first_kept - back : first_kept + s - back;
+}
+// End k of a ragged row (its elements i < before, ahead of its vector body,
+// then i >= after, past it): element k, or after + (k - before).
+template <typename I>
+__device__ __forceinline__ I ragged_end_element(I k, int before, int after) {
+  return k < before ? k : after + (k - before);
+}
+
 struct PitchRowsArgs {
   int64_t n_out;
   int64_t in_pitch;    // elements between the starts of consecutive rows
@@ -495,7 +514,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
           if (j >= a.end_rounds) break;
           const int k = lane + j * group;
           if (k < n_ends) {
-            ends[j] = row[(k < before ? k : after + (k - before)) * s];
+            ends[j] = row[ragged_end_element(k, before, after) * s];
             n_mine = j + 1;
           }
         }
@@ -509,7 +528,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
       // moves it back by step mod s.
       int first_kept = 0, back = 0;
       if constexpr (kStrided) {
-        first_kept = (s - (head + lane * V) % s) % s;
+        first_kept = first_kept_at(head + lane * V, s);
         back = step % s;
       }
       wide_t part[U];
@@ -532,7 +551,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
             if (u < left) {
               if constexpr (kStrided) {
                 part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum_kept(a.kept_pattern << first_kept)));
-                first_kept = first_kept >= back ? first_kept - back : first_kept + s - back;
+                first_kept = next_first_kept(first_kept, back, s);
               } else {
                 part[u] = ch[u].fold_into(part[u]);
               }
@@ -732,9 +751,9 @@ __device__ __forceinline__ wide_t reduce_strided_span(const in_t* __restrict__ r
   const int head = min(static_cast<int>(row_head(row)), span);
   const int body = static_cast<int>(a.chunks_per_row) * V;
   const in_t* p = row + head;
-  // The first kept element of chunk c is -(head + c V) mod s into it; each
-  // step moves it back by step V mod s.
-  int first_kept = static_cast<int>((s - (head + first * V) % s) % s);
+  // The kept elements of this thread's chunks (first_kept_at); each step
+  // moves them back by step V mod s.
+  int first_kept = first_kept_at(head + first * V, s);
   const int back = static_cast<int>((step * V) % s);
   wide_t part[U];
 #pragma unroll
@@ -747,28 +766,27 @@ __device__ __forceinline__ wide_t reduce_strided_span(const in_t* __restrict__ r
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       part[u] = WideOp::combine(part[u], static_cast<wide_t>(ch[u].sum_kept(a.kept_pattern << first_kept)));
-      first_kept = first_kept >= back ? first_kept - back : first_kept + s - back;
+      first_kept = next_first_kept(first_kept, back, s);
     }
   }
   for (; c < end; c += step) {
     ChunkT ch;
     ch.load(p + c * V);
     part[0] = WideOp::combine(part[0], static_cast<wide_t>(ch.sum_kept(a.kept_pattern << first_kept)));
-    first_kept = first_kept >= back ? first_kept - back : first_kept + s - back;
+    first_kept = next_first_kept(first_kept, back, s);
   }
 #pragma unroll
   for (int w = 1; w < U; w *= 2) {
 #pragma unroll
     for (int u = 0; u + w < U; u += 2 * w) part[u] = WideOp::combine(part[u], part[u + w]);
   }
-  // The ends: the row's elements i < before (ahead of the body) and i >=
-  // after (past it); end k is element k, or after + (k - before).
+  // The ends: the row's elements ahead of the body and past it.
   const int before = (head + s - 1) / s;
   const int after = (head + body + s - 1) / s;
   const int64_t n_ends = before + a.row_len - after;
   wide_t acc = part[0];
   for (int64_t k = end_first; k < n_ends; k += end_step)
-    acc = WideOp::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), row[(k < before ? k : after + (k - before)) * s])));
+    acc = WideOp::combine(acc, static_cast<wide_t>(Op::reduce(Op::identity(), row[ragged_end_element(k, before, after) * s])));
   return acc;
 }
 
