@@ -62,8 +62,10 @@ for dtype in (torch.float32, torch.bfloat16, torch.uint8, torch.float64, torch.i
 # Strided rows read through the dense memory they span (the pitch rows
 # kernel's kStrided): rows at every alignment (odd pitches), starts off a
 # 16-byte boundary, and the last row ending on its storage's last element;
-# and few outputs (element loads, or the split rows kernel's kStrided).
-for dtype, s in ((torch.float32, 2), (torch.bfloat16, 3), (torch.float16, 4), (torch.int16, 3)):
+# and few outputs (element loads, or the split rows kernel's kStrided);
+# strides up to 12 bytes (a vector keeping one or two elements).
+for dtype, s in ((torch.float32, 2), (torch.bfloat16, 3), (torch.float16, 4), (torch.int16, 3), (torch.float32, 3),
+                 (torch.float16, 5), (torch.bfloat16, 6)):
     # A pitch over (r + 1) * s: not planes for the stream-rows tiles.
     # The last three: few long rows and one strided row, the split rows
     # kernel's kStrided (split into partials, a block per output, a full

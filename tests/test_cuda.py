@@ -514,10 +514,12 @@ def test_strided_rows_stream(case, dtype):
 # 16 chunks or more: read through the dense memory each row spans, keeping every s-th
 # element (the pitch rows kernel's kStrided, strided_span_rows_fit), in
 # passes of 1 MB or more whose outputs give every SM 8 warps. Pitches that
-# put rows at every alignment, starts 0 to 3 elements in, strides 2 to 4,
-# spans of 15 and 16 chunks, and a last row that ends on its storage's last
-# element (nothing read past it); byte elements, few outputs and small
-# passes read an element per load, checked alike. The flag: the pitch rows
+# put rows at every alignment, starts 0 to 3 elements in, strides 2 to 6
+# (up to 12 bytes apart, where a vector keeps one or two elements), spans
+# of 15 and 16 chunks, and a last row that ends on its storage's last
+# element (nothing read past it); byte elements, strides of 14 bytes or
+# more, few outputs and small passes read an element per load, checked
+# alike. The flag: the pitch rows
 # kernel runs (on 132 SMs).
 STRIDED_SPAN_CASES = [
     # dtype, rows, row length, stride, pitch past row length * stride, offset, pitch rows
@@ -532,6 +534,11 @@ STRIDED_SPAN_CASES = [
     (torch.float16, 2300, 513, 4, 3, 3, True),
     (torch.int16, 2200, 800, 3, 2, 1, True),
     (torch.int32, 2500, 640, 2, 1, 2, True),
+    (torch.float32, 3000, 700, 3, 1, 1, True),   # 12 bytes apart: a vector keeps one or two
+    (torch.float16, 2500, 900, 5, 2, 3, True),   # 10 bytes
+    (torch.bfloat16, 2200, 700, 6, 0, 1, True),  # 12 bytes
+    (torch.int16, 2000, 500, 7, 1, 0, False),    # 14 bytes: element loads
+    (torch.float32, 2000, 700, 4, 1, 0, False),  # 16 bytes: element loads
     (torch.int8, 2500, 999, 5, 2, 1, False),
     (torch.uint8, 2200, 1200, 7, 0, 0, False),
     (torch.bool, 2200, 900, 8, 5, 3, False),
@@ -581,7 +588,7 @@ def test_strided_span_rows(case):
 # kStrided, a block or several per output (the latter finished from
 # partials), vectors keeping every s-th element and the row's own elements
 # outside the body read one by one. Pitches that put rows at every
-# alignment, starts 0 to 3 elements in, strides 2 to 4, spans of 511 and 512
+# alignment, starts 0 to 3 elements in, strides 2 to 6, spans of 511 and 512
 # chunks (the first reads an element per load), and a single strided row
 # (a full reduction) whose last element is its storage's last. The flag:
 # the split rows kernel's kStrided runs (on 132 SMs).
@@ -596,6 +603,9 @@ STRIDED_SPLIT_CASES = [
     (torch.float16, 1000, 2053, 2, 1, 0, True),   # span 4105: 512 chunks, a block per output
     (torch.float32, 1, 300001, 2, 0, 1, True),    # one row: a full reduction
     (torch.bfloat16, 1, 1 << 20, 3, 0, 2, True),
+    (torch.float32, 40, 30001, 3, 1, 2, True),     # 12 bytes apart
+    (torch.float16, 30, 50001, 5, 3, 1, True),     # 10 bytes
+    (torch.bfloat16, 1, 1 << 19, 6, 0, 3, True),   # 12 bytes, one row
 ]
 
 
@@ -814,6 +824,26 @@ def test_stream_columns(case, offset, dtype):
     if dtype in expected and offset == 0:
         names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
         assert any("gpureduce_stream_columns" in n for n in names) == expected[dtype], names
+
+
+# Many planes of 128 KB or more with rows under 1 KB take the
+# stream-columns kernel whatever vector fits them, from 8 planes an SM
+# (stream_columns_first): on 132 SMs [1056, 4100, 8] float32 (planes of
+# 131200 bytes) does and [1055, 4100, 8] does not, nor [1056, 4100, 8]
+# bfloat16 (65600 bytes). Also a plane short of 128 KB ([1056, 4095, 8]
+# float32, 131040 bytes).
+@pytest.mark.parametrize("shape", [(1056, 4100, 8), (1055, 4100, 8), (1056, 4095, 8)], ids=str)
+@pytest.mark.parametrize("offset", [0, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32], ids=str)
+def test_stream_columns_many_planes(shape, offset, dtype):
+    x = _offset_cuda(shape, dtype, offset)
+    assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
+    assert torch.equal(reduce_op.sum(x, 1), reduce_op.sum(x, 1))
+    assert torch.equal(reduce_op.amax(x, 1), torch.amax(x, 1))
+    if offset == 0 and torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        expected = dtype != torch.bfloat16 and shape == (1056, 4100, 8)
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, 1))
+        assert any("gpureduce_stream_columns" in n for n in names) == expected, names
 
 
 # Stream-columns grids (stream_columns_planes_a_block, stream_columns_split)
@@ -1093,7 +1123,7 @@ def test_columns_few_rows(shape, dim, cl, dtype):
 # Grids of a few waves folded into one (fold_into_one_wave): columns passes
 # take fewer row threads per block, rows passes fewer lanes per output, each
 # thread a longer walk. Rows fold only where their lanes' rounds of loads
-# stay within those of all the waves they replace ([13898, 523][:, ::3]
+# stay within those of all the waves they replace ([13898, 873][:, ::5]
 # float32, rows of 175 elements read an element per load: 869 blocks, three
 # waves of two rounds, fold fourfold into six rounds); columns
 # of single elements by at most their waves; columns whose blocks take
@@ -1106,7 +1136,7 @@ FOLD_CASES = [
     ((69, 205923), 0, "permute", torch.bfloat16, ("columns", [1609, 1, 1], [128, 1, 1])),  # [128, 4, 1]
     ((7916, 2367), 1, None, torch.float16, ("pitch_rows", [248, 1, 1], [512, 1, 1])),      # grid 495
     ((4000, 5, 512), 2, "slice", torch.float32, ("inner_rows", [250, 1, 1], [512, 1, 1])),  # grid 1000
-    ((13898, 523), 1, "step", torch.float32, ("inner_rows", [218, 1, 1], [512, 1, 1])),   # grid 869
+    ((13898, 873), 1, "step", torch.float32, ("inner_rows", [218, 1, 1], [512, 1, 1])),   # grid 869
     ((5945, 698, 6), 1, None, torch.float32, None),                                        # grouped columns
     ((873, 50257), 1, None, torch.float32, ("split_rows", [1, 873, 1], [128, 1, 1])),      # [256, 1, 1]
 ]
@@ -1122,7 +1152,7 @@ def test_one_wave_fold(case, dtype):
     elif view == "slice":
         x = x[:, :4, :]  # outer dims (n, 4) that do not merge
     elif view == "step":
-        x = x[:, ::3]  # 12 bytes apart: neither tiles nor strided spans
+        x = x[:, ::5]  # 20 bytes apart: neither tiles nor strided spans
     assert_matches_torch(reduce_op.sum(x, dim), x, dim, False)
     assert torch.equal(reduce_op.sum(x, dim), reduce_op.sum(x, dim))
     if dtype is None and launch is not None and torch.cuda.get_device_properties(0).multi_processor_count == 132:
@@ -1309,7 +1339,7 @@ def test_rows_blocks_per_sm(dtype):
         want = 3 if short and dtype != torch.float32 else 2
         assert names and all(f", {want}>(" in k for k in names), names
     for elem_dtype, want in ((dtype, 3), (torch.float64, 2)):
-        x = random_tensor((3000, 581), elem_dtype, "cpu", _gen()).cuda()[:, ::5]
+        x = random_tensor((3000, 581), elem_dtype, "cpu", _gen()).cuda()[:, ::7]
         assert_matches_torch(reduce_op.sum(x, 1), x, 1, False)
         names = [k for k in cuda_kernels_run(lambda: reduce_op.sum(x, 1)) if "gpureduce_inner_rows<" in k]
         assert names and all(re.search(rf",\s*1,\s*1,\s*(?:\(int\))?{want}>\(", k) for k in names), names

@@ -255,6 +255,20 @@ struct HostPolicy {
   // 256] float32 1.43x -> 1.34x).
   static constexpr int64_t kStreamColumnsFirstMinPlaneBytes = int64_t(512) << 10;
   static constexpr int64_t kStreamColumnsFirstMaxRowBytes = 1024;
+  // Planes of 128 KB or more in passes of at least 8 planes an SM take it
+  // first too. A/B on the H200 (NOTES.md, session 85), in one process,
+  // over 350 passes (seeds 0-2's kept-innermost passes of 1 MB or more, and
+  // 122 more of [B, R, C] over R): a threshold of 128 KB for every pass
+  // changed the kernel of 33; the 8 of 1284 planes or more all faster, by
+  // 16-58% ([3524, 6392, 10] float32 over dim 1 0.93x -> 1.37x of
+  // torch.sum, [1902, 12250, 8] float32 1.03x -> 1.56x, [2224, 14721, 8]
+  // bfloat16 1.05x -> 1.67x); of the 25 under 800 planes, 14 slower by over
+  // 3% and 8 faster ([16, 3502, 14] float32 1.86x -> 1.20x, [368, 24186, 2]
+  // float32 1.31x -> 1.93x). 64 KB lost on many planes too ([12993, 5773,
+  // 6] bfloat16 1.27x -> 1.16x, [13051, 128, 256] float16 into float64
+  // 10.9x -> 9.5x).
+  static constexpr int64_t kStreamColumnsFirstManyMinPlaneBytes = int64_t(128) << 10;
+  static constexpr int64_t kStreamColumnsFirstManyPlanesPerSm = 8;
   // Scattered planes (dense planes that do not follow each other: [A, B,
   // R, C][:, ::2] over R) take the stream-columns kernel, where dense ones
   // would, only in passes of this many bytes or more, of 2- and 4-byte

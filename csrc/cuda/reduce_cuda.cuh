@@ -161,7 +161,7 @@ int64_t ragged_columns_shift(const ReducePass& p, const in_t* x, int64_t v) {
 
 // Whether a rows pass of element stride s can be read as the dense memory
 // its rows span (the pitch rows kernel's kStrided): elements of 2 or 4
-// bytes at most 8 bytes apart (a 16-byte vector holds two of the row's
+// bytes at most 12 bytes apart (a 16-byte vector holds one of the row's
 // elements or more), one row per output at a constant pitch, spans of fewer
 // than 2^31 elements with a vector body of kRaggedRowMinChunks or more. The
 // span lies between a row's first and last elements, so inside the storage.
@@ -178,10 +178,16 @@ int64_t ragged_columns_shift(const ReducePass& p, const in_t* x, int64_t v) {
 //   vector, which the split rows kernel's kStrided then reads, a block or
 //   more per output.
 // With these left out, geomean 1.92x -> 1.98x and below 0.97x 31 -> 25 over
-// the same passes, none slower by over 5%.
+// the same passes, none slower by over 5%. Strides of 10 and 12 bytes
+// (float32 at 3, 16-bit at 5 or 6), where a vector keeps one or two
+// elements, against element loads, A/B on the H200 over 60 strided passes
+// (NOTES.md, session 85): 12 faster by over 3% ([100000, 301][:, ::3]
+// float32 0.73x -> 0.92x of torch.sum, [20000, 3000][:, ::5] bfloat16 0.83x
+// -> 0.89x), 2 slower, integer sums still faster than torch.sum ([3000,
+// 3001][:, ::5] int16 1.68x -> 1.44x); 14 bytes and more are not tried.
 inline bool strided_span_rows_fit(const ReducePass& p, const void* x, int64_t elem_bytes, int64_t v) {
   const int64_t s = p.elem_stride;
-  if (p.kind != ReducePass::Kind::kRows || p.n_rows != 1 || s < 2 || s * elem_bytes > 8 || elem_bytes < 2 ||
+  if (p.kind != ReducePass::Kind::kRows || p.n_rows != 1 || s < 2 || s * elem_bytes > 12 || elem_bytes < 2 ||
       reinterpret_cast<uintptr_t>(x) % elem_bytes != 0 || p.row_len < 2)
     return false;
   const int64_t span = (p.row_len - 1) * s + 1;
@@ -1498,6 +1504,19 @@ inline int64_t stream_columns_split(int64_t n_planes, int64_t blocks_an_sm, int6
   return split;
 }
 
+// Whether dense planes of narrow rows (HostPolicy::kStreamColumnsFirstMaxRowBytes)
+// take the stream-columns kernel ahead of the vector columns kernels:
+// planes of kStreamColumnsFirstMinPlaneBytes or more, or of
+// kStreamColumnsFirstManyMinPlaneBytes or more in passes of at least
+// kStreamColumnsFirstManyPlanesPerSm planes an SM.
+inline bool stream_columns_first(const DenseArgs& d, int64_t elem_bytes) {
+  const int64_t plane_bytes = d.plane * elem_bytes;
+  if (d.C * elem_bytes >= HostPolicy::kStreamColumnsFirstMaxRowBytes) return false;
+  return plane_bytes >= HostPolicy::kStreamColumnsFirstMinPlaneBytes ||
+         (plane_bytes >= HostPolicy::kStreamColumnsFirstManyMinPlaneBytes &&
+          d.n_planes >= HostPolicy::kStreamColumnsFirstManyPlanesPerSm * int64_t(sm_count()));
+}
+
 // Launches the stream-columns kernel (engine/stream_columns.cuh) for dense
 // planes of at most 256 columns that no vector fits (and, first, for large
 // planes of narrow rows whatever vector fits:
@@ -1766,9 +1785,7 @@ void run_typed_pass(const ReducePass& p, const PassBuffers& b) {
         return;
     // Large dense planes of narrow rows: one stream of vectors each
     // (HostPolicy::kStreamColumnsFirstMinPlaneBytes).
-      if (planes_ok && planes.plane * int64_t(sizeof(in_t)) >= HostPolicy::kStreamColumnsFirstMinPlaneBytes &&
-          planes.C * int64_t(sizeof(in_t)) < HostPolicy::kStreamColumnsFirstMaxRowBytes &&
-          launch_stream_columns<Op>(planes, x, y))
+      if (planes_ok && stream_columns_first(planes, int64_t(sizeof(in_t))) && launch_stream_columns<Op>(planes, x, y))
         return;
     }
     // 16-byte column vectors where their halving tree (kColumnSlots slots

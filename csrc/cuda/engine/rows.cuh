@@ -417,7 +417,7 @@ __global__ void __launch_bounds__(EnginePolicy::kThreads, kBlocksPerSm)
 // 2V) are read one by one.
 //
 // kStrided (with kRagged): rows of 2- or 4-byte elements at a stride s =
-// elem_stride of at most 8 bytes, at any pitch (strided_span_rows_fit;
+// elem_stride of at most 12 bytes, at any pitch (strided_span_rows_fit;
 // where a stride-2 vector fits every row, launch_rows reads them with kStep
 // = 2). The vector body is then that of the dense memory the row spans,
 // (row_len - 1) * s + 1 elements, and a chunk keeps the elements at
