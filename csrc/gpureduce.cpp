@@ -1,6 +1,7 @@
 // The operator schemas (sum, prod, nansum, mean, amax, amin, max, min,
 // argmax, argmin, logsumexp, var,
-// std, var_mean, std_mean, linalg_vector_norm, and the classic kernels).
+// std, var_mean, std_mean, linalg_vector_norm, conv1d, and the classic
+// kernels).
 // Kernels register themselves per dispatch key from cpu/, cuda/, meta/ and
 // autograd/, so the shared library alone is a complete operator for
 // LibTorch programs.
@@ -95,6 +96,13 @@ TORCH_LIBRARY(gpureduce, m) {
         {at::Tag::pt2_compliant_tag});
   m.def("linalg_vector_norm.out(Tensor input, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, "
         "ScalarType? dtype=None, Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
+  // conv1d: a 1-D cross-correlation under a short mask (conv/conv1d.h), by
+  // padding name; _conv1d_padded takes the left padding and output length
+  // themselves (the backward's correlation needs others than the names').
+  m.def("conv1d(Tensor input, Tensor weight, Tensor? bias=None, str padding=\"same\") -> Tensor",
+        {at::Tag::pt2_compliant_tag});
+  m.def("_conv1d_padded(Tensor input, Tensor weight, Tensor? bias, SymInt left, SymInt out_len) -> Tensor",
         {at::Tag::pt2_compliant_tag});
   // The classic teaching kernels (reduce0 ... reduce7, tensorcore, cpu): a 1-D
   // sum of all elements by the named kernel.

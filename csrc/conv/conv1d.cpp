@@ -1,0 +1,207 @@
+// gpureduce::conv1d's arguments, its padding names (CompositeImplicitAutograd:
+// it calls _conv1d_padded with the left padding and output length the name
+// gives), and _conv1d_padded's Meta and Autograd kernels. The device kernels
+// register themselves (cpu/conv1d_cpu.cpp).
+//
+// The backward: out[i] = sum_j in[i - left + j] w[j] gives
+// - grad_in[t] = sum_m g[t - (K - 1 - left) + m] w[K - 1 - m]: the same
+//   correlation of the gradient with the flipped mask, left K - 1 - left,
+//   length L (so `left` stays within [0, K - 1]);
+// - grad_w[j] = sum_i g[i] in[i - left + j] over the batch (and the
+//   channels, for one mask), and grad_bias the gradient's sum likewise.
+// grad_in goes through _conv1d_padded itself and grad_w and grad_bias
+// through ATen ops, each differentiable, so double backward works; the
+// sums run in a fixed order (ATen's CPU sum), with no atomics.
+#include "conv1d.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/constant_pad_nd.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/flip.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/zeros.h>
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+#include <string>
+
+namespace gpureduce {
+namespace conv {
+
+Padding padding_for(std::string_view padding, const c10::SymInt& L, const c10::SymInt& K) {
+  if (padding == "same") return {(K - 1) / 2, L};
+  if (padding == "causal") return {K - 1, L};
+  if (padding == "valid") {
+    TORCH_SYM_CHECK(L.sym_ge(K), "gpureduce.conv1d: padding='valid' needs an input at least as long as the mask; got ",
+                    "an input of length ", L, " and a mask of ", K, " taps");
+    return {0, L - K + 1};
+  }
+  TORCH_CHECK(false, "gpureduce.conv1d: invalid padding string '", std::string(padding),
+              "'; expected 'same', 'causal' or 'valid'");
+}
+
+void check_args(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                const c10::SymInt& left, const c10::SymInt& out_len) {
+  TORCH_CHECK(input.dim() >= 1 && input.dim() <= 3,
+              "gpureduce.conv1d: expected an input of shape [L], [B, L] or [B, C, L], got ", input.dim(),
+              " dims of shape ", input.sym_sizes());
+  TORCH_CHECK(weight.dim() == 1 || weight.dim() == 2,
+              "gpureduce.conv1d: expected a weight of shape [K] (one mask) or [C, K] (a mask per channel), got ",
+              weight.dim(), " dims of shape ", weight.sym_sizes());
+  const c10::SymInt K = weight.sym_size(-1);
+  TORCH_SYM_CHECK(K.sym_ge(1), "gpureduce.conv1d: the mask needs at least one tap, got a weight of shape ",
+                  weight.sym_sizes());
+  TORCH_SYM_CHECK(K.sym_le(kMaxTaps), "gpureduce.conv1d: masks of at most ", kMaxTaps, " taps are supported, got ",
+                  K);
+  if (per_channel(weight)) {
+    TORCH_CHECK(input.dim() == 3, "gpureduce.conv1d: a weight of shape [C, K] (a mask per channel) needs an input ",
+                "of shape [B, C, L], got ", input.sym_sizes());
+    TORCH_SYM_CHECK(weight.sym_size(0).sym_eq(input.sym_size(1)), "gpureduce.conv1d: the weight has ",
+                    weight.sym_size(0), " masks but the input has ", input.sym_size(1), " channels");
+  }
+  const auto dtype = input.scalar_type();
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf || dtype == at::kBFloat16,
+              "gpureduce.conv1d: \"conv1d\" not implemented for '", c10::toString(dtype),
+              "' (float32, float64, float16 and bfloat16 are)");
+  TORCH_CHECK(weight.scalar_type() == dtype, "gpureduce.conv1d: the input (", c10::toString(dtype),
+              ") and the weight (", c10::toString(weight.scalar_type()), ") must have the same dtype");
+  TORCH_CHECK(weight.device() == input.device(),
+              "Expected all tensors to be on the same device, but found at least two devices, ", input.device(),
+              " and ", weight.device(), "!");
+  if (bias.has_value() && bias->defined()) {
+    TORCH_CHECK(bias->scalar_type() == dtype, "gpureduce.conv1d: the input (", c10::toString(dtype),
+                ") and the bias (", c10::toString(bias->scalar_type()), ") must have the same dtype");
+    TORCH_CHECK(bias->device() == input.device(),
+                "Expected all tensors to be on the same device, but found at least two devices, ", input.device(),
+                " and ", bias->device(), "!");
+    if (per_channel(weight)) {
+      TORCH_CHECK(bias->dim() == 1, "gpureduce.conv1d: expected a bias of shape [C] for a weight of shape [C, K], ",
+                  "got ", bias->sym_sizes());
+      TORCH_SYM_CHECK(bias->sym_size(0).sym_eq(weight.sym_size(0)), "gpureduce.conv1d: expected a bias of ",
+                      weight.sym_size(0), " elements (one a channel), got ", bias->sym_size(0));
+    } else {
+      TORCH_CHECK(bias->dim() <= 1, "gpureduce.conv1d: expected a bias of one element for a weight of shape [K], ",
+                  "got shape ", bias->sym_sizes());
+      TORCH_SYM_CHECK(bias->sym_numel().sym_eq(1), "gpureduce.conv1d: expected a bias of one element for a ",
+                      "weight of shape [K], got ", bias->sym_numel());
+    }
+  }
+  TORCH_SYM_CHECK(left.sym_ge(0).sym_and(left.sym_le(K - 1)),
+                  "gpureduce._conv1d_padded: left must be in [0, K - 1] = [0, ", K - 1, "], got ", left);
+  TORCH_SYM_CHECK(out_len.sym_ge(0), "gpureduce._conv1d_padded: the output length must be >= 0, got ", out_len);
+}
+
+namespace {
+
+using PaddedOp = c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&,
+                                                      const std::optional<at::Tensor>&, c10::SymInt, c10::SymInt)>;
+
+const PaddedOp& padded_op() {
+  static const PaddedOp op = c10::Dispatcher::singleton()
+                                 .findSchemaOrThrow("gpureduce::_conv1d_padded", "")
+                                 .typed<at::Tensor(const at::Tensor&, const at::Tensor&,
+                                                   const std::optional<at::Tensor>&, c10::SymInt, c10::SymInt)>();
+  return op;
+}
+
+at::Tensor conv1d_composite(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                            std::string_view padding) {
+  // The ranks first: the padding needs the last dims of both.
+  TORCH_CHECK(input.dim() >= 1 && weight.dim() >= 1, "gpureduce.conv1d: expected an input of shape [L], [B, L] or ",
+              "[B, C, L] and a weight of shape [K] or [C, K], got ", input.sym_sizes(), " and ", weight.sym_sizes());
+  const Padding p = padding_for(padding, input.sym_size(-1), weight.sym_size(-1));
+  return padded_op().call(input, weight, bias, p.left, p.out_len);
+}
+
+at::Tensor conv1d_padded_meta(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                              c10::SymInt left, c10::SymInt out_len) {
+  check_args(input, weight, bias, left, out_len);
+  std::vector<c10::SymInt> sizes(input.sym_sizes().begin(), input.sym_sizes().end());
+  sizes.back() = out_len;
+  return at::empty_symint(sizes, input.options());
+}
+
+// grad_w: the products of the gradient with the input's windows (the input
+// padded or cropped to out_len + K - 1 elements, unfolded into out_len
+// windows of K), summed over every dim but the mask's (and the channel's,
+// for a mask per channel); in float32 for 16-bit inputs.
+at::Tensor weight_grad(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
+                       const c10::SymInt& left, const c10::SymInt& out_len) {
+  const c10::SymInt K = weight.sym_size(-1);
+  const c10::SymInt L = input.sym_size(-1);
+  if (out_len.sym_eq(0).guard_bool(__FILE__, __LINE__)) return at::zeros_like(weight);
+  const auto acc = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const c10::SymInt right = out_len + K - 1 - left - L;
+  const at::Tensor windows =
+      at::constant_pad_nd_symint(input.to(acc), {left, right}, 0).unfold(-1, K.guard_int(__FILE__, __LINE__), 1);
+  const at::Tensor products = at::mul(grad.to(acc).unsqueeze(-1), windows);  // [..., out_len, K]
+  at::Tensor g;
+  if (per_channel(weight)) {
+    g = at::sum(products, {0, 2});  // [B, C, out_len, K] -> [C, K]
+  } else {
+    g = products.reshape({-1, K.guard_int(__FILE__, __LINE__)}).sum(0);
+  }
+  return g.to(weight.scalar_type());
+}
+
+at::Tensor bias_grad(const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& bias) {
+  const auto acc = grad.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  at::Tensor g = per_channel(weight) ? at::sum(grad.to(acc), {0, 2}) : grad.to(acc).sum();
+  return g.reshape_symint(bias.sym_sizes()).to(bias.scalar_type());
+}
+
+// The backward as a torch::autograd::Function (a node of its own, like
+// ATen's, would save about 2 us a call on small CPU tensors: NOTES.md,
+// per-call cost; not needed yet).
+class Conv1dPadded : public torch::autograd::Function<Conv1dPadded> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input, const at::Tensor& weight,
+                            const std::optional<at::Tensor>& bias, c10::SymInt left, c10::SymInt out_len) {
+    ctx->save_for_backward({input, weight, bias.value_or(at::Tensor())});
+    ctx->saved_data["left"] = left;
+    ctx->saved_data["out_len"] = out_len;
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return padded_op().call(input, weight, bias, left, out_len);
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& input = saved[0];
+    const at::Tensor& weight = saved[1];
+    const at::Tensor& bias = saved[2];
+    const c10::SymInt left = ctx->saved_data["left"].toSymInt();
+    const c10::SymInt out_len = ctx->saved_data["out_len"].toSymInt();
+    const at::Tensor& grad = grads[0];
+    at::Tensor grad_input, grad_weight, grad_bias;
+    if (grad.defined()) {
+      if (ctx->needs_input_grad(0)) {
+        const c10::SymInt K = weight.sym_size(-1);
+        grad_input = padded_op().call(grad, at::flip(weight, {-1}), std::nullopt, K - 1 - left, input.sym_size(-1));
+      }
+      if (ctx->needs_input_grad(1)) grad_weight = weight_grad(grad, input, weight, left, out_len);
+      if (bias.defined() && ctx->needs_input_grad(2)) grad_bias = bias_grad(grad, weight, bias);
+    }
+    return {grad_input, grad_weight, grad_bias, at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor conv1d_padded_autograd(const at::Tensor& input, const at::Tensor& weight,
+                                  const std::optional<at::Tensor>& bias, c10::SymInt left, c10::SymInt out_len) {
+  // The arguments' errors before any node is made.
+  check_args(input, weight, bias, left, out_len);
+  const std::optional<at::Tensor> defined_bias =
+      bias.has_value() && bias->defined() ? bias : std::optional<at::Tensor>();
+  return Conv1dPadded::apply(input, weight, defined_bias, std::move(left), std::move(out_len));
+}
+
+}  // namespace
+}  // namespace conv
+}  // namespace gpureduce
+
+TORCH_LIBRARY_IMPL(gpureduce, CompositeImplicitAutograd, m) { m.impl("conv1d", &gpureduce::conv::conv1d_composite); }
+
+TORCH_LIBRARY_IMPL(gpureduce, Meta, m) { m.impl("_conv1d_padded", &gpureduce::conv::conv1d_padded_meta); }
+
+TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) { m.impl("_conv1d_padded", &gpureduce::conv::conv1d_padded_autograd); }

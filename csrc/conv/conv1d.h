@@ -1,0 +1,50 @@
+// gpureduce::conv1d: a 1-D cross-correlation under a short mask, as
+// F.conv1d computes it, out[i] = bias + sum_j in[i - left + j] * w[j] with
+// in[t] = 0 outside [0, L) (the book's ghost cells). The public op takes a
+// padding name ("same", "causal", "valid") and calls _conv1d_padded, which
+// takes `left` and the output length themselves: the backward's correlation
+// (the gradient with the flipped mask) needs paddings no name gives.
+//
+// Shapes: input [L], [B, L] or [B, C, L]; weight [K] (one mask for every
+// row) or [C, K] (depthwise: a mask per channel, input [B, C, L] only);
+// bias of one element for a [K] mask, [C] for a [C, K] one. float32,
+// float64, float16 and bfloat16, all three of one dtype; the 16-bit types
+// accumulate in float32.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/SymInt.h>
+
+#include <optional>
+#include <string_view>
+
+namespace gpureduce {
+namespace conv {
+
+// The longest mask: masks are short in the models this op serves (2 to 8
+// taps in depthwise causal convolutions), and the GPU kernels keep a mask in
+// constant memory or registers.
+constexpr int64_t kMaxTaps = 1024;
+
+// Taps left of each output (the zero ghost cells before the input) and the
+// output length, for a padding name: "same" (left (K - 1) / 2, length L,
+// as F.conv1d's), "causal" (left K - 1, length L), "valid" (no padding,
+// length L - K + 1, which needs L >= K).
+struct Padding {
+  c10::SymInt left;
+  c10::SymInt out_len;
+};
+Padding padding_for(std::string_view padding, const c10::SymInt& L, const c10::SymInt& K);
+
+// The checks of every key's kernel, with torch's kinds of errors: ranks,
+// channel counts, dtypes, devices, the mask's length (1 to kMaxTaps) and
+// the bias's shape. `left` and `out_len` are _conv1d_padded's (0 <= left,
+// 0 <= out_len).
+void check_args(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                const c10::SymInt& left, const c10::SymInt& out_len);
+
+// Whether the weight is a mask per channel ([C, K]) rather than one mask.
+inline bool per_channel(const at::Tensor& weight) { return weight.dim() == 2; }
+
+}  // namespace conv
+}  // namespace gpureduce

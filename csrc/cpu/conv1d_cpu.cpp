@@ -1,0 +1,91 @@
+// _conv1d_padded on the CPU key (conv/conv1d.h): each row of the input
+// ([B, C] rows of L, or one row) convolved with its mask, rows spread over
+// at::parallel_for. A row accumulates tap by tap, each tap a pass over the
+// outputs it reaches (out[i] += w[j] * in[i - left + j]), so that the inner
+// loop is a plain multiply-add over contiguous elements that the compiler
+// vectorises; every output adds its taps in order j = 0, 1, ..., K - 1 after
+// its bias, whatever the thread count, so results are bitwise reproducible.
+// 16-bit inputs accumulate in float32, float32 in float32, float64 in
+// float64.
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <c10/util/irange.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "../conv/conv1d.h"
+
+namespace gpureduce {
+namespace conv {
+namespace {
+
+template <typename scalar_t>
+using acc_of = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
+
+template <typename scalar_t>
+void conv1d_rows(const scalar_t* in, const scalar_t* w, const scalar_t* bias, scalar_t* out, int64_t rows,
+                 int64_t channels, bool mask_per_channel, int64_t L, int64_t K, int64_t left, int64_t out_len) {
+  using acc_t = acc_of<scalar_t>;
+  // A few rows a task: a row of a short input is little work.
+  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, out_len * K));
+  at::parallel_for(0, rows, grain, [&](int64_t r0, int64_t r1) {
+    std::vector<acc_t> acc(static_cast<size_t>(out_len));
+    std::vector<acc_t> x(static_cast<size_t>(L));
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t c = channels > 0 ? r % channels : 0;
+      const scalar_t* wr = w + (mask_per_channel ? c * K : 0);
+      const scalar_t* row = in + r * L;
+      for (const auto t : c10::irange(L)) x[t] = static_cast<acc_t>(row[t]);
+      const acc_t b = bias != nullptr ? static_cast<acc_t>(bias[mask_per_channel ? c : 0]) : acc_t(0);
+      std::fill(acc.begin(), acc.end(), b);
+      for (const auto j : c10::irange(K)) {
+        // Outputs i whose input index i - left + j lies in [0, L).
+        const int64_t shift = j - left;
+        const int64_t i0 = std::max<int64_t>(0, -shift);
+        const int64_t i1 = std::min<int64_t>(out_len, L - shift);
+        if (i0 >= i1) continue;
+        const acc_t wj = static_cast<acc_t>(wr[j]);
+        const acc_t* src = x.data() + (i0 + shift);
+        acc_t* dst = acc.data() + i0;
+        for (int64_t i = 0; i < i1 - i0; ++i) dst[i] += wj * src[i];
+      }
+      scalar_t* dst = out + r * out_len;
+      for (const auto i : c10::irange(out_len)) dst[i] = static_cast<scalar_t>(acc[i]);
+    }
+  });
+}
+
+at::Tensor conv1d_padded_cpu(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                             int64_t left, int64_t out_len) {
+  check_args(input, weight, bias, left, out_len);
+  const at::Tensor x = input.contiguous();
+  const at::Tensor w = weight.contiguous();
+  const bool has_bias = bias.has_value() && bias->defined();
+  const at::Tensor b = has_bias ? bias->contiguous() : at::Tensor();
+  std::vector<int64_t> sizes = x.sizes().vec();
+  const int64_t L = sizes.back();
+  sizes.back() = out_len;
+  at::Tensor out = at::empty(sizes, x.options());
+  if (out.numel() == 0) return out;
+  const int64_t n_rows = out.numel() / out_len;
+  const bool mask_per_channel = per_channel(w);
+  const int64_t channels = mask_per_channel ? x.size(1) : 0;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "gpureduce_conv1d_cpu", [&] {
+    conv1d_rows<scalar_t>(x.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(),
+                          has_bias ? b.const_data_ptr<scalar_t>() : nullptr, out.mutable_data_ptr<scalar_t>(),
+                          n_rows, channels, mask_per_channel, L, w.size(-1), left, out_len);
+  });
+  return out;
+}
+
+}  // namespace
+}  // namespace conv
+}  // namespace gpureduce
+
+TORCH_LIBRARY_IMPL(gpureduce, CPU, m) { m.impl("_conv1d_padded", &gpureduce::conv::conv1d_padded_cpu); }

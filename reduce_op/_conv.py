@@ -1,0 +1,72 @@
+"""gpureduce.conv1d: a 1-D cross-correlation under a short mask (the
+operator ``torch.ops.gpureduce.conv1d``, csrc/conv/conv1d.h), and a module
+for the depthwise form that sequence models use in place of
+``nn.Conv1d(C, C, K, groups=C)``."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import torch
+
+PADDINGS = ("same", "causal", "valid")
+
+
+def conv1d(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
+           padding: str = "same") -> torch.Tensor:
+    """``out[..., i] = bias + sum_j input[..., i - left + j] * weight[..., j]``,
+    the cross-correlation ``F.conv1d`` computes, with zeros outside the input.
+
+    input: ``[L]``, ``[B, L]`` or ``[B, C, L]``; weight: ``[K]`` (one mask for
+    every row) or ``[C, K]`` (a mask per channel, depthwise: input ``[B, C,
+    L]``); bias: one element for a ``[K]`` mask, ``[C]`` for a ``[C, K]``
+    one. padding: ``"same"`` (left ``(K - 1) // 2``, output length ``L``, as
+    ``F.conv1d``'s), ``"causal"`` (left ``K - 1``, length ``L``: each output
+    sees only its own and earlier inputs) or ``"valid"`` (no padding, length
+    ``L - K + 1``). float32, float64, float16 and bfloat16, all of one dtype
+    (16-bit ones accumulate in float32); masks of 1 to 1024 taps. Results
+    are bitwise reproducible, the gradients of input, weight and bias too,
+    and double backward works.
+
+    On the CPU key for now: the CUDA kernels are not written yet, and a CUDA
+    tensor gets the dispatcher's error that ``gpureduce::_conv1d_padded``
+    has no kernel for the CUDA backend."""
+    return torch.ops.gpureduce.conv1d(input, weight, bias, padding)
+
+
+class DepthwiseConv1d(torch.nn.Module):
+    """A depthwise 1-D convolution of ``channels`` channels with masks of
+    ``kernel_size`` taps, one a channel, over inputs ``[B, C, L]``: in place
+    of ``nn.Conv1d(C, C, K, groups=C, padding=...)``, with ``padding`` one of
+    ``"same"``, ``"causal"`` and ``"valid"``. Parameters ``weight`` ``[C,
+    K]`` and, with ``bias=True``, ``bias`` ``[C]``, initialised as
+    ``nn.Conv1d``'s (uniform in +-1/sqrt(K))."""
+
+    def __init__(self, channels: int, kernel_size: int, padding: str = "same", bias: bool = True,
+                 device: Optional[torch.device] = None, dtype: Optional[torch.dtype] = None) -> None:
+        super().__init__()
+        if padding not in PADDINGS:
+            raise ValueError(f"DepthwiseConv1d: padding must be one of {PADDINGS}, got {padding!r}")
+        if channels < 1 or kernel_size < 1:
+            raise ValueError(f"DepthwiseConv1d: channels and kernel_size must be >= 1, got {channels} and "
+                             f"{kernel_size}")
+        factory = {"device": device, "dtype": dtype}
+        self.channels, self.kernel_size, self.padding = channels, kernel_size, padding
+        self.weight = torch.nn.Parameter(torch.empty(channels, kernel_size, **factory))
+        self.bias = torch.nn.Parameter(torch.empty(channels, **factory)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        # nn.Conv1d's: kaiming_uniform_(a=sqrt(5)) over fan_in = K is uniform
+        # in +-1/sqrt(K), and so is its bias.
+        bound = 1.0 / math.sqrt(self.kernel_size)
+        torch.nn.init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            torch.nn.init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return conv1d(x, self.weight, self.bias, self.padding)
+
+    def extra_repr(self) -> str:
+        return (f"{self.channels}, kernel_size={self.kernel_size}, padding={self.padding!r}, "
+                f"bias={self.bias is not None}")
