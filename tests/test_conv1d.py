@@ -181,12 +181,14 @@ def test_conv1d_opcheck(gen):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("padding", ["causal", "valid"])
 @pytest.mark.parametrize("dynamic", [False, True])
-def test_conv1d_compiles(dynamic, gen):
+def test_conv1d_compiles(dynamic, padding, gen):
+    # "valid": an output length L - K + 1 of a dynamic L.
     w = _randn((4, 3), torch.float32, gen).requires_grad_()
 
     def f(x):
-        return reduce_op.conv1d(x, w, None, "causal").relu() * 2
+        return reduce_op.conv1d(x, w, None, padding).relu() * 2
 
     compiled = torch.compile(f, fullgraph=True, dynamic=dynamic)
     for L in (17, 40):
