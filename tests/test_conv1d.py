@@ -53,7 +53,10 @@ def _randn(shape, dtype, gen):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("padding", PADDINGS)
 def test_conv1d_matches_reference(dtype, padding, gen):
-    for L, K in ((1, 1), (2, 2), (5, 3), (7, 4), (8, 8), (9, 2), (37, 7), (300, 31), (1000, 5), (33, 33)):
+    # Rows of several chunks (the CPU kernel's tasks are 4096 outputs of a
+    # row) too.
+    for L, K in ((1, 1), (2, 2), (5, 3), (7, 4), (8, 8), (9, 2), (37, 7), (300, 31), (1000, 5), (33, 33),
+                 (4097, 6), (9000, 31)):
         if padding == "valid" and L < K:
             continue
         for x_shape, w_shape in (((L,), (K,)), ((3, L), (K,)), ((2, 3, L), (K,)), ((2, 5, L), (5, K))):
@@ -157,17 +160,20 @@ def test_conv1d_gradients_match_f_conv1d(dtype, gen):
 
 
 def test_conv1d_bitwise_over_threads(gen):
-    x, w, b = _randn((8, 16, 3000), torch.float32, gen), _randn((16, 7), torch.float32, gen), _randn((16,), torch.float32, gen)
-    threads = torch.get_num_threads()
-    try:
-        torch.set_num_threads(1)
-        one = reduce_op.conv1d(x, w, b, "causal")
-        torch.set_num_threads(max(2, threads))
-        many = reduce_op.conv1d(x, w, b, "causal")
-    finally:
-        torch.set_num_threads(threads)
-    assert torch.equal(one, many)
-    assert torch.equal(one, reduce_op.conv1d(x, w, b, "causal"))
+    # Many rows, and one row of many chunks: the same bits on 1 thread and on several.
+    for x, w, b in ((_randn((8, 16, 3000), torch.float32, gen), _randn((16, 7), torch.float32, gen),
+                     _randn((16,), torch.float32, gen)),
+                    (_randn((100003,), torch.float32, gen), _randn((13,), torch.float32, gen), None)):
+        threads = torch.get_num_threads()
+        try:
+            torch.set_num_threads(1)
+            one = reduce_op.conv1d(x, w, b, "causal")
+            torch.set_num_threads(max(2, threads))
+            many = reduce_op.conv1d(x, w, b, "causal")
+        finally:
+            torch.set_num_threads(threads)
+        assert torch.equal(one, many)
+        assert torch.equal(one, reduce_op.conv1d(x, w, b, "causal"))
 
 
 @pytest.mark.slow

@@ -1,10 +1,12 @@
 // _conv1d_padded on the CPU key (conv/conv1d.h): each row of the input
-// ([B, C] rows of L, or one row) convolved with its mask, rows spread over
-// at::parallel_for. A row accumulates tap by tap, each tap a pass over the
-// outputs it reaches (out[i] += w[j] * in[i - left + j]), so that the inner
-// loop is a plain multiply-add over contiguous elements that the compiler
-// vectorises; every output adds its taps in order j = 0, 1, ..., K - 1 after
-// its bias, whatever the thread count, so results are bitwise reproducible.
+// ([B, C] rows of L, or one row) convolved with its mask, in chunks of
+// outputs spread over at::parallel_for. A chunk copies its window of inputs
+// (zeros for the ghost cells) and accumulates tap by tap, each tap a pass
+// over the chunk (out[i] += w[j] * window[i + j]), so that the inner loop
+// is a plain multiply-add over contiguous elements that the compiler
+// vectorises; every output adds its taps in order j = 0, 1, ..., K - 1
+// after its bias, whatever the thread count, so results are bitwise
+// reproducible.
 // 16-bit inputs accumulate in float32, float32 in float32, float64 in
 // float64.
 #include <ATen/Dispatch.h>
@@ -28,35 +30,43 @@ namespace {
 template <typename scalar_t>
 using acc_of = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
 
+// Outputs in chunks of kChunk: a task is a chunk of one row, so that one
+// long row ([L], a single channel) spreads over the threads as many rows do.
+constexpr int64_t kChunk = 4096;
+
 template <typename scalar_t>
 void conv1d_rows(const scalar_t* in, const scalar_t* w, const scalar_t* bias, scalar_t* out, int64_t rows,
                  int64_t channels, bool mask_per_channel, int64_t L, int64_t K, int64_t left, int64_t out_len) {
   using acc_t = acc_of<scalar_t>;
-  // A few rows a task: a row of a short input is little work.
-  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, out_len * K));
-  at::parallel_for(0, rows, grain, [&](int64_t r0, int64_t r1) {
-    std::vector<acc_t> acc(static_cast<size_t>(out_len));
-    std::vector<acc_t> x(static_cast<size_t>(L));
-    for (int64_t r = r0; r < r1; ++r) {
+  const int64_t chunks = (out_len + kChunk - 1) / kChunk;
+  // A few chunks a task where they are little work (short rows, short masks).
+  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, std::min(out_len, kChunk) * K));
+  at::parallel_for(0, rows * chunks, grain, [&](int64_t t0, int64_t t1) {
+    // The chunk's window of inputs (zeros outside the row) and its sums.
+    std::vector<acc_t> x(static_cast<size_t>(kChunk + K - 1));
+    std::vector<acc_t> acc(static_cast<size_t>(kChunk));
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t r = task / chunks;
+      const int64_t first = (task - r * chunks) * kChunk;  // the chunk's first output
+      const int64_t n = std::min(kChunk, out_len - first);
       const int64_t c = channels > 0 ? r % channels : 0;
       const scalar_t* wr = w + (mask_per_channel ? c * K : 0);
       const scalar_t* row = in + r * L;
-      for (const auto t : c10::irange(L)) x[t] = static_cast<acc_t>(row[t]);
-      const acc_t b = bias != nullptr ? static_cast<acc_t>(bias[mask_per_channel ? c : 0]) : acc_t(0);
-      std::fill(acc.begin(), acc.end(), b);
-      for (const auto j : c10::irange(K)) {
-        // Outputs i whose input index i - left + j lies in [0, L).
-        const int64_t shift = j - left;
-        const int64_t i0 = std::max<int64_t>(0, -shift);
-        const int64_t i1 = std::min<int64_t>(out_len, L - shift);
-        if (i0 >= i1) continue;
-        const acc_t wj = static_cast<acc_t>(wr[j]);
-        const acc_t* src = x.data() + (i0 + shift);
-        acc_t* dst = acc.data() + i0;
-        for (int64_t i = 0; i < i1 - i0; ++i) dst[i] += wj * src[i];
+      // Window k holds input first - left + k.
+      for (int64_t k = 0; k < n + K - 1; ++k) {
+        const int64_t t = first - left + k;
+        x[k] = t >= 0 && t < L ? static_cast<acc_t>(row[t]) : acc_t(0);
       }
-      scalar_t* dst = out + r * out_len;
-      for (const auto i : c10::irange(out_len)) dst[i] = static_cast<scalar_t>(acc[i]);
+      const acc_t b = bias != nullptr ? static_cast<acc_t>(bias[mask_per_channel ? c : 0]) : acc_t(0);
+      std::fill(acc.begin(), acc.begin() + n, b);
+      for (const auto j : c10::irange(K)) {
+        const acc_t wj = static_cast<acc_t>(wr[j]);
+        const acc_t* src = x.data() + j;
+        acc_t* dst = acc.data();
+        for (int64_t i = 0; i < n; ++i) dst[i] += wj * src[i];
+      }
+      scalar_t* o = out + r * out_len + first;
+      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<scalar_t>(acc[i]);
     }
   });
 }
