@@ -159,6 +159,24 @@ def test_conv1d_gradients_match_f_conv1d(dtype, gen):
         torch.testing.assert_close(o.double(), t, rtol=tol, atol=tol * t.abs().max().item())
 
 
+@pytest.mark.parametrize("K", [9, 19, 1024])
+def test_conv1d_long_mask_gradients(K, gen):
+    # The mask's gradient goes 8 taps at a time: several groups, a ragged
+    # last one, and the longest mask; against F.conv1d's in float64.
+    for per_channel, x_shape in ((True, (2, 3, 1500)), (False, (3, 1100))):
+        x = _randn(x_shape, torch.float64, gen).requires_grad_()
+        w = _randn((3, K) if per_channel else (K,), torch.float64, gen).requires_grad_()
+        g = _randn(x_shape, torch.float64, gen)
+        ours = torch.autograd.grad(reduce_op.conv1d(x, w, None, "causal"), (x, w), g)
+        if per_channel:
+            y = F.conv1d(F.pad(x, (K - 1, 0)), w.unsqueeze(1), groups=3)
+        else:
+            y = F.conv1d(F.pad(x.unsqueeze(1), (K - 1, 0)), w.view(1, 1, K)).squeeze(1)
+        theirs = torch.autograd.grad(y, (x, w), g)
+        for o, t in zip(ours, theirs):
+            torch.testing.assert_close(o, t, rtol=1e-10, atol=1e-10)
+
+
 def test_conv1d_bitwise_over_threads(gen):
     # Many rows, and one row of many chunks: the same bits on 1 thread and on several.
     for x, w, b in ((_randn((8, 16, 3000), torch.float32, gen), _randn((16, 7), torch.float32, gen),

@@ -15,6 +15,7 @@
 #include "conv1d.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/flip.h>
@@ -24,7 +25,9 @@
 #include <torch/autograd.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace gpureduce {
 namespace conv {
@@ -124,25 +127,31 @@ at::Tensor conv1d_padded_meta(const at::Tensor& input, const at::Tensor& weight,
 
 // grad_w: the products of the gradient with the input's windows (the input
 // padded or cropped to out_len + K - 1 elements, unfolded into out_len
-// windows of K), summed over every dim but the mask's (and the channel's,
-// for a mask per channel); in float32 for 16-bit inputs.
+// windows of K: a view), summed over every dim but the mask's (and the
+// channel's, for a mask per channel); in float32 for 16-bit inputs. Taps go
+// kGradTapsAtOnce at a time, so that the products held at once are at most
+// that many times the gradient (all K at once held K times it: 1024 times
+// for the longest mask).
+constexpr int64_t kGradTapsAtOnce = 8;
+
 at::Tensor weight_grad(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
                        const c10::SymInt& left, const c10::SymInt& out_len) {
   const c10::SymInt K = weight.sym_size(-1);
   const c10::SymInt L = input.sym_size(-1);
   if (out_len.sym_eq(0).guard_bool(__FILE__, __LINE__)) return at::zeros_like(weight);
   const auto acc = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const int64_t k = K.guard_int(__FILE__, __LINE__);
   const c10::SymInt right = out_len + K - 1 - left - L;
-  const at::Tensor windows =
-      at::constant_pad_nd_symint(input.to(acc), {left, right}, 0).unfold(-1, K.guard_int(__FILE__, __LINE__), 1);
-  const at::Tensor products = at::mul(grad.to(acc).unsqueeze(-1), windows);  // [..., out_len, K]
-  at::Tensor g;
-  if (per_channel(weight)) {
-    g = at::sum(products, {0, 2});  // [B, C, out_len, K] -> [C, K]
-  } else {
-    g = products.reshape({-1, K.guard_int(__FILE__, __LINE__)}).sum(0);
+  const at::Tensor windows = at::constant_pad_nd_symint(input.to(acc), {left, right}, 0).unfold(-1, k, 1);
+  const at::Tensor g = grad.to(acc).unsqueeze(-1);
+  std::vector<at::Tensor> taps;
+  for (int64_t j0 = 0; j0 < k; j0 += kGradTapsAtOnce) {
+    const int64_t j1 = std::min(k, j0 + kGradTapsAtOnce);
+    const at::Tensor products = at::mul(g, windows.slice(-1, j0, j1));  // [..., out_len, j1 - j0]
+    taps.push_back(per_channel(weight) ? at::sum(products, {0, 2})        // [B, C, out_len, n] -> [C, n]
+                                       : products.reshape({-1, j1 - j0}).sum(0));
   }
-  return g.to(weight.scalar_type());
+  return at::cat(taps, -1).to(weight.scalar_type());
 }
 
 at::Tensor bias_grad(const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& bias) {
