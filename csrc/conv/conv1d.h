@@ -17,6 +17,7 @@
 
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 namespace gpureduce {
 namespace conv {
@@ -42,6 +43,10 @@ Padding padding_for(std::string_view padding, const c10::SymInt& L, const c10::S
 // 0 <= out_len).
 void check_args(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                 const c10::SymInt& left, const c10::SymInt& out_len);
+
+// The type a kernel sums in: float64 for float64, float32 for the rest.
+template <typename scalar_t>
+using acc_of = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
 
 // Whether the weight is a mask per channel ([C, K]) rather than one mask.
 inline bool per_channel(const at::Tensor& weight) { return weight.dim() == 2; }

@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <type_traits>
 #include <vector>
 
 #include "../conv/conv1d.h"
@@ -26,9 +25,6 @@
 namespace gpureduce {
 namespace conv {
 namespace {
-
-template <typename scalar_t>
-using acc_of = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
 
 // Outputs in chunks of kChunk: a task is a chunk of one row, so that one
 // long row ([L], a single channel) spreads over the threads as many rows do.
