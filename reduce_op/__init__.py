@@ -31,7 +31,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "var", "std", "var_mean", "std_mean", "vector_norm", "conv1d", "DepthwiseConv1d", "kernels", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
+__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "var", "std", "var_mean", "std_mean", "vector_norm", "conv1d", "DepthwiseConv1d", "kernels", "set_sharded_combine", "get_sharded_combine", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
 __version__ = "0.1.0"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -597,29 +597,59 @@ def _trace_c_functions_in_compiled_code() -> None:
                           RuntimeWarning, stacklevel=2)
 
 
-class _AfterDynamoImport(importlib.abc.MetaPathFinder):
-    """Registers _sum, _max and _min with torch.compile once torch._dynamo has been imported,
-    rather than importing it here: that import takes a second, and only
-    compiling needs it."""
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs ``then`` once the module ``name`` has been imported, rather than
+    importing it here: torch._dynamo takes a second to import and only
+    compiling needs it; torch.distributed.tensor only sharding."""
+
+    def __init__(self, name: str, then: Any) -> None:
+        self.name, self.then = name, then
 
     def find_spec(self, fullname, path, target=None):
-        if fullname != "torch._dynamo":
+        if fullname != self.name:
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(fullname)
         if spec is None or spec.loader is None:
             return spec
         exec_module = spec.loader.exec_module
+        then = self.then
 
         def exec_then_register(module):
             exec_module(module)
-            _trace_c_functions_in_compiled_code()
+            then()
 
         spec.loader.exec_module = exec_then_register
         return spec
 
 
-if "torch._dynamo" in sys.modules:
-    _trace_c_functions_in_compiled_code()
-else:
-    sys.meta_path.insert(0, _AfterDynamoImport())
+def _register_sharding_rules() -> None:
+    from ._sharding import register_sharding_rules
+
+    register_sharding_rules()
+
+
+def set_sharded_combine(mode: str) -> None:
+    """How the partial sums and products of reductions of DTensors sharded
+    on a reduced dim are combined: ``"rank_order"`` (the default) gathers them
+    and adds them in rank order, the same bits for any NCCL algorithm or rank
+    mapping; ``"all_reduce"`` all-reduces them."""
+    from . import _sharding
+
+    _sharding.set_sharded_combine(mode)
+
+
+def get_sharded_combine() -> str:
+    """The mode :func:`set_sharded_combine` set."""
+    from . import _sharding
+
+    return _sharding.get_sharded_combine()
+
+
+for _name, _then in (("torch._dynamo", _trace_c_functions_in_compiled_code),
+                     ("torch.distributed.tensor", _register_sharding_rules)):
+    if _name in sys.modules:
+        _then()
+    else:
+        sys.meta_path.insert(0, _AfterImport(_name, _then))
+del _name, _then

@@ -152,9 +152,9 @@ struct GpureduceProdBackward : public GpureduceSumBackward {
   static at::Tensor others_product(const at::Tensor& x, int64_t d) {
     const int64_t n = x.size(d);
     if (n <= 1) return at::ones_like(x);
-    std::vector<int64_t> one_size = x.sizes().vec();
-    one_size[d] = 1;
-    const at::Tensor one = at::ones(one_size, x.options());
+    // Made from x, not from its options: for a DTensor x, a plain tensor
+    // could not join it in the cat.
+    const at::Tensor one = at::ones_like(x.narrow(d, 0, 1));
     const at::Tensor before = at::cat({one, x.narrow(d, 0, n - 1)}, d).cumprod(d);
     const at::Tensor after = at::cat({one, x.narrow(d, 1, n - 1).flip(d)}, d).cumprod(d).flip(d);
     return before.mul(after);

@@ -125,15 +125,15 @@ at::Tensor conv1d_padded_meta(const at::Tensor& input, const at::Tensor& weight,
   return at::empty_symint(sizes, input.options());
 }
 
-// grad_w: the products of the gradient with the input's windows (the input
-// padded or cropped to out_len + K - 1 elements, unfolded into out_len
-// windows of K: a view), summed over every dim but the mask's (and the
-// channel's, for a mask per channel); in float32 for 16-bit inputs. Taps go
-// kGradTapsAtOnce at a time, so that the products held at once are at most
-// that many times the gradient (all K at once held K times it: 1024 times
-// for the longest mask).
-constexpr int64_t kGradTapsAtOnce = 8;
-
+// grad_w: for each tap j, the products of the gradient with the input's
+// window j (the input padded or cropped to out_len + K - 1 elements, from
+// element j on), summed over every dim but the channel's for a mask per
+// channel; in float32 for 16-bit inputs. A tap at a time holds products the
+// size of the gradient, and uses only slices: DTensor has no sharding rule
+// for unfold, and the backward of a sharded conv1d runs these ops on
+// DTensors. It also beat an unfold taking 8 taps at a time on the CPU
+// (2 cores, [8, 256, 2048] K=4: 17.7 ms against 25.7; [2^22] K=31: 136
+// against 191).
 at::Tensor weight_grad(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
                        const c10::SymInt& left, const c10::SymInt& out_len) {
   const c10::SymInt K = weight.sym_size(-1);
@@ -142,16 +142,14 @@ at::Tensor weight_grad(const at::Tensor& grad, const at::Tensor& input, const at
   const auto acc = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   const int64_t k = K.guard_int(__FILE__, __LINE__);
   const c10::SymInt right = out_len + K - 1 - left - L;
-  const at::Tensor windows = at::constant_pad_nd_symint(input.to(acc), {left, right}, 0).unfold(-1, k, 1);
-  const at::Tensor g = grad.to(acc).unsqueeze(-1);
+  const at::Tensor padded = at::constant_pad_nd_symint(input.to(acc), {left, right}, 0);
+  const at::Tensor g = grad.to(acc);
   std::vector<at::Tensor> taps;
-  for (int64_t j0 = 0; j0 < k; j0 += kGradTapsAtOnce) {
-    const int64_t j1 = std::min(k, j0 + kGradTapsAtOnce);
-    const at::Tensor products = at::mul(g, windows.slice(-1, j0, j1));  // [..., out_len, j1 - j0]
-    taps.push_back(per_channel(weight) ? at::sum(products, {0, 2})        // [B, C, out_len, n] -> [C, n]
-                                       : products.reshape({-1, j1 - j0}).sum(0));
+  for (int64_t j = 0; j < k; ++j) {
+    const at::Tensor products = at::mul(g, padded.narrow_symint(-1, j, out_len));
+    taps.push_back(per_channel(weight) ? at::sum(products, {0, 2}) : products.sum());  // [C] or []
   }
-  return at::cat(taps, -1).to(weight.scalar_type());
+  return at::stack(taps, -1).to(weight.scalar_type());
 }
 
 at::Tensor bias_grad(const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& bias) {
