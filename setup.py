@@ -6,7 +6,9 @@ Install with `pip install --no-build-isolation -e .` so that the extension is
 built against the torch that will load it.
 """
 import glob
+import importlib.metadata
 import platform
+import re
 import sys
 import sysconfig
 import os
@@ -19,11 +21,35 @@ from setuptools import setup
 # extensions, and importing torch took 3.4-4.6 s of it on the GPU machine
 # (session 54).
 METADATA_ONLY = len(sys.argv) > 1 and sys.argv[1] in ("dist_info", "egg_info")
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def installed_torch_version() -> str:
+    """The torch this build compiles against, read from its metadata (no
+    import). Its absence is what an isolated build (plain `pip install .`,
+    `pip wheel .`, `python -m build`) meets: pip's fresh environment has no
+    torch, and one that it downloaded would not be the torch that imports
+    the wheel."""
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        raise SystemExit(
+            "gpureduce compiles against the torch that will import it, and none is installed in this "
+            "build's Python. Install torch first, then build without isolation: "
+            "`pip install --no-build-isolation -e .`, `pip wheel --no-build-isolation .` or "
+            "`python -m build --no-isolation` (README.md, 'Installing')."
+        ) from None
+
+
+TORCH_VERSION = installed_torch_version()
 if not METADATA_ONLY:
     import torch
     from torch.utils import cpp_extension
 
-ROOT = os.path.dirname(os.path.abspath(__file__))
+
+def package_version() -> str:
+    with open(os.path.join(ROOT, "reduce_op", "_version.py")) as f:
+        return re.search(r'^__version__ = "([^"]+)"', f.read(), re.M).group(1)
 
 
 def want_cuda() -> bool:
@@ -37,6 +63,7 @@ def write_build_info(with_cuda: bool) -> None:
     with open(os.path.join(ROOT, "reduce_op", "_build_info.py"), "w") as f:
         f.write("# Written by setup.py; do not edit.\n")
         f.write(f"TORCH_VERSION = {torch.__version__!r}\n")
+        f.write(f"CUDA_VERSION = {torch.version.cuda if with_cuda else None!r}\n")
         f.write(f"WITH_CUDA = {with_cuda!r}\n")
 
 
@@ -207,8 +234,7 @@ class CudaFirstBuild(object if METADATA_ONLY else cpp_extension.BuildExtension):
         self._building.ext = ext
         super().build_extension(ext)
 
-    @staticmethod
-    def _linked_when_stale(link):
+    def _linked_when_stale(self, link):
         """torch's BuildExtension forces every extension to build (ninja then
         picks the stale objects), and so the two libraries were linked again
         on every run, 1.5-2 s of each test command with nothing changed
@@ -217,7 +243,9 @@ class CudaFirstBuild(object if METADATA_ONLY else cpp_extension.BuildExtension):
         objects and arguments (a stamp beside it: a CPU-only rebuild of a
         CUDA build links fewer objects, none of them newer)."""
         def link_if_stale(objects, output_filename, *args, **kwargs):
-            stamp = output_filename + ".link"
+            # The stamp lives with the objects, not beside the library, which
+            # a wheel would then carry.
+            stamp = os.path.join(build_temp, os.path.basename(output_filename) + ".link")
             inputs = repr((sorted(objects), args, sorted(kwargs.items())))
             if os.path.exists(output_filename) and os.path.exists(stamp):
                 built = os.path.getmtime(output_filename)
@@ -230,6 +258,7 @@ class CudaFirstBuild(object if METADATA_ONLY else cpp_extension.BuildExtension):
                 f.write(inputs)
             return result
 
+        build_temp = self.build_temp
         link_if_stale.gpureduce_skip = True
         return link_if_stale
 
@@ -250,10 +279,17 @@ class CudaFirstBuild(object if METADATA_ONLY else cpp_extension.BuildExtension):
 
 setup(
     name="gpureduce",
-    version="0.1.0",
+    version=package_version(),
     description="A fast, deterministic drop-in replacement for torch.sum, with the classic "
     "parallel-reduction kernels",
+    long_description=open(os.path.join(ROOT, "README.md"), encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="BSD-3-Clause",
+    license_files=["LICENSE"],
     packages=["reduce_op"],
+    # The compiled library loads only under the torch it was built against
+    # (C++ ABI): the wheel's metadata pins that torch, local label and all.
+    install_requires=[f"torch=={TORCH_VERSION}"],
     ext_modules=[] if METADATA_ONLY else [extension(), fast_calls_extension()],
     cmdclass={} if METADATA_ONLY else {"build_ext": CudaFirstBuild.with_options(use_ninja=True)},
     python_requires=">=3.9",

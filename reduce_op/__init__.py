@@ -32,7 +32,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 import torch
 
 __all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "var", "std", "var_mean", "std_mean", "vector_norm", "conv1d", "DepthwiseConv1d", "kernels", "set_sharded_combine", "get_sharded_combine", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -46,11 +46,15 @@ def _check_torch_version() -> None:
             "from the gpureduce checkout."
         ) from e
     if _build_info.TORCH_VERSION != torch.__version__:
+        built_cuda = getattr(_build_info, "CUDA_VERSION", None)
+        built = f"torch {_build_info.TORCH_VERSION} ({f'CUDA {built_cuda}' if built_cuda else 'no CUDA'})"
+        running = f"torch {torch.__version__} ({f'CUDA {torch.version.cuda}' if torch.version.cuda else 'no CUDA'})"
         raise ImportError(
-            f"reduce_op was built against torch {_build_info.TORCH_VERSION} but torch "
-            f"{torch.__version__} is running; its compiled library would not load safely. "
-            "Rebuild it under this torch: `pip install --no-build-isolation -e .` in the "
-            "gpureduce checkout."
+            f"reduce_op was built against {built} but {running} is running; its compiled library "
+            "would not load safely (torch's C++ ABI changes between versions). Install the gpureduce "
+            f"wheel built for torch {torch.__version__}, or build one under it: "
+            "`pip wheel --no-build-isolation .` (or `pip install --no-build-isolation -e .`) "
+            "in the gpureduce source tree."
         )
 
 

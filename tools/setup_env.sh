@@ -30,6 +30,13 @@ if ! "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('ex
   echo "setup: installing expecttest"
   "$PY" -m pip install -q expecttest || echo "setup: expecttest not installed; the torch sample-input tests will skip"
 fi
+# build (PyPA's) lets tests/test_wheel.py build the sdist and a wheel from
+# it, as `python -m build --no-isolation` does; without it that test skips.
+# (A namespace package has no origin: the checkout's build/ folder is one.)
+if ! "$PY" -c "import importlib.util, sys; s = importlib.util.find_spec('build'); sys.exit(s is None or s.origin is None)" 2>/dev/null; then
+  echo "setup: installing build"
+  "$PY" -m pip install -q build || echo "setup: build not installed; the sdist test will skip"
+fi
 # pytest-xdist lets tools/run_tests.sh spread the suite over the cores; without
 # it the suite runs in one process.
 if ! "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('xdist') is None)" 2>/dev/null; then
