@@ -39,7 +39,8 @@ def _run_workload(device, nproc=2):
 def _check(device):
     code, failures, summary, output = _run_workload(device)
     assert summary, f"the workload did not finish:\n{output[-4000:]}"
-    assert code == 0 and not failures, "\n".join([summary[0], *failures[:40]])
+    assert not failures, "\n".join([summary[0], *failures[:40]])
+    assert code == 0, f"{summary[0]}, but torchrun exited with {code}:\n{output[-4000:]}"
     run = int(summary[0].split()[2])
     assert run > 500, summary[0]  # every part of the workload ran
 
