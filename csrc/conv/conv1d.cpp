@@ -15,11 +15,11 @@
 #include "conv1d.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/ops/cat.h>
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/flip.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/zeros.h>
 #include <torch/autograd.h>
@@ -95,6 +95,26 @@ void check_args(const at::Tensor& input, const at::Tensor& weight, const std::op
   TORCH_SYM_CHECK(out_len.sym_ge(0), "gpureduce._conv1d_padded: the output length must be >= 0, got ", out_len);
 }
 
+Conv1dOperands prepare_operands(const at::Tensor& input, const at::Tensor& weight,
+                                const std::optional<at::Tensor>& bias, int64_t left, int64_t out_len) {
+  check_args(input, weight, bias, left, out_len);
+  Conv1dOperands o;
+  o.input = input.contiguous();
+  o.weight = weight.contiguous();
+  if (bias.has_value() && bias->defined()) o.bias = bias->contiguous();
+  std::vector<int64_t> sizes = o.input.sizes().vec();
+  o.L = sizes.back();
+  sizes.back() = out_len;
+  o.out = at::empty(sizes, o.input.options());
+  o.out_len = out_len;
+  o.rows = out_len > 0 ? o.out.numel() / out_len : 0;
+  o.per_channel = per_channel(o.weight);
+  o.channels = o.per_channel ? o.input.size(1) : 1;
+  o.K = o.weight.size(-1);
+  o.left = left;
+  return o;
+}
+
 namespace {
 
 using PaddedOp = c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&,
@@ -147,14 +167,14 @@ at::Tensor weight_grad(const at::Tensor& grad, const at::Tensor& input, const at
   std::vector<at::Tensor> taps;
   for (int64_t j = 0; j < k; ++j) {
     const at::Tensor products = at::mul(g, padded.narrow_symint(-1, j, out_len));
-    taps.push_back(per_channel(weight) ? at::sum(products, {0, 2}) : products.sum());  // [C] or []
+    taps.push_back(per_channel(weight) ? at::sum(products, at::IntArrayRef{0, 2}) : products.sum());  // [C] or []
   }
   return at::stack(taps, -1).to(weight.scalar_type());
 }
 
 at::Tensor bias_grad(const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& bias) {
   const auto acc = grad.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-  at::Tensor g = per_channel(weight) ? at::sum(grad.to(acc), {0, 2}) : grad.to(acc).sum();
+  at::Tensor g = per_channel(weight) ? at::sum(grad.to(acc), at::IntArrayRef{0, 2}) : grad.to(acc).sum();
   return g.reshape_symint(bias.sym_sizes()).to(bias.scalar_type());
 }
 

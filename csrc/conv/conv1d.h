@@ -51,5 +51,19 @@ using acc_of = std::conditional_t<std::is_same_v<scalar_t, double>, double, floa
 // Whether the weight is a mask per channel ([C, K]) rather than one mask.
 inline bool per_channel(const at::Tensor& weight) { return weight.dim() == 2; }
 
+// What every device's kernel of _conv1d_padded starts from: the operands
+// checked (check_args) and contiguous, the output allocated, and the
+// geometry. The input is `rows` rows of L; row r's mask is row r %
+// channels of a mask per channel (channels = C), else the one mask
+// (channels = 1).
+struct Conv1dOperands {
+  at::Tensor input, weight, bias;  // bias undefined when there is none
+  at::Tensor out;                  // [..., out_len]; nothing to do when empty
+  int64_t rows = 0, L = 0, out_len = 0, channels = 1, K = 0, left = 0;
+  bool per_channel = false;
+};
+Conv1dOperands prepare_operands(const at::Tensor& input, const at::Tensor& weight,
+                                const std::optional<at::Tensor>& bias, int64_t left, int64_t out_len);
+
 }  // namespace conv
 }  // namespace gpureduce

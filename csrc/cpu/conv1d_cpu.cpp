@@ -45,7 +45,7 @@ void conv1d_rows(const scalar_t* in, const scalar_t* w, const scalar_t* bias, sc
       const int64_t r = task / chunks;
       const int64_t first = (task - r * chunks) * kChunk;  // the chunk's first output
       const int64_t n = std::min(kChunk, out_len - first);
-      const int64_t c = channels > 0 ? r % channels : 0;
+      const int64_t c = mask_per_channel ? r % channels : 0;
       const scalar_t* wr = w + (mask_per_channel ? c * K : 0);
       const scalar_t* row = in + r * L;
       // Window k holds input first - left + k.
@@ -69,25 +69,15 @@ void conv1d_rows(const scalar_t* in, const scalar_t* w, const scalar_t* bias, sc
 
 at::Tensor conv1d_padded_cpu(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                              int64_t left, int64_t out_len) {
-  check_args(input, weight, bias, left, out_len);
-  const at::Tensor x = input.contiguous();
-  const at::Tensor w = weight.contiguous();
-  const bool has_bias = bias.has_value() && bias->defined();
-  const at::Tensor b = has_bias ? bias->contiguous() : at::Tensor();
-  std::vector<int64_t> sizes = x.sizes().vec();
-  const int64_t L = sizes.back();
-  sizes.back() = out_len;
-  at::Tensor out = at::empty(sizes, x.options());
-  if (out.numel() == 0) return out;
-  const int64_t n_rows = out.numel() / out_len;
-  const bool mask_per_channel = per_channel(w);
-  const int64_t channels = mask_per_channel ? x.size(1) : 0;
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "gpureduce_conv1d_cpu", [&] {
-    conv1d_rows<scalar_t>(x.const_data_ptr<scalar_t>(), w.const_data_ptr<scalar_t>(),
-                          has_bias ? b.const_data_ptr<scalar_t>() : nullptr, out.mutable_data_ptr<scalar_t>(),
-                          n_rows, channels, mask_per_channel, L, w.size(-1), left, out_len);
+  const Conv1dOperands o = prepare_operands(input, weight, bias, left, out_len);
+  if (o.out.numel() == 0) return o.out;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, o.input.scalar_type(), "gpureduce_conv1d_cpu", [&] {
+    conv1d_rows<scalar_t>(o.input.const_data_ptr<scalar_t>(), o.weight.const_data_ptr<scalar_t>(),
+                          o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr,
+                          o.out.mutable_data_ptr<scalar_t>(), o.rows, o.channels, o.per_channel, o.L, o.K, o.left,
+                          o.out_len);
   });
-  return out;
+  return o.out;
 }
 
 }  // namespace
