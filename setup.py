@@ -288,7 +288,7 @@ setup(
     license_files=["LICENSE"],
     packages=["reduce_op"],
     # The compiled library loads only under the torch it was built against
-    # (C++ ABI): the wheel's metadata pins that torch, local label and all.
+    # (C++ ABI): the wheel's metadata pins that torch, at the version pip records for it.
     install_requires=[f"torch=={TORCH_VERSION}"],
     ext_modules=[] if METADATA_ONLY else [extension(), fast_calls_extension()],
     cmdclass={} if METADATA_ONLY else {"build_ext": CudaFirstBuild.with_options(use_ninja=True)},
