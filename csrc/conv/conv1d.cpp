@@ -32,12 +32,32 @@
 namespace gpureduce {
 namespace conv {
 
+namespace {
+
+// Sizes in error messages, written out here: streaming a c10::SymInt or a
+// SymIntArrayRef into TORCH_CHECK's message crashed (SIGSEGV) every error
+// that did so, in this library built against torch 2.11.0+cu130 on the GPU
+// machine (session 86; the errors without one raised as they should, and
+// torch 2.13 ran them all). A symbolic size is written as its expression.
+std::string sym_text(const c10::SymInt& v) {
+  if (const auto n = v.maybe_as_int()) return std::to_string(*n);
+  return v.toSymNodeImplUnowned()->str();
+}
+
+std::string shape_text(c10::SymIntArrayRef sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + sym_text(sizes[i]);
+  return s + "]";
+}
+
+}  // namespace
+
 Padding padding_for(std::string_view padding, const c10::SymInt& L, const c10::SymInt& K) {
   if (padding == "same") return {(K - 1) / 2, L};
   if (padding == "causal") return {K - 1, L};
   if (padding == "valid") {
     TORCH_SYM_CHECK(L.sym_ge(K), "gpureduce.conv1d: padding='valid' needs an input at least as long as the mask; got ",
-                    "an input of length ", L, " and a mask of ", K, " taps");
+                    "an input of length ", sym_text(L), " and a mask of ", sym_text(K), " taps");
     return {0, L - K + 1};
   }
   TORCH_CHECK(false, "gpureduce.conv1d: invalid padding string '", std::string(padding),
@@ -48,20 +68,20 @@ void check_args(const at::Tensor& input, const at::Tensor& weight, const std::op
                 const c10::SymInt& left, const c10::SymInt& out_len) {
   TORCH_CHECK(input.dim() >= 1 && input.dim() <= 3,
               "gpureduce.conv1d: expected an input of shape [L], [B, L] or [B, C, L], got ", input.dim(),
-              " dims of shape ", input.sym_sizes());
+              " dims of shape ", shape_text(input.sym_sizes()));
   TORCH_CHECK(weight.dim() == 1 || weight.dim() == 2,
               "gpureduce.conv1d: expected a weight of shape [K] (one mask) or [C, K] (a mask per channel), got ",
-              weight.dim(), " dims of shape ", weight.sym_sizes());
+              weight.dim(), " dims of shape ", shape_text(weight.sym_sizes()));
   const c10::SymInt K = weight.sym_size(-1);
   TORCH_SYM_CHECK(K.sym_ge(1), "gpureduce.conv1d: the mask needs at least one tap, got a weight of shape ",
-                  weight.sym_sizes());
+                  shape_text(weight.sym_sizes()));
   TORCH_SYM_CHECK(K.sym_le(kMaxTaps), "gpureduce.conv1d: masks of at most ", kMaxTaps, " taps are supported, got ",
-                  K);
+                  sym_text(K));
   if (per_channel(weight)) {
     TORCH_CHECK(input.dim() == 3, "gpureduce.conv1d: a weight of shape [C, K] (a mask per channel) needs an input ",
-                "of shape [B, C, L], got ", input.sym_sizes());
+                "of shape [B, C, L], got ", shape_text(input.sym_sizes()));
     TORCH_SYM_CHECK(weight.sym_size(0).sym_eq(input.sym_size(1)), "gpureduce.conv1d: the weight has ",
-                    weight.sym_size(0), " masks but the input has ", input.sym_size(1), " channels");
+                    sym_text(weight.sym_size(0)), " masks but the input has ", sym_text(input.sym_size(1)), " channels");
   }
   const auto dtype = input.scalar_type();
   TORCH_CHECK(dtype == at::kFloat || dtype == at::kDouble || dtype == at::kHalf || dtype == at::kBFloat16,
@@ -80,19 +100,19 @@ void check_args(const at::Tensor& input, const at::Tensor& weight, const std::op
                 " and ", bias->device(), "!");
     if (per_channel(weight)) {
       TORCH_CHECK(bias->dim() == 1, "gpureduce.conv1d: expected a bias of shape [C] for a weight of shape [C, K], ",
-                  "got ", bias->sym_sizes());
+                  "got ", shape_text(bias->sym_sizes()));
       TORCH_SYM_CHECK(bias->sym_size(0).sym_eq(weight.sym_size(0)), "gpureduce.conv1d: expected a bias of ",
-                      weight.sym_size(0), " elements (one a channel), got ", bias->sym_size(0));
+                      sym_text(weight.sym_size(0)), " elements (one a channel), got ", sym_text(bias->sym_size(0)));
     } else {
       TORCH_CHECK(bias->dim() <= 1, "gpureduce.conv1d: expected a bias of one element for a weight of shape [K], ",
-                  "got shape ", bias->sym_sizes());
+                  "got shape ", shape_text(bias->sym_sizes()));
       TORCH_SYM_CHECK(bias->sym_numel().sym_eq(1), "gpureduce.conv1d: expected a bias of one element for a ",
-                      "weight of shape [K], got ", bias->sym_numel());
+                      "weight of shape [K], got ", sym_text(bias->sym_numel()));
     }
   }
   TORCH_SYM_CHECK(left.sym_ge(0).sym_and(left.sym_le(K - 1)),
-                  "gpureduce._conv1d_padded: left must be in [0, K - 1] = [0, ", K - 1, "], got ", left);
-  TORCH_SYM_CHECK(out_len.sym_ge(0), "gpureduce._conv1d_padded: the output length must be >= 0, got ", out_len);
+                  "gpureduce._conv1d_padded: left must be in [0, K - 1] = [0, ", sym_text(K - 1), "], got ", sym_text(left));
+  TORCH_SYM_CHECK(out_len.sym_ge(0), "gpureduce._conv1d_padded: the output length must be >= 0, got ", sym_text(out_len));
 }
 
 Conv1dOperands prepare_operands(const at::Tensor& input, const at::Tensor& weight,
@@ -132,7 +152,8 @@ at::Tensor conv1d_composite(const at::Tensor& input, const at::Tensor& weight, c
                             std::string_view padding) {
   // The ranks first: the padding needs the last dims of both.
   TORCH_CHECK(input.dim() >= 1 && weight.dim() >= 1, "gpureduce.conv1d: expected an input of shape [L], [B, L] or ",
-              "[B, C, L] and a weight of shape [K] or [C, K], got ", input.sym_sizes(), " and ", weight.sym_sizes());
+              "[B, C, L] and a weight of shape [K] or [C, K], got ", shape_text(input.sym_sizes()), " and ",
+              shape_text(weight.sym_sizes()));
   const Padding p = padding_for(padding, input.sym_size(-1), weight.sym_size(-1));
   return padded_op().call(input, weight, bias, p.left, p.out_len);
 }
