@@ -628,9 +628,17 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
 
 def _register_sharding_rules() -> None:
-    from ._sharding import register_sharding_rules
+    """DTensor's rules for gpureduce's ops. They use DTensor's registry,
+    which is not a public API: should a torch version refuse them, importing
+    torch.distributed.tensor must still work (gpureduce's ops on DTensors
+    then raise DTensor's "no sharding strategy" error)."""
+    try:
+        from ._sharding import register_sharding_rules
 
-    register_sharding_rules()
+        register_sharding_rules()
+    except Exception as e:  # noqa: BLE001 - any refusal leaves DTensor working without the rules
+        warnings.warn(f"reduce_op: no sharding rules for DTensor ({type(e).__name__}: {e}); gpureduce's "
+                      "ops will not take DTensors", RuntimeWarning, stacklevel=2)
 
 
 def set_sharded_combine(mode: str) -> None:

@@ -54,3 +54,18 @@ def test_sharded_ops_gloo():
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs 2 GPUs")
 def test_sharded_ops_nccl():
     _check("cuda")
+
+
+def test_refused_rules_leave_dtensor_importable():
+    """Should a torch version refuse the rules (DTensor's registry is not a
+    public API), importing torch.distributed.tensor still works, with a
+    warning."""
+    code = ("import sys, warnings, reduce_op\n"
+            "sys.modules['reduce_op._sharding'] = None  # its import now fails\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            "    import torch.distributed.tensor\n"
+            "print('WARNED', any('no sharding rules for DTensor' in str(w.message) for w in caught))\n")
+    proc = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=300, env=dict(os.environ, PYTHONPATH=ROOT))
+    assert proc.returncode == 0 and "WARNED True" in proc.stdout, proc.stdout[-3000:]
