@@ -224,7 +224,8 @@ def _reduction_rule(spec: _Reduction, op_schema: OpSchema) -> OpStrategy:
     input_strategy = op_schema.args_schema[0]
     in_spec = input_strategy.strategies[0].output_spec
     mesh = in_spec.mesh
-    shape = in_spec.tensor_meta.shape if in_spec.tensor_meta is not None else None
+    meta = in_spec.tensor_meta  # None where DTensor did not propagate it: no rule that needs it then
+    shape = meta.shape if meta is not None else None
     ndim = in_spec.ndim
     reduced = _reduced_dims(args[spec.dims_arg] if spec.dims_arg else None, ndim)
     keepdim = bool(args[spec.keepdim_arg]) if spec.keepdim_arg else False
@@ -245,8 +246,8 @@ def _reduction_rule(spec: _Reduction, op_schema: OpSchema) -> OpStrategy:
             if combine == "mean" and shape[d] % ranks != 0:
                 continue  # a mean of uneven shards' means is not the mean
             strategies.append(out(RankOrderPartial(combine, p)) + [Shard(d)])
-    if spec.linear and args.get("dtype") in (None, in_spec.tensor_meta.dtype) and (
-            in_spec.tensor_meta.dtype.is_floating_point or in_spec.tensor_meta.dtype.is_complex):
+    if spec.linear and meta is not None and args.get("dtype") in (None, meta.dtype) and (
+            meta.dtype.is_floating_point or meta.dtype.is_complex):
         for partial in (Partial("sum"), Partial("avg"), RankOrderPartial("sum")):
             strategies.append(out(partial) + [partial])
     return _expand(mesh, op_schema, strategies, spec.outputs)

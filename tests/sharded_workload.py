@@ -130,6 +130,42 @@ def reductions(mesh, device):
                         break  # dim is not read
 
 
+def random_cases(mesh, device, seeds=(86, 87), per_seed=60):
+    """Shapes, dims, keepdim, dtypes, ops and placements drawn at random
+    (the same draws on every rank: a seeded generator), against torch on
+    the whole tensor."""
+    import random
+
+    for seed in seeds:
+        rng = random.Random(seed)
+        for i in range(per_seed):
+            ndim = rng.randint(1, 3)
+            shape = tuple(rng.randint(1, 9) for _ in range(ndim))
+            dtype = rng.choice([torch.float32, torch.float64, torch.int64])
+            candidates = [r for r in REDUCTIONS if ("f" if dtype.is_floating_point else "i") in r[4]]
+            name, ours, theirs, exact, _ = rng.choice(candidates)
+            d = rng.randrange(-ndim, ndim)
+            placement = rng.choice([Replicate()] + [Shard(k) for k in range(ndim)])
+            x = random_tensor(shape, dtype, device, seed=seed * 1000 + i)
+            label = f"random seed {seed} #{i}: {name} {tuple(shape)} {str(dtype)[6:]} {placement} dim={d}"
+
+            def case(ours=ours, theirs=theirs, x=x, d=d, exact=exact, label=label, placement=placement):
+                try:
+                    want = theirs(x, d)
+                except (RuntimeError, IndexError) as e:  # torch refuses it (an empty max, say): so must we
+                    try:
+                        ours(distribute_tensor(x, mesh, [placement]), d)
+                    except (RuntimeError, IndexError, NotImplementedError):
+                        return
+                    raise AssertionError(f"{label}: torch raised {e!r}, gpureduce did not") from e
+                got = ours(distribute_tensor(x, mesh, [placement]), d)
+                got = got if isinstance(got, tuple) else (got,)
+                want = want if isinstance(want, tuple) else (want,)
+                for g, w in zip(got, want):
+                    same(full(g), w, exact, label)
+            check(label, case)
+
+
 def partial_inputs(mesh, device):
     """A Partial("sum") input: the whole is the sum of the ranks' locals."""
     local = random_tensor((5, 6), torch.float64, device, seed=20 + mesh.get_rank())
@@ -371,7 +407,7 @@ def main():
     dist.init_process_group("nccl" if args.device == "cuda" else "gloo", timeout=timedelta(seconds=120))
     device = torch.device(args.device, torch.cuda.current_device()) if args.device == "cuda" else torch.device("cpu")
     mesh = init_device_mesh(args.device, (dist.get_world_size(),))
-    for part in (reductions, partial_inputs, placements_kept, cache_keys, backward, determinism, conv1d,
+    for part in (reductions, random_cases, partial_inputs, placements_kept, cache_keys, backward, determinism, conv1d,
                  dropin_model, misuse):
         part(mesh, device)
     failed = torch.tensor([len(FAILURES)], device=device)
