@@ -32,13 +32,11 @@
 namespace gpureduce {
 namespace conv {
 
-namespace {
-
-// Sizes in error messages, written out here: streaming a c10::SymInt or a
-// SymIntArrayRef into TORCH_CHECK's message crashed (SIGSEGV) every error
-// that did so, in this library built against torch 2.11.0+cu130 on the GPU
-// machine (session 86; the errors without one raised as they should, and
-// torch 2.13 ran them all). A symbolic size is written as its expression.
+// Numbers in error messages are written out as text here: streaming an
+// integer (an int64_t, a SymInt, a size list) into a TORCH_CHECK message
+// from this library segfaults on the GPU machine's toolchain (GCC 13, torch
+// 2.11; benchmarks/NOTES.md, "The crash that was not a kernel bug"), while
+// torch 2.13 on the CPU runs it. A symbolic size is written as its expression.
 std::string sym_text(const c10::SymInt& v) {
   if (const auto n = v.maybe_as_int()) return std::to_string(*n);
   return v.toSymNodeImplUnowned()->str();
@@ -49,8 +47,6 @@ std::string shape_text(c10::SymIntArrayRef sizes) {
   for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + sym_text(sizes[i]);
   return s + "]";
 }
-
-}  // namespace
 
 Padding padding_for(std::string_view padding, const c10::SymInt& L, const c10::SymInt& K) {
   if (padding == "same") return {(K - 1) / 2, L};
@@ -67,16 +63,16 @@ Padding padding_for(std::string_view padding, const c10::SymInt& L, const c10::S
 void check_args(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                 const c10::SymInt& left, const c10::SymInt& out_len) {
   TORCH_CHECK(input.dim() >= 1 && input.dim() <= 3,
-              "gpureduce.conv1d: expected an input of shape [L], [B, L] or [B, C, L], got ", input.dim(),
-              " dims of shape ", shape_text(input.sym_sizes()));
+              "gpureduce.conv1d: expected an input of shape [L], [B, L] or [B, C, L], got ",
+              std::to_string(input.dim()), " dims of shape ", shape_text(input.sym_sizes()));
   TORCH_CHECK(weight.dim() == 1 || weight.dim() == 2,
               "gpureduce.conv1d: expected a weight of shape [K] (one mask) or [C, K] (a mask per channel), got ",
-              weight.dim(), " dims of shape ", shape_text(weight.sym_sizes()));
+              std::to_string(weight.dim()), " dims of shape ", shape_text(weight.sym_sizes()));
   const c10::SymInt K = weight.sym_size(-1);
   TORCH_SYM_CHECK(K.sym_ge(1), "gpureduce.conv1d: the mask needs at least one tap, got a weight of shape ",
                   shape_text(weight.sym_sizes()));
-  TORCH_SYM_CHECK(K.sym_le(kMaxTaps), "gpureduce.conv1d: masks of at most ", kMaxTaps, " taps are supported, got ",
-                  sym_text(K));
+  TORCH_SYM_CHECK(K.sym_le(kMaxTaps), "gpureduce.conv1d: masks of at most ", std::to_string(kMaxTaps),
+                  " taps are supported, got ", sym_text(K));
   if (per_channel(weight)) {
     TORCH_CHECK(input.dim() == 3, "gpureduce.conv1d: a weight of shape [C, K] (a mask per channel) needs an input ",
                 "of shape [B, C, L], got ", shape_text(input.sym_sizes()));

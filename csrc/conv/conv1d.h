@@ -16,8 +16,10 @@
 #include <c10/core/SymInt.h>
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 namespace gpureduce {
 namespace conv {
@@ -35,6 +37,11 @@ struct Padding {
   c10::SymInt left;
   c10::SymInt out_len;
 };
+// A size, or a list of sizes, as text for an error message (conv1d.cpp says
+// why the numbers are not streamed).
+std::string sym_text(const c10::SymInt& v);
+std::string shape_text(c10::SymIntArrayRef sizes);
+
 Padding padding_for(std::string_view padding, const c10::SymInt& L, const c10::SymInt& K);
 
 // The checks of every key's kernel, with torch's kinds of errors: ranks,
@@ -64,6 +71,15 @@ struct Conv1dOperands {
 };
 Conv1dOperands prepare_operands(const at::Tensor& input, const at::Tensor& weight,
                                 const std::optional<at::Tensor>& bias, int64_t left, int64_t out_len);
+
+// The four steps of PMPP chapter 8 (classic_conv1d, CUDA only:
+// cuda/conv1d_cuda.cu), in the book's order.
+inline std::vector<std::string> book_kernel_names() { return {"basic", "constant", "tiled_halo", "tiled_l2"}; }
+inline bool is_book_kernel(std::string_view name) {
+  for (const auto& k : book_kernel_names())
+    if (k == name) return true;
+  return false;
+}
 
 }  // namespace conv
 }  // namespace gpureduce
