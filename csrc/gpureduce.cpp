@@ -9,6 +9,7 @@
 #include <torch/library.h>
 
 #include "classic.h"
+#include "conv/conv1d.h"
 
 TORCH_LIBRARY(gpureduce, m) {
   // The overloads, argument names and defaults of aten::sum, so that the op
@@ -104,6 +105,9 @@ TORCH_LIBRARY(gpureduce, m) {
         {at::Tag::pt2_compliant_tag});
   m.def("_conv1d_padded(Tensor input, Tensor weight, Tensor? bias, SymInt left, SymInt out_len) -> Tensor",
         {at::Tag::pt2_compliant_tag});
+  // The book's four conv1d kernels (PMPP ch. 8), by name, forward only.
+  m.def("classic_conv1d(Tensor input, Tensor weight, Tensor? bias, str padding, str kernel) -> Tensor");
+  m.def("conv1d_kernels() -> str[]", &gpureduce::conv::book_kernel_names);
   // The classic teaching kernels (reduce0 ... reduce7, tensorcore, cpu): a 1-D
   // sum of all elements by the named kernel.
   m.def("classic_sum(Tensor input, str kernel) -> Tensor");

@@ -12,7 +12,7 @@ This package loads it and adds a Python front end:
   :func:`vector_norm` mirrors ``torch.linalg.vector_norm``;
 * :func:`conv1d` is a 1-D cross-correlation under a short mask (``F.conv1d``'s,
   one mask or one a channel) and :class:`DepthwiseConv1d` a module of it
-  (CPU only for now);
+  (``kernel=`` picks one of the book's four CUDA kernels, :func:`conv1d_kernels`);
 * :func:`replace_torch_sum` routes ``torch.sum`` / ``Tensor.sum`` inside a
   ``with`` block to gpureduce, :func:`patch` / :func:`unpatch` process-wide;
   :func:`replace_torch_reductions` routes every op above in a block.
@@ -31,7 +31,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "var", "std", "var_mean", "std_mean", "vector_norm", "conv1d", "DepthwiseConv1d", "kernels", "set_sharded_combine", "get_sharded_combine", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
+__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "var", "std", "var_mean", "std_mean", "vector_norm", "conv1d", "conv1d_kernels", "DepthwiseConv1d", "kernels", "set_sharded_combine", "get_sharded_combine", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
 from ._version import __version__  # noqa: E402
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,7 +75,7 @@ torch.ops.load_library(library_path())
 from . import _args, _calls, _fast  # noqa: E402
 from ._calls import fast_path_open as _fast_path_open  # noqa: E402
 from ._dropin import patch, replace_torch_reductions, replace_torch_sum, unpatch  # noqa: E402
-from ._conv import DepthwiseConv1d, conv1d  # noqa: E402
+from ._conv import DepthwiseConv1d, conv1d, conv1d_kernels  # noqa: E402
 
 # max.dim's and min.dim's results through reduce_op._fast, as torch's.
 _fast.set_return_types(torch.return_types.max, torch.return_types.min)

@@ -5,15 +5,25 @@ for the depthwise form that sequence models use in place of
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import List, Optional
 
 import torch
 
 PADDINGS = ("same", "causal", "valid")
 
 
+def conv1d_kernels() -> List[str]:
+    """The book's kernels (PMPP chapter 8) that :func:`conv1d` takes as
+    ``kernel=``, in the book's order: ``basic``, ``constant``,
+    ``tiled_halo``, ``tiled_l2`` (none in a build without the CUDA
+    sources)."""
+    from . import _build_info
+
+    return list(torch.ops.gpureduce.conv1d_kernels()) if _build_info.WITH_CUDA else []
+
+
 def conv1d(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None,
-           padding: str = "same") -> torch.Tensor:
+           padding: str = "same", kernel: Optional[str] = None) -> torch.Tensor:
     """``out[..., i] = bias + sum_j input[..., i - left + j] * weight[..., j]``,
     the cross-correlation ``F.conv1d`` computes, with zeros outside the input.
 
@@ -28,10 +38,22 @@ def conv1d(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
     are bitwise reproducible, the gradients of input, weight and bias too,
     and double backward works.
 
-    On the CPU key for now: the CUDA kernels are not written yet, and a CUDA
-    tensor gets the dispatcher's error that ``gpureduce::_conv1d_padded``
-    has no kernel for the CUDA backend."""
-    return torch.ops.gpureduce.conv1d(input, weight, bias, padding)
+    ``kernel=`` picks one of the book's four steps (:func:`conv1d_kernels`,
+    CUDA tensors only, forward only: no gradient), each correct for any
+    length; ``constant``, ``tiled_halo`` and ``tiled_l2`` keep the mask in
+    constant memory, at most 1024 taps (C * K for a mask per channel).
+    ``None``, the default, is the fastest path."""
+    if kernel is None:
+        return torch.ops.gpureduce.conv1d(input, weight, bias, padding)
+    if not isinstance(kernel, str) or kernel not in ("basic", "constant", "tiled_halo", "tiled_l2"):
+        raise ValueError(f"conv1d: kernel must be None or one of 'basic', 'constant', 'tiled_halo', 'tiled_l2'; "
+                         f"got {kernel!r}")
+    if input.device.type != "cuda":
+        raise RuntimeError(f"conv1d: kernel={kernel!r} is one of the book's CUDA kernels; the input is on "
+                           f"{input.device}")
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (input, weight, bias)):
+        raise RuntimeError(f"conv1d: kernel={kernel!r} computes the forward only; use kernel=None for gradients")
+    return torch.ops.gpureduce.classic_conv1d(input, weight, bias, padding, kernel)
 
 
 class DepthwiseConv1d(torch.nn.Module):

@@ -392,4 +392,38 @@ for dtype, shape in ((torch.float32, (10, 511, 153)), (torch.int64, (4, 7801, 9)
     x = (torch.randn(shape) * 10).to(dtype).cuda()
     got = reduce_op.sum(x, 1).cpu().double()
     assert torch.allclose(got, x.cpu().double().sum(1), rtol=2e-2, atol=1.0), (dtype, shape)
+# conv1d's tiles (csrc/cuda/conv1d_cuda.cu), both kernels: rows shorter
+# than a tile, one past it, on and off 16-byte boundaries, more tiles than
+# blocks, a mask longer than a row and the longest mask, each padding, one
+# mask and a mask per channel, with the input's gradient (a second
+# correlation).
+for dtype, x_shape, w_shape in ((torch.float32, (3, 5, 2049), (5, 4)), (torch.bfloat16, (2, 3, 7), (3, 9)),
+                                (torch.float64, (4097,), (31,)), (torch.float16, (2, 3000), (1024,)),
+                                (torch.float32, (2, 3, 4096), (3, 5)), (torch.bfloat16, (2, 8, 8200), (8, 4)),
+                                (torch.float32, (400, 4100), (3,))):
+    x = torch.randn(x_shape).to(dtype).cuda().requires_grad_()
+    w = torch.randn(w_shape).to(dtype).cuda()
+    for padding in ("same", "causal", "valid"):
+        if padding == "valid" and x_shape[-1] < w_shape[-1]:
+            continue
+        y = reduce_op.conv1d(x, w, None, padding)
+        (g,) = torch.autograd.grad(y.float().sum(), x)
+        # The CPU kernel in float64 (tests/test_conv1d.py checks it against F.conv1d).
+        ref = reduce_op.conv1d(x.detach().cpu().double(), w.cpu().double(), None, padding)
+        scale = ref.abs().max().item() + 1.0
+        assert (y.cpu().double() - ref).abs().max().item() <= 2e-2 * scale, (dtype, x_shape, w_shape, padding)
+# The book's four kernels (classic_conv1d): ragged ends, the longest
+# constant mask (C * K = 1024), a mask per channel, each padding.
+for kernel in reduce_op.conv1d_kernels():
+    for dtype, x_shape, w_shape in ((torch.float32, (2, 4, 1000), (4, 7)), (torch.float16, (3, 257), (5,)),
+                                    (torch.float64, (2, 2, 300), (2, 512))):
+        x = torch.randn(x_shape).to(dtype).cuda()
+        w = torch.randn(w_shape).to(dtype).cuda()
+        for padding in ("same", "causal", "valid"):
+            if padding == "valid" and x_shape[-1] < w_shape[-1]:
+                continue
+            y = reduce_op.conv1d(x, w, None, padding, kernel=kernel)
+            ref = reduce_op.conv1d(x.cpu().double(), w.cpu().double(), None, padding)
+            scale = ref.abs().max().item() + 1.0
+            assert (y.cpu().double() - ref).abs().max().item() <= 2e-2 * scale, (kernel, dtype, x_shape, padding)
 print("workload ok")

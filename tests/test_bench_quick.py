@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-# Five interpreters, each importing torch: about 12 s of the 2-core machine.
+# Seven interpreters, each importing torch, at once: about 20 s of the 2-core machine.
 pytestmark = pytest.mark.slow
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -23,6 +23,7 @@ RUNS = {
     "random_prod": ["random_bench.py", "--quick", "--op", "prod"],
     "overhead": ["overhead_bench.py", "--devices", "cpu", "--numel", "10", "--calls", "50", "--repeats", "2"],
     "cpu": ["cpu_bench.py", "--n", "6", "--seed", "3", "--max-elements", "20000", "--min-run-time", "0.006"],
+    "conv1d": ["conv1d_bench.py", "--quick", "--replays", "2"],
 }
 
 
@@ -101,3 +102,15 @@ def test_cpu_bench_quick(runs):
         # The median of its sweeps' ratios, one a sweep.
         sweeps = sorted(c["sweep_ratios"])
         assert len(sweeps) == data["meta"]["sweeps"] == 3 and c["ratio"] == sweeps[(len(sweeps) - 1) // 2]
+
+
+def test_conv1d_bench_quick(runs):
+    # Every path it times (here the CPU kernel and F.conv1d) checked
+    # against F.conv1d in float64, and the table written.
+    tmp_path = finished(runs, "conv1d")
+    data = json.load(open(next(tmp_path / f for f in os.listdir(tmp_path) if f.endswith(".json"))))
+    paths = {r["path"] for r in data["rows"]}
+    assert {"gpureduce", "F.conv1d"} <= paths
+    assert all(r["correct"] is not False for r in data["rows"]) and all(r["us"] > 0 for r in data["rows"])
+    assert {r["group"] for r in data["rows"]} == {"depthwise", "one channel", "book", "backward"}
+    assert any(f.endswith(".md") for f in os.listdir(tmp_path))

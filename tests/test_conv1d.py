@@ -11,6 +11,8 @@ from torch.library import opcheck
 
 import reduce_op
 
+from axes import DEVICES
+
 PADDINGS = ["same", "causal", "valid"]
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 TOL = {torch.float32: 1e-5, torch.float64: 1e-12, torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
@@ -35,8 +37,11 @@ def _reference(x, w, b, padding):
     return out.reshape(*x.shape[:-1], out_len)
 
 
-def _check(x, w, b, padding):
-    got = reduce_op.conv1d(x, w, b, padding)
+def _check(x, w, b, padding, device="cpu"):
+    """conv1d of x, w, b (CPU tensors) on `device` against the float64
+    reference."""
+    on = lambda t: None if t is None else t.to(device)  # noqa: E731
+    got = reduce_op.conv1d(on(x), on(w), on(b), padding).cpu()
     ref = _reference(x, w, b, padding)
     assert got.dtype == x.dtype and got.shape == ref.shape, (got.shape, ref.shape)
     # Relative to the size of the terms: the sum of |x| |w| over each window.
@@ -50,9 +55,10 @@ def _randn(shape, dtype, gen):
     return torch.randn(shape, generator=gen, dtype=torch.float64).to(dtype)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("padding", PADDINGS)
-def test_conv1d_matches_reference(dtype, padding, gen):
+def test_conv1d_matches_reference(device, dtype, padding, gen):
     # Rows of several chunks (the CPU kernel's tasks are 4096 outputs of a
     # row) too.
     for L, K in ((1, 1), (2, 2), (5, 3), (7, 4), (8, 8), (9, 2), (37, 7), (300, 31), (1000, 5), (33, 33),
@@ -62,8 +68,24 @@ def test_conv1d_matches_reference(dtype, padding, gen):
         for x_shape, w_shape in (((L,), (K,)), ((3, L), (K,)), ((2, 3, L), (K,)), ((2, 5, L), (5, K))):
             x, w = _randn(x_shape, dtype, gen), _randn(w_shape, dtype, gen)
             bias_shape = (w_shape[0],) if len(w_shape) == 2 else (1,)
-            _check(x, w, None, padding)
-            _check(x, w, _randn(bias_shape, dtype, gen), padding)
+            _check(x, w, None, padding, device)
+            _check(x, w, _randn(bias_shape, dtype, gen), padding, device)
+    # Rows longer than a tile (2048 or 4096 outputs on the GPU), and tiles' edges.
+    for L in (2047, 2048, 2049, 4100):
+        for K in (1, 4, 31):
+            _check(_randn((2, 3, L), dtype, gen), _randn((3, K), dtype, gen), _randn((3,), dtype, gen), padding, device)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_conv1d_many_tiles(device, gen):
+    # More tiles than the GPU holds blocks at once, so that a block goes on
+    # to further tiles (loading each next one while it computes the last),
+    # with rows on and off 16-byte boundaries, and a halo wider than a
+    # block's threads (K = 300).
+    for dtype in (torch.float32, torch.bfloat16):
+        for L, K, padding in ((4100, 4, "causal"), (4099, 7, "same"), (4096, 300, "same"), (3001, 300, "valid")):
+            _check(_randn((8, 64, L), dtype, gen), _randn((64, K), dtype, gen), _randn((64,), dtype, gen), padding,
+                   device)
 
 
 @pytest.mark.parametrize("K", [1, 2, 3, 4, 7, 8])
@@ -76,31 +98,38 @@ def test_conv1d_same_and_valid_are_f_conv1d(K, gen):
         torch.testing.assert_close(reduce_op.conv1d(x, w, b, padding), want, rtol=1e-12, atol=1e-12)
 
 
-def test_conv1d_edges(gen):
-    w, w3 = _randn((3,), torch.float32, gen), _randn((4, 3), torch.float32, gen)
+@pytest.mark.parametrize("device", DEVICES)
+def test_conv1d_edges(device, gen):
+    w, w3 = _randn((3,), torch.float32, gen).to(device), _randn((4, 3), torch.float32, gen).to(device)
     # Empty inputs: no elements, no rows, no channels.
     for padding in ("same", "causal"):
-        assert reduce_op.conv1d(torch.empty(0), w, None, padding).shape == (0,)
-        assert reduce_op.conv1d(torch.empty(2, 0), w, None, padding).shape == (2, 0)
-        assert reduce_op.conv1d(torch.empty(0, 4, 9), w3, None, padding).shape == (0, 4, 9)
-        assert reduce_op.conv1d(torch.empty(2, 0, 9), w, None, padding).shape == (2, 0, 9)
+        empty = lambda *shape: torch.empty(shape, device=device)  # noqa: E731
+        assert reduce_op.conv1d(empty(0), w, None, padding).shape == (0,)
+        assert reduce_op.conv1d(empty(2, 0), w, None, padding).shape == (2, 0)
+        assert reduce_op.conv1d(empty(0, 4, 9), w3, None, padding).shape == (0, 4, 9)
+        assert reduce_op.conv1d(empty(2, 0, 9), w, None, padding).shape == (2, 0, 9)
     # Inputs shorter than the mask: "same" and "causal" keep L, zeros around.
     for L in (1, 2):
-        _check(_randn((2, 4, L), torch.float32, gen), _randn((4, 5), torch.float32, gen), None, "same")
-        _check(_randn((L,), torch.float32, gen), _randn((5,), torch.float32, gen), None, "causal")
+        _check(_randn((2, 4, L), torch.float32, gen), _randn((4, 5), torch.float32, gen), None, "same", device)
+        _check(_randn((L,), torch.float32, gen), _randn((5,), torch.float32, gen), None, "causal", device)
     # K = 1: a scale and a shift.
-    x = _randn((3, 50), torch.float64, gen)
-    torch.testing.assert_close(reduce_op.conv1d(x, torch.tensor([2.5], dtype=torch.float64),
-                                                torch.tensor([1.0], dtype=torch.float64)), 2.5 * x + 1.0)
-    # Non-contiguous inputs and weights: transposed, sliced, stepped.
+    x = _randn((3, 50), torch.float64, gen).to(device)
+    torch.testing.assert_close(reduce_op.conv1d(x, torch.tensor([2.5], dtype=torch.float64, device=device),
+                                                torch.tensor([1.0], dtype=torch.float64, device=device)), 2.5 * x + 1.0)
+    # Non-contiguous inputs and weights on the device: transposed, sliced,
+    # stepped.
     base = _randn((9, 2, 40), torch.float32, gen)
-    wc = _randn((3, 9), torch.float32, gen).t()  # [9, 3], not contiguous
-    for view in (base.transpose(0, 1), base[:, :, 3:35].transpose(0, 1), base[..., ::2].transpose(0, 1)):
-        assert not view.is_contiguous()
+    wc = _randn((3, 9), torch.float32, gen)
+    b = _randn((9,), torch.float32, gen)
+    for view in (lambda t: t.transpose(0, 1), lambda t: t[:, :, 3:35].transpose(0, 1),
+                 lambda t: t[..., ::2].transpose(0, 1)):
+        x, xd = view(base), view(base.to(device))
+        assert not xd.is_contiguous()
         for padding in PADDINGS:
-            _check(view, wc, _randn((9,), torch.float32, gen), padding)
+            got = reduce_op.conv1d(xd, wc.to(device).t(), b.to(device), padding).cpu()
+            torch.testing.assert_close(got.double(), _reference(x, wc.t(), b, padding), rtol=1e-5, atol=1e-5)
     # The mask's longest.
-    _check(_randn((2, 1500), torch.float32, gen), _randn((1024,), torch.float32, gen), None, "same")
+    _check(_randn((2, 1500), torch.float32, gen), _randn((1024,), torch.float32, gen), None, "same", device)
 
 
 def test_conv1d_errors(gen):
@@ -131,28 +160,31 @@ def test_conv1d_errors(gen):
         torch.ops.gpureduce._conv1d_padded(x, w, None, 1, -1)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("padding", PADDINGS)
 @pytest.mark.parametrize("per_channel", [False, True], ids=["one_mask", "per_channel"])
-def test_conv1d_gradcheck(padding, per_channel, gen):
-    x = _randn((2, 3, 11), torch.float64, gen).requires_grad_()
-    w = _randn((3, 4) if per_channel else (4,), torch.float64, gen).requires_grad_()
-    b = _randn((3,) if per_channel else (1,), torch.float64, gen).requires_grad_()
+def test_conv1d_gradcheck(device, padding, per_channel, gen):
+    x = _randn((2, 3, 11), torch.float64, gen).to(device).requires_grad_()
+    w = _randn((3, 4) if per_channel else (4,), torch.float64, gen).to(device).requires_grad_()
+    b = _randn((3,) if per_channel else (1,), torch.float64, gen).to(device).requires_grad_()
     f = lambda x, w, b: reduce_op.conv1d(x, w, b, padding)  # noqa: E731
     assert torch.autograd.gradcheck(f, (x, w, b))
     assert torch.autograd.gradgradcheck(f, (x, w, b))
     assert torch.autograd.gradcheck(lambda x, w: reduce_op.conv1d(x, w, None, padding), (x, w))
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_conv1d_gradients_match_f_conv1d(dtype, gen):
+def test_conv1d_gradients_match_f_conv1d(device, dtype, gen):
     C, K = 6, 4
-    x = _randn((3, C, 57), dtype, gen).requires_grad_()
-    w = _randn((C, K), dtype, gen).requires_grad_()
-    b = _randn((C,), dtype, gen).requires_grad_()
-    g = _randn((3, C, 57), dtype, gen)
-    ours = torch.autograd.grad(reduce_op.conv1d(x, w, b, "same"), (x, w, b), g)
-    xd, wd, bd = (t.detach().double().requires_grad_() for t in (x, w, b))
-    theirs = torch.autograd.grad(F.conv1d(xd, wd.unsqueeze(1), bd, padding="same", groups=C), (xd, wd, bd), g.double())
+    x = _randn((3, C, 57), dtype, gen).to(device).requires_grad_()
+    w = _randn((C, K), dtype, gen).to(device).requires_grad_()
+    b = _randn((C,), dtype, gen).to(device).requires_grad_()
+    g = _randn((3, C, 57), dtype, gen).to(device)
+    ours = [t.cpu() for t in torch.autograd.grad(reduce_op.conv1d(x, w, b, "same"), (x, w, b), g)]
+    xd, wd, bd = (t.detach().cpu().double().requires_grad_() for t in (x, w, b))
+    theirs = torch.autograd.grad(F.conv1d(xd, wd.unsqueeze(1), bd, padding="same", groups=C), (xd, wd, bd),
+                                 g.cpu().double())
     tol = 1e-4 if dtype == torch.float32 else 3e-2
     for o, t in zip(ours, theirs):
         assert o.dtype == dtype
@@ -195,8 +227,9 @@ def test_conv1d_bitwise_over_threads(gen):
 
 
 @pytest.mark.slow
-def test_conv1d_opcheck(gen):
-    x, w, b = _randn((2, 3, 13), torch.float32, gen), _randn((3, 5), torch.float32, gen), _randn((3,), torch.float32, gen)
+@pytest.mark.parametrize("device", DEVICES)
+def test_conv1d_opcheck(device, gen):
+    x, w, b = (_randn(s, torch.float32, gen).to(device) for s in ((2, 3, 13), (3, 5), (3,)))
     for padding in PADDINGS:
         opcheck(torch.ops.gpureduce.conv1d.default, (x, w, b, padding))
     opcheck(torch.ops.gpureduce.conv1d.default, (x[0, 0], w[0], None, "same"))
@@ -205,18 +238,19 @@ def test_conv1d_opcheck(gen):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("padding", ["causal", "valid"])
 @pytest.mark.parametrize("dynamic", [False, True])
-def test_conv1d_compiles(dynamic, padding, gen):
+def test_conv1d_compiles(device, dynamic, padding, gen):
     # "valid": an output length L - K + 1 of a dynamic L.
-    w = _randn((4, 3), torch.float32, gen).requires_grad_()
+    w = _randn((4, 3), torch.float32, gen).to(device).requires_grad_()
 
     def f(x):
         return reduce_op.conv1d(x, w, None, padding).relu() * 2
 
     compiled = torch.compile(f, fullgraph=True, dynamic=dynamic)
     for L in (17, 40):
-        x = _randn((2, 4, L), torch.float32, gen).requires_grad_()
+        x = _randn((2, 4, L), torch.float32, gen).to(device).requires_grad_()
         got, want = compiled(x), f(x)
         torch.testing.assert_close(got, want)
         torch.testing.assert_close(torch.autograd.grad(got.sum(), (x, w)), torch.autograd.grad(want.sum(), (x, w)))
@@ -237,3 +271,96 @@ def test_depthwise_module_matches_nn_conv1d(gen):
     assert "padding='causal'" in repr(m)
     with pytest.raises(ValueError, match="padding must be one of"):
         reduce_op.DepthwiseConv1d(4, 3, padding="full")
+
+
+@pytest.mark.parametrize("device", [d for d in DEVICES if d == "cuda"] or
+                         [pytest.param("cuda", marks=pytest.mark.cuda)])
+def test_conv1d_cuda_streams_and_graphs(device, gen):
+    # The current stream (a side stream's result waits on nothing else),
+    # bitwise repeatable, and captured in a CUDA graph, replayed on fresh
+    # inputs copied into the captured buffer.
+    x = _randn((4, 32, 5000), torch.float32, gen).to(device)
+    w = _randn((32, 7), torch.float32, gen).to(device)
+    b = _randn((32,), torch.float32, gen).to(device)
+    want = reduce_op.conv1d(x, w, b, "causal")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        on_side = reduce_op.conv1d(x, w, b, "causal")
+    torch.cuda.current_stream().wait_stream(side)
+    assert torch.equal(on_side, want)
+    graph = torch.cuda.CUDAGraph()
+    static_x = x.clone()
+    with torch.cuda.graph(graph):
+        static_y = reduce_op.conv1d(static_x, w, b, "causal")
+    fresh = _randn((4, 32, 5000), torch.float32, gen).to(device)
+    static_x.copy_(fresh)
+    graph.replay()
+    assert torch.equal(static_y, reduce_op.conv1d(fresh, w, b, "causal"))
+    _check(fresh.cpu(), w.cpu(), b.cpu(), "causal", device)
+
+
+def test_conv1d_kernel_argument(gen):
+    # The book's kernels are CUDA's; in a CPU-only build none is listed.
+    from reduce_op import _build_info
+
+    names = reduce_op.conv1d_kernels()
+    assert names == (["basic", "constant", "tiled_halo", "tiled_l2"] if _build_info.WITH_CUDA else [])
+    x, w = _randn((2, 3, 30), torch.float32, gen), _randn((3, 4), torch.float32, gen)
+    with pytest.raises(ValueError, match="kernel must be None or one of"):
+        reduce_op.conv1d(x, w, kernel="tiled")
+    with pytest.raises(RuntimeError, match="one of the book's CUDA kernels; the input is on cpu"):
+        reduce_op.conv1d(x, w, kernel="basic")
+
+
+CUDA_ONLY = [d for d in DEVICES if d == "cuda"] or [pytest.param("cuda", marks=pytest.mark.cuda)]
+
+
+@pytest.mark.parametrize("device", CUDA_ONLY)
+@pytest.mark.parametrize("kernel", ["basic", "constant", "tiled_halo", "tiled_l2"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_conv1d_book_kernels(device, kernel, dtype, gen):
+    # Any length (ragged last blocks of 256), odd and even masks, every
+    # padding, one mask and a mask per channel, with and without bias, up
+    # to the constant memory's 1024 taps.
+    for L, K in ((1, 1), (5, 3), (255, 4), (256, 7), (257, 8), (1000, 31), (3000, 1024), (40, 64)):
+        for padding in PADDINGS:
+            if padding == "valid" and L < K:
+                continue
+            for x_shape, w_shape in (((L,), (K,)), ((2, 3, L), (K,)), ((2, 3, L), (3, K))):
+                if w_shape[0] * w_shape[-1] > 1024 and len(w_shape) == 2 and kernel != "basic":
+                    continue
+                x, w = _randn(x_shape, dtype, gen), _randn(w_shape, dtype, gen)
+                b = _randn((w_shape[0],) if len(w_shape) == 2 else (1,), dtype, gen)
+                for bias in (None, b):
+                    got = reduce_op.conv1d(x.to(device), w.to(device), None if bias is None else bias.to(device),
+                                           padding, kernel=kernel).cpu()
+                    want = reduce_op.conv1d(x, w, bias, padding)  # the CPU kernel, checked against F.conv1d above
+                    scale = _reference(x.abs(), w.abs(), None if bias is None else bias.abs(), padding) + 1e-30
+                    err = ((got.double() - want.double()).abs() / scale).max().item() if got.numel() else 0.0
+                    assert got.shape == want.shape and err <= 2 * TOL[dtype], (kernel, x_shape, w_shape, padding, err)
+    if kernel != "basic":  # the mask in constant memory: 3 x 400 taps do not fit
+        with pytest.raises(RuntimeError, match="at most 1024 taps"):
+            reduce_op.conv1d(torch.zeros(2, 3, 10, device=device), torch.zeros(3, 400, device=device), kernel=kernel)
+
+
+@pytest.mark.parametrize("device", CUDA_ONLY)
+def test_conv1d_constant_kernel_two_streams(device, gen):
+    # The book's constant-memory kernel with two masks in flight on two
+    # streams at once: each result is its own mask's (the taps travel with
+    # their launch, not through one shared __constant__ array).
+    x = _randn((64, 4096), torch.float32, gen).to(device)
+    masks = [_randn((7,), torch.float32, gen).to(device) for _ in range(2)]
+    want = [reduce_op.conv1d(x, m, None, "same") for m in masks]
+    streams = [torch.cuda.Stream(), torch.cuda.Stream()]
+    for s in streams:
+        s.wait_stream(torch.cuda.current_stream())
+    results = [[], []]
+    for _ in range(20):
+        for k in (0, 1):
+            with torch.cuda.stream(streams[k]):
+                results[k].append(reduce_op.conv1d(x, masks[k], None, "same", kernel="constant"))
+    torch.cuda.synchronize()
+    for k in (0, 1):
+        for got in results[k]:
+            torch.testing.assert_close(got, want[k], rtol=1e-5, atol=1e-5)

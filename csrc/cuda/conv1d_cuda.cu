@@ -1,0 +1,523 @@
+// _conv1d_padded on the CUDA key (conv/conv1d.h): the rows of the input
+// (B * C of them, or one) cut into tiles; a tile's window of input (its
+// inputs and the K - 1 halo cells around them, zeros outside the row: the
+// ghost cells) goes into shared memory, with the row's mask, and each
+// thread then slides consecutive outputs' inputs through registers, adding
+// the taps in order j = 0, 1, ..., K - 1 after the bias. Every output's sum
+// has one order, fixed by K alone, in both kernels below: bitwise
+// reproducible whichever runs. 16-bit inputs accumulate in float32.
+// - gpureduce_conv1d_rows_ahead, for rows on 16-byte boundaries: a block
+//   works through tiles one after another, a tile's window loaded into
+//   registers (16-byte vectors, 32 bytes a thread) a tile ahead, so that a
+//   tile's compute overlaps the next one's loads;
+// - gpureduce_conv1d_rows, for the others: a block a tile, loaded in
+//   coalesced element loads.
+// conv1d_padded_cuda says which runs when, and the measurements behind it.
+//
+// Beside it, the four steps of PMPP chapter 8 (classic_conv1d, kernel=):
+// - basic: a thread an output, its K inputs and taps from global memory,
+//   the ghost cells skipped by a bounds test;
+// - constant: the taps in constant memory. The book copies them into a
+//   __constant__ array before the launch, which two streams' launches would
+//   share (a mask copied for one stream may be read by the other's kernel);
+//   here they travel as a kernel parameter, which lives in constant memory
+//   too and belongs to its launch;
+// - tiled_halo: a block loads its tile of inputs and the halo around it
+//   (left before, K - 1 - left after) into shared memory, then each thread
+//   reads its K inputs from there;
+// - tiled_l2: only the tile goes to shared memory; the halo's inputs are
+//   read from global memory, where the neighbouring blocks' loads left them
+//   in the L2 cache.
+// The book's mask is odd and centred (r = (K - 1) / 2 each side); these take
+// any K up to kConstantTaps (the parameter's size) and any left padding, and
+// any L (a last, part-filled tile). Their taps go in the same order as the
+// production kernel's.
+#include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
+#include <c10/cuda/CUDAStream.h>
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../conv/conv1d.h"
+#include "launch.h"
+
+namespace gpureduce {
+namespace conv {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kPerThread = 8;  // consecutive outputs a thread
+constexpr int kTile = kThreads * kPerThread;
+__host__ __device__ constexpr int padded(int p) { return p + (p >> 3); }
+// A block's shared memory, the window and the mask in float64 at the
+// longest mask, stays within the 48 KB a launch gets without opting in.
+static_assert(sizeof(double) * (kMaxTaps + kTile + kMaxTaps - 1 + (kTile + kMaxTaps - 1) / 8 + 1) <= 48 * 1024,
+              "conv1d tiles' shared memory");
+
+// The rows every kernel here computes (Conv1dOperands' geometry, in the
+// kernels' parameters): row r's mask is row r % channels of a mask per
+// channel.
+struct RowGeometry {
+  int64_t rows, L, out_len, channels;
+  int K, left;
+  bool per_channel, has_bias;
+};
+
+RowGeometry geometry_of(const Conv1dOperands& o) {
+  return {o.rows, o.L, o.out_len, o.channels, static_cast<int>(o.K), static_cast<int>(o.left), o.per_channel,
+          o.bias.defined()};
+}
+
+// The production kernel's: rows of `tiles` tiles, `total` = rows * tiles blocks of work.
+struct RowsArgs : RowGeometry {
+  int64_t tiles, total;
+};
+
+// A block a tile: its window into shared memory in coalesced element
+// loads, a barrier, then each thread's kPerThread consecutive outputs, their
+// inputs slid through registers, one shared-memory load a tap for all of
+// them (with the tap's, a broadcast); the window has a pad word after every
+// 8, so that threads 8 outputs apart read distinct banks, and the outputs
+// leave as 16-byte stores where aligned. Sliding took the element-strided
+// form's 1129 GB/s to 1557 at [2^26] float32 K = 31, and 1131 to 1588 at a
+// depthwise bfloat16 K = 4, on the H200 (NOTES.md, session 86). The slide
+// is written out again in gpureduce_conv1d_rows_ahead: a shared device
+// function for both, tried in session 87, cost 8-10 registers a thread in
+// each kernel (fewer resident blocks), unmeasured on the GPU, so it waits.
+template <typename scalar_t>
+__global__ void __launch_bounds__(kThreads)
+    gpureduce_conv1d_rows(RowsArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
+                           const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
+  using acc_t = acc_of<scalar_t>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  acc_t* mask = reinterpret_cast<acc_t*>(smem_raw);  // K taps
+  acc_t* window = mask + a.K;                         // padded(kTile + K - 1) words
+  const int window_len = kTile + a.K - 1;
+  for (int64_t work = blockIdx.x; work < a.total; work += gridDim.x) {
+    const int64_t r = work / a.tiles;
+    const int64_t first = (work - r * a.tiles) * kTile;
+    const int64_t c = a.per_channel ? r % a.channels : 0;
+    const scalar_t* row = in + r * a.L;
+    const int64_t start = first - a.left;
+    for (int k = threadIdx.x; k < window_len; k += kThreads) {
+      const int64_t t = start + k;
+      window[padded(k)] = t >= 0 && t < a.L ? static_cast<acc_t>(row[t]) : acc_t(0);
+    }
+    for (int j = threadIdx.x; j < a.K; j += kThreads) mask[j] = static_cast<acc_t>(w[c * a.K + j]);
+    __syncthreads();
+    const acc_t b = a.has_bias ? static_cast<acc_t>(bias[a.per_channel ? c : 0]) : acc_t(0);
+    const int base = threadIdx.x * kPerThread;
+    acc_t acc[kPerThread], v[kPerThread];
+#pragma unroll
+    for (int e = 0; e < kPerThread; ++e) {
+      acc[e] = b;
+      v[e] = window[padded(base + e)];
+    }
+    for (int j = 0; j < a.K; ++j) {
+      const acc_t wj = mask[j];
+#pragma unroll
+      for (int e = 0; e < kPerThread; ++e) acc[e] += wj * v[e];
+#pragma unroll
+      for (int e = 0; e + 1 < kPerThread; ++e) v[e] = v[e + 1];
+      if (j + 1 < a.K) v[kPerThread - 1] = window[padded(base + kPerThread + j)];  // < window_len
+    }
+    scalar_t* dst = out + r * a.out_len + first + base;
+    const int64_t n = a.out_len - first - base;  // outputs of this thread's 8 that exist
+    if (n >= kPerThread && reinterpret_cast<uintptr_t>(dst) % 16 == 0 &&
+        (sizeof(scalar_t) * kPerThread) % 16 == 0) {
+      alignas(16) scalar_t vals[kPerThread];
+#pragma unroll
+      for (int e = 0; e < kPerThread; ++e) vals[e] = static_cast<scalar_t>(acc[e]);
+#pragma unroll
+      for (int q = 0; q < int(sizeof(scalar_t) * kPerThread / 16); ++q)
+        reinterpret_cast<uint4*>(dst)[q] = reinterpret_cast<const uint4*>(vals)[q];
+    } else {
+#pragma unroll
+      for (int e = 0; e < kPerThread; ++e)
+        if (e < n) dst[e] = static_cast<scalar_t>(acc[e]);
+    }
+    __syncthreads();
+  }
+}
+
+
+// A block's tiles, each one's window (body, halo, taps and bias) loaded
+// into registers while the tile before it is computed. kV outputs a thread:
+// 32 bytes of input, two 16-byte loads, so 16 for 2-byte types and 8 for
+// the others (16 bytes a thread, 8 outputs of bfloat16, measured 0.88-0.95x
+// of one tile a block; NOTES.md, session 87).
+template <typename scalar_t>
+constexpr int ahead_per_thread() {
+  return sizeof(scalar_t) == 2 ? 16 : 8;
+}
+
+// Its shared memory, the padded window and the mask at the longest mask,
+// stays within the 48 KB a launch gets without opting in.
+template <typename scalar_t, int kV>
+constexpr size_t ahead_smem_bytes(int K) {
+  constexpr int kTileV = kThreads * kV;
+  return sizeof(acc_of<scalar_t>) * (size_t(K) + size_t(kTileV + K - 1) + size_t(kTileV + K - 1) / kV + 1);
+}
+static_assert(ahead_smem_bytes<double, ahead_per_thread<double>()>(kMaxTaps) <= 48 * 1024 &&
+                  ahead_smem_bytes<float, ahead_per_thread<float>()>(kMaxTaps) <= 48 * 1024 &&
+                  ahead_smem_bytes<c10::BFloat16, ahead_per_thread<c10::BFloat16>()>(kMaxTaps) <= 48 * 1024,
+              "conv1d tiles' shared memory");
+
+template <typename scalar_t, int V>
+struct TileAhead {
+  static constexpr int kV = V;
+  alignas(16) scalar_t body[kV];
+  scalar_t halo;
+  scalar_t tap;
+  scalar_t bias;
+};
+
+// The rows start on 16-byte boundaries (the launch checks): a thread's kV
+// inputs are whole 16-byte vectors, but at the row's end.
+template <typename scalar_t, int kV>
+__device__ __forceinline__ void load_tile_ahead(const RowsArgs& a, int64_t work, const scalar_t* __restrict__ in,
+                                              const scalar_t* __restrict__ w, const scalar_t* __restrict__ bias,
+                                              TileAhead<scalar_t, kV>& p) {
+  constexpr int kTileV = kThreads * kV;
+  const int64_t r = work / a.tiles;
+  const int64_t first = (work - r * a.tiles) * kTileV;
+  const int64_t c = a.per_channel ? r % a.channels : 0;
+  const scalar_t* row = in + r * a.L;
+  const int64_t q0 = first + int64_t(threadIdx.x) * kV;
+  if (q0 + kV <= a.L) {
+#pragma unroll
+    for (int u = 0; u < int(sizeof(scalar_t) * kV / 16); ++u)
+      reinterpret_cast<uint4*>(p.body)[u] = reinterpret_cast<const uint4*>(row + q0)[u];
+  } else {
+#pragma unroll
+    for (int e = 0; e < kV; ++e) p.body[e] = q0 + e < a.L ? row[q0 + e] : scalar_t(0);
+  }
+  const int h = threadIdx.x;  // halo cell h: left of the tile for h < left, right of it after
+  if (h < a.K - 1) {
+    const int64_t t = h < a.left ? first - a.left + h : first + kTileV + (h - a.left);
+    p.halo = t >= 0 && t < a.L ? row[t] : scalar_t(0);
+  }
+  if (int(threadIdx.x) < a.K) p.tap = w[c * a.K + threadIdx.x];
+  p.bias = a.has_bias ? bias[a.per_channel ? c : 0] : scalar_t(0);
+}
+
+template <typename scalar_t, int kV>
+__global__ void __launch_bounds__(kThreads)
+    gpureduce_conv1d_rows_ahead(RowsArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
+                                const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
+  using acc_t = acc_of<scalar_t>;
+  constexpr int kTileV = kThreads * kV;
+  // The window with a pad word after every kV: thread t's kV outputs start
+  // at word t * (kV + 1), an odd stride, so a warp's reads meet no bank twice.
+  const auto pad = [](int q) { return q + q / kV; };
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  acc_t* mask = reinterpret_cast<acc_t*>(smem_raw);  // K taps
+  acc_t* window = mask + a.K;                         // pad(kTileV + K - 1) words
+  int64_t work = blockIdx.x;
+  if (work >= a.total) return;
+  TileAhead<scalar_t, kV> p;
+  load_tile_ahead<scalar_t, kV>(a, work, in, w, bias, p);
+  for (; work < a.total; work += gridDim.x) {
+    const int64_t r = work / a.tiles;
+    const int64_t first = (work - r * a.tiles) * kTileV;
+    const int64_t c = a.per_channel ? r % a.channels : 0;
+    const scalar_t* row = in + r * a.L;
+    // This tile into shared memory, from the registers.
+    const int base = threadIdx.x * kV;
+#pragma unroll
+    for (int e = 0; e < kV; ++e) window[pad(a.left + base + e)] = static_cast<acc_t>(p.body[e]);
+    for (int h = threadIdx.x; h < a.K - 1; h += kThreads) {
+      acc_t v = static_cast<acc_t>(p.halo);
+      const int k = h < a.left ? h : kTileV + h;  // window index of halo cell h
+      if (h >= kThreads) {  // masks of more than kThreads + 1 taps: the rest from global memory
+        const int64_t t = first - a.left + k;
+        v = t >= 0 && t < a.L ? static_cast<acc_t>(row[t]) : acc_t(0);
+      }
+      window[pad(k)] = v;
+    }
+    for (int j = threadIdx.x; j < a.K; j += kThreads)
+      mask[j] = static_cast<acc_t>(j < kThreads ? p.tap : w[c * a.K + j]);
+    const acc_t b = static_cast<acc_t>(p.bias);
+    // The next tile's loads, in flight while this one is computed.
+    if (work + gridDim.x < a.total) load_tile_ahead<scalar_t, kV>(a, work + gridDim.x, in, w, bias, p);
+    __syncthreads();
+    // The thread's kV outputs in passes of kPass (the registers of a pass:
+    // kPass sums and kPass inputs sliding through).
+    constexpr int kPass = kV < 8 ? kV : 8;
+#pragma unroll
+    for (int part = 0; part < kV; part += kPass) {
+      const int at = base + part;
+      acc_t acc[kPass], v[kPass];
+#pragma unroll
+      for (int e = 0; e < kPass; ++e) {
+        acc[e] = b;
+        v[e] = window[pad(at + e)];
+      }
+      for (int j = 0; j < a.K; ++j) {
+        const acc_t wj = mask[j];
+#pragma unroll
+        for (int e = 0; e < kPass; ++e) acc[e] += wj * v[e];
+#pragma unroll
+        for (int e = 0; e + 1 < kPass; ++e) v[e] = v[e + 1];
+        if (j + 1 < a.K) v[kPass - 1] = window[pad(at + kPass + j)];  // < kTileV + K - 1
+      }
+      scalar_t* dst = out + r * a.out_len + first + at;
+      const int64_t n = a.out_len - first - at;  // outputs of this pass that exist
+      if (n >= kPass && reinterpret_cast<uintptr_t>(dst) % 16 == 0 && (sizeof(scalar_t) * kPass) % 16 == 0) {
+        alignas(16) scalar_t vals[kPass];
+#pragma unroll
+        for (int e = 0; e < kPass; ++e) vals[e] = static_cast<scalar_t>(acc[e]);
+#pragma unroll
+        for (int q = 0; q < int(sizeof(scalar_t) * kPass / 16); ++q)
+          reinterpret_cast<uint4*>(dst)[q] = reinterpret_cast<const uint4*>(vals)[q];
+      } else {
+#pragma unroll
+        for (int e = 0; e < kPass; ++e)
+          if (e < n) dst[e] = static_cast<scalar_t>(acc[e]);
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// The book's kernels: blocks of kBookThreads outputs of one row.
+constexpr int kBookThreads = 256;
+// The taps a kernel parameter carries (constant, tiled_halo, tiled_l2): C *
+// K of them for a mask per channel. 8 KB in float64, within the 32 KB of
+// parameters a launch may pass (CUDA 12.1 and later, sm_70 and later).
+constexpr int kConstantTaps = 1024;
+
+template <typename acc_t>
+struct ConstantMask {
+  acc_t w[kConstantTaps];
+};
+
+using BookArgs = RowGeometry;
+
+// The row and output of this thread (blocks along x cover a row's outputs,
+// along y the rows, z the rows past 65535).
+__device__ __forceinline__ int64_t book_row() {
+  return static_cast<int64_t>(blockIdx.z) * gridDim.y + blockIdx.y;
+}
+
+template <typename scalar_t, typename acc_t>
+__device__ __forceinline__ acc_t book_bias(const BookArgs& a, const scalar_t* bias, int64_t c) {
+  return a.has_bias ? static_cast<acc_t>(bias[a.per_channel ? c : 0]) : acc_t(0);
+}
+
+// Step 1: everything from global memory.
+template <typename scalar_t>
+__global__ void __launch_bounds__(kBookThreads)
+    conv1d_basic(BookArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
+                 const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
+  using acc_t = acc_of<scalar_t>;
+  const int64_t r = book_row();
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kBookThreads + threadIdx.x;
+  if (r >= a.rows || i >= a.out_len) return;
+  const int64_t c = a.per_channel ? r % a.channels : 0;
+  const scalar_t* row = in + r * a.L;
+  acc_t acc = book_bias<scalar_t, acc_t>(a, bias, c);
+  for (int j = 0; j < a.K; ++j) {
+    const int64_t t = i - a.left + j;
+    if (t >= 0 && t < a.L) acc += static_cast<acc_t>(w[c * a.K + j]) * static_cast<acc_t>(row[t]);
+  }
+  out[r * a.out_len + i] = static_cast<scalar_t>(acc);
+}
+
+// Step 2: the taps from constant memory (the kernel parameter).
+template <typename scalar_t>
+__global__ void __launch_bounds__(kBookThreads)
+    conv1d_constant(BookArgs a, const __grid_constant__ ConstantMask<acc_of<scalar_t>> mask,
+                    const scalar_t* __restrict__ in, const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
+  using acc_t = acc_of<scalar_t>;
+  const int64_t r = book_row();
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * kBookThreads + threadIdx.x;
+  if (r >= a.rows || i >= a.out_len) return;
+  const int64_t c = a.per_channel ? r % a.channels : 0;
+  const acc_t* wr = mask.w + c * a.K;
+  const scalar_t* row = in + r * a.L;
+  acc_t acc = book_bias<scalar_t, acc_t>(a, bias, c);
+  for (int j = 0; j < a.K; ++j) {
+    const int64_t t = i - a.left + j;
+    if (t >= 0 && t < a.L) acc += wr[j] * static_cast<acc_t>(row[t]);
+  }
+  out[r * a.out_len + i] = static_cast<scalar_t>(acc);
+}
+
+// Step 3: the tile and its halo in shared memory (kBookThreads + K - 1
+// inputs, zeros for the ghost cells), then every input from there.
+template <typename scalar_t>
+__global__ void __launch_bounds__(kBookThreads)
+    conv1d_tiled_halo(BookArgs a, const __grid_constant__ ConstantMask<acc_of<scalar_t>> mask,
+                      const scalar_t* __restrict__ in, const scalar_t* __restrict__ bias,
+                      scalar_t* __restrict__ out) {
+  using acc_t = acc_of<scalar_t>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  acc_t* tile = reinterpret_cast<acc_t*>(smem_raw);
+  const int64_t r = book_row();
+  if (r >= a.rows) return;  // the whole block alike: no barrier is skipped by part of it
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kBookThreads;
+  const scalar_t* row = in + r * a.L;
+  for (int k = threadIdx.x; k < kBookThreads + a.K - 1; k += kBookThreads) {
+    const int64_t t = first - a.left + k;
+    tile[k] = t >= 0 && t < a.L ? static_cast<acc_t>(row[t]) : acc_t(0);
+  }
+  __syncthreads();
+  const int64_t i = first + threadIdx.x;
+  if (i >= a.out_len) return;
+  const int64_t c = a.per_channel ? r % a.channels : 0;
+  const acc_t* wr = mask.w + c * a.K;
+  acc_t acc = book_bias<scalar_t, acc_t>(a, bias, c);
+  for (int j = 0; j < a.K; ++j) acc += wr[j] * tile[threadIdx.x + j];
+  out[r * a.out_len + i] = static_cast<scalar_t>(acc);
+}
+
+// Step 4: only the tile (the inputs at the block's own output indices) in
+// shared memory; inputs outside it from global memory (L2).
+template <typename scalar_t>
+__global__ void __launch_bounds__(kBookThreads)
+    conv1d_tiled_l2(BookArgs a, const __grid_constant__ ConstantMask<acc_of<scalar_t>> mask,
+                    const scalar_t* __restrict__ in, const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
+  using acc_t = acc_of<scalar_t>;
+  __shared__ acc_t tile[kBookThreads];
+  const int64_t r = book_row();
+  if (r >= a.rows) return;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kBookThreads;
+  const scalar_t* row = in + r * a.L;
+  const int64_t mine = first + threadIdx.x;
+  tile[threadIdx.x] = mine < a.L ? static_cast<acc_t>(row[mine]) : acc_t(0);
+  __syncthreads();
+  const int64_t i = first + threadIdx.x;
+  if (i >= a.out_len) return;
+  const int64_t c = a.per_channel ? r % a.channels : 0;
+  const acc_t* wr = mask.w + c * a.K;
+  acc_t acc = book_bias<scalar_t, acc_t>(a, bias, c);
+  for (int j = 0; j < a.K; ++j) {
+    const int64_t t = i - a.left + j;
+    if (t >= first && t < first + kBookThreads && t < a.L) {
+      acc += wr[j] * tile[t - first];
+    } else if (t >= 0 && t < a.L) {
+      acc += wr[j] * static_cast<acc_t>(row[t]);
+    }
+  }
+  out[r * a.out_len + i] = static_cast<scalar_t>(acc);
+}
+
+at::Tensor classic_conv1d_cuda(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                               std::string_view padding, std::string_view kernel) {
+  TORCH_CHECK(is_book_kernel(kernel), "gpureduce.conv1d: unknown kernel '", std::string(kernel),
+              "'; expected one of 'basic', 'constant', 'tiled_halo', 'tiled_l2'");
+  TORCH_CHECK(input.dim() >= 1 && weight.dim() >= 1, "gpureduce.conv1d: expected an input of shape [L], [B, L] or ",
+              "[B, C, L] and a weight of shape [K] or [C, K], got ", shape_text(input.sym_sizes()), " and ",
+              shape_text(weight.sym_sizes()));
+  const Padding p = padding_for(padding, input.sym_size(-1), weight.sym_size(-1));
+  const int64_t left = p.left.expect_int(), out_len = p.out_len.expect_int();
+  const c10::cuda::CUDAGuard guard(input.device());
+  const Conv1dOperands o = prepare_operands(input, weight, bias, left, out_len);
+  TORCH_CHECK(kernel == "basic" || weight.numel() <= kConstantTaps, "gpureduce.conv1d: kernel '", std::string(kernel),
+              "' keeps the mask in constant memory, at most ", std::to_string(kConstantTaps),
+              " taps (C * K for a mask per channel); got ", std::to_string(weight.numel()));
+  if (o.out.numel() == 0) return o.out;
+  const BookArgs a = geometry_of(o);
+  const int64_t x_blocks = (out_len + kBookThreads - 1) / kBookThreads;
+  const int64_t z = (a.rows + 65534) / 65535;
+  TORCH_CHECK(x_blocks < (int64_t(1) << 31) && z <= 65535, "gpureduce.conv1d: too large for the book's kernels");
+  const dim3 grid(static_cast<unsigned>(x_blocks), static_cast<unsigned>(std::min<int64_t>(a.rows, 65535)),
+                  static_cast<unsigned>(z));
+  const auto stream = c10::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, o.input.scalar_type(), "gpureduce_classic_conv1d", [&] {
+    using acc_t = acc_of<scalar_t>;
+    const scalar_t* bp = o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr;
+    if (kernel == "basic") {
+      conv1d_basic<scalar_t><<<grid, kBookThreads, 0, stream>>>(a, o.input.const_data_ptr<scalar_t>(),
+                                                                 o.weight.const_data_ptr<scalar_t>(), bp,
+                                                                 o.out.mutable_data_ptr<scalar_t>());
+    } else {
+      // The taps, converted to the accumulator type, into the parameter.
+      ConstantMask<acc_t> mask{};
+      const at::Tensor taps = o.weight.to(at::kCPU, c10::CppTypeToScalarType<acc_t>::value).contiguous();
+      std::copy(taps.const_data_ptr<acc_t>(), taps.const_data_ptr<acc_t>() + taps.numel(), mask.w);
+      if (kernel == "constant") {
+        conv1d_constant<scalar_t><<<grid, kBookThreads, 0, stream>>>(a, mask, o.input.const_data_ptr<scalar_t>(), bp,
+                                                                      o.out.mutable_data_ptr<scalar_t>());
+      } else if (kernel == "tiled_halo") {
+        const size_t smem = sizeof(acc_t) * (size_t(kBookThreads) + size_t(a.K) - 1);
+        conv1d_tiled_halo<scalar_t><<<grid, kBookThreads, smem, stream>>>(
+            a, mask, o.input.const_data_ptr<scalar_t>(), bp, o.out.mutable_data_ptr<scalar_t>());
+      } else {
+        conv1d_tiled_l2<scalar_t><<<grid, kBookThreads, 0, stream>>>(a, mask, o.input.const_data_ptr<scalar_t>(), bp,
+                                                                      o.out.mutable_data_ptr<scalar_t>());
+      }
+    }
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return o.out;
+}
+
+at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                              int64_t left, int64_t out_len) {
+  const c10::cuda::CUDAGuard guard(input.device());
+  const Conv1dOperands o = prepare_operands(input, weight, bias, left, out_len);
+  if (o.out.numel() == 0) return o.out;
+  const auto stream = c10::cuda::getCurrentCUDAStream();
+  // Tiles loaded a tile ahead, but where that lost in the A/B on the H200
+  // (event medians, GB/s of input plus output; NOTES.md, session 87). It
+  // won: float32 [2^26] K = 3 3274 against 2573 for a block a tile, K = 31
+  // 1567 against 1525, depthwise [8, 512, 16384] K = 3 3193 against 2435;
+  // bfloat16 [8, 1024, 16384] K = 4 2185 against 1661. It lost: rows off
+  // 16-byte boundaries (its element loads a thread's 8 apart: float32 L =
+  // 16383 1267 against 1410, bfloat16 926 against 1094), a 2-byte row
+  // shorter than its tile of 4096 outputs ([32, 1536, 2048] bfloat16 1019
+  // against 1407, half its threads idle), and a long mask (K = 300, 242
+  // against 267; the one-tile kernel's 40 registers a thread against 48 let
+  // an SM hold 6 blocks against 5). The boundary between K = 31 and 300 is
+  // not measured.
+  const size_t elem = o.input.element_size();
+  const bool aligned = reinterpret_cast<uintptr_t>(o.input.const_data_ptr()) % 16 == 0 && (o.L * elem) % 16 == 0;
+  const int64_t ahead_tile = kThreads * (elem == 2 ? 16 : 8);
+  const bool ahead = aligned && o.K <= 31 && (elem != 2 || o.out_len >= ahead_tile);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, o.input.scalar_type(), "gpureduce_conv1d_cuda", [&] {
+    using acc_t = acc_of<scalar_t>;
+    const scalar_t* in = o.input.const_data_ptr<scalar_t>();
+    const scalar_t* bp = o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr;
+    RowsArgs a{geometry_of(o)};
+    if (!ahead) {
+      a.tiles = (o.out_len + kTile - 1) / kTile;
+      a.total = a.rows * a.tiles;
+      const int64_t blocks = std::min<int64_t>(a.total, int64_t(1) << 30);
+      const size_t smem = sizeof(acc_t) * (size_t(a.K) + size_t(padded(kTile + a.K - 1)) + 1);
+      gpureduce_conv1d_rows<scalar_t><<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(
+          a, in, o.weight.const_data_ptr<scalar_t>(), bp, o.out.mutable_data_ptr<scalar_t>());
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      return;
+    }
+    constexpr int kV = ahead_per_thread<scalar_t>();
+    a.tiles = (o.out_len + kThreads * kV - 1) / (kThreads * kV);
+    a.total = a.rows * a.tiles;
+    // A resident wave of blocks (or fewer, one a tile), each looping over tiles.
+    static cuda::ResidentWave wave;
+    const auto kernel = gpureduce_conv1d_rows_ahead<scalar_t, kV>;
+    const int64_t blocks = std::min<int64_t>(a.total, wave.blocks(kernel, kThreads));
+    kernel<<<static_cast<unsigned>(blocks), kThreads, ahead_smem_bytes<scalar_t, kV>(a.K), stream>>>(
+        a, in, o.weight.const_data_ptr<scalar_t>(), bp, o.out.mutable_data_ptr<scalar_t>());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  });
+  return o.out;
+}
+
+}  // namespace
+}  // namespace conv
+}  // namespace gpureduce
+
+TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
+  m.impl("_conv1d_padded", &gpureduce::conv::conv1d_padded_cuda);
+  m.impl("classic_conv1d", &gpureduce::conv::classic_conv1d_cuda);
+}
