@@ -105,6 +105,10 @@ TORCH_LIBRARY(gpureduce, m) {
         {at::Tag::pt2_compliant_tag});
   m.def("_conv1d_padded(Tensor input, Tensor weight, Tensor? bias, SymInt left, SymInt out_len) -> Tensor",
         {at::Tag::pt2_compliant_tag});
+  // The correctly rounded sum (csrc/fsum/): sum's overloads, floating types.
+  m.def("fsum(Tensor input, *, ScalarType? dtype=None) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("fsum.dim_IntList(Tensor input, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
   // The book's four conv1d kernels (PMPP ch. 8), by name, forward only.
   m.def("classic_conv1d(Tensor input, Tensor weight, Tensor? bias, str padding, str kernel) -> Tensor");
   m.def("conv1d_kernels() -> str[]", &gpureduce::conv::book_kernel_names);

@@ -10,6 +10,8 @@ This package loads it and adds a Python front end:
   :func:`logsumexp`, :func:`var`, :func:`std`, :func:`var_mean` and
   :func:`std_mean` mirror torch's functions of the same names, and
   :func:`vector_norm` mirrors ``torch.linalg.vector_norm``;
+* :func:`fsum` is the correctly rounded sum (``math.fsum`` for tensors; CPU
+  for now);
 * :func:`conv1d` is a 1-D cross-correlation under a short mask (``F.conv1d``'s,
   one mask or one a channel) and :class:`DepthwiseConv1d` a module of it
   (``kernel=`` picks one of the book's four CUDA kernels, :func:`conv1d_kernels`);
@@ -31,7 +33,7 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "var", "std", "var_mean", "std_mean", "vector_norm", "conv1d", "conv1d_kernels", "DepthwiseConv1d", "kernels", "set_sharded_combine", "get_sharded_combine", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
+__all__ = ["sum", "nansum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "var", "std", "var_mean", "std_mean", "vector_norm", "fsum", "conv1d", "conv1d_kernels", "DepthwiseConv1d", "kernels", "set_sharded_combine", "get_sharded_combine", "replace_torch_sum", "replace_torch_reductions", "patch", "unpatch", "library_path"]
 from ._version import __version__  # noqa: E402
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -158,6 +160,28 @@ def nansum(
         return torch.ops.gpureduce.nansum(input, dims, keepdim, dtype=dtype)
     torch.ops.gpureduce.nansum.out(input, dims, keepdim, dtype=dtype, out=out)
     return out
+
+
+def fsum(
+    input: torch.Tensor,
+    dim: DimArg = None,
+    keepdim: bool = False,
+    *,
+    dtype: Optional[torch.dtype] = None,
+) -> torch.Tensor:
+    """The correctly rounded sum: the exact sum of the elements over ``dim``
+    (all of them by default), rounded once to the result's dtype (``dtype``,
+    or the input's), to nearest with ties to even; ``math.fsum`` for
+    tensors. float16, bfloat16, float32 and float64. The result does not
+    depend on the thread count or the order of the elements. A NaN, or
+    +inf with -inf, gives NaN; an infinity otherwise gives itself; a
+    finite sum past the dtype's largest value gives inf; a zero sum is -0.0
+    only when every element is -0.0. Its gradient is sum's. CPU (and meta)
+    tensors for now."""
+    dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
+    if dims is None:
+        return torch.ops.gpureduce.fsum.dim_IntList(input, None, keepdim, dtype=dtype)
+    return torch.ops.gpureduce.fsum.dim_IntList(input, list(dims), keepdim, dtype=dtype)
 
 
 def mean(

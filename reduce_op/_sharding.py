@@ -310,6 +310,8 @@ _RULES = {
     "std_mean.correction": _Reduction("dim", outputs=2),
     "linalg_vector_norm.default": _Reduction("dim", combine="norm"),
     "classic_sum.default": _Reduction(None, combine="sum", keepdim_arg=None),
+    # Rounded partial sums would not round the exact sum once: gathered.
+    "fsum.dim_IntList": _Reduction("dim"),
 }
 
 

@@ -1,0 +1,214 @@
+// gpureduce::fsum: the correctly rounded sum (the exact sum of the inputs,
+// rounded once to the output dtype, to nearest with ties to even), over
+// all elements or over dims, like sum. A result is a mathematical function
+// of the input: the same bits for any thread count or split.
+//
+// The CPU kernel (this file): the reduced dims moved last and made
+// contiguous, each output's elements added into a superaccumulator
+// (superaccumulator.h); rows in parallel, and a lone row in parallel
+// chunks whose accumulators merge exactly. Meta and Autograd here too (the
+// gradient is sum's: the output's gradient spread over the reduced
+// elements). No CUDA kernel yet.
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+#include <ATen/WrapDimUtilsMulti.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty.h>
+#include <torch/autograd.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <bitset>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "superaccumulator.h"
+
+namespace gpureduce {
+namespace fsum {
+namespace {
+
+bool is_fsum_type(at::ScalarType t) {
+  return t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16;
+}
+
+// The dtype of the result (and of its rounding), with the errors: floating
+// inputs and results only (an exact sum of integers is the integer sum).
+at::ScalarType result_type(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
+  TORCH_CHECK(is_fsum_type(self.scalar_type()), "fsum(): expected a float16, bfloat16, float32 or float64 input, got ",
+              c10::toString(self.scalar_type()));
+  const at::ScalarType out = dtype.value_or(self.scalar_type());
+  TORCH_CHECK(is_fsum_type(out), "fsum(): dtype must be float16, bfloat16, float32 or float64, got ",
+              c10::toString(out));
+  return out;
+}
+
+// Which dims are reduced: all when `dim` is absent or empty, as for sum
+// (torch's errors for a dim out of range or repeated).
+std::bitset<64> reduced_dims(const at::Tensor& self, at::OptionalIntArrayRef dim) {
+  const int64_t ndim = self.dim();
+  if (!dim.has_value() || dim->empty()) {
+    std::bitset<64> all;
+    for (int64_t d = 0; d < std::max<int64_t>(ndim, 1); ++d) all.set(d);
+    return all;
+  }
+  return at::dim_list_to_bitset(*dim, ndim);
+}
+
+std::vector<c10::SymInt> result_sizes(const at::Tensor& self, const std::bitset<64>& reduced, bool keepdim) {
+  std::vector<c10::SymInt> sizes;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (!reduced[d]) sizes.push_back(self.sym_size(d));
+    else if (keepdim) sizes.emplace_back(1);
+  }
+  return sizes;
+}
+
+// The format a result is rounded to: significant bits and the exponent of
+// its smallest subnormal.
+struct Format {
+  int precision, min_exp;
+};
+Format format_of(at::ScalarType t) {
+  switch (t) {
+    case at::kDouble: return {53, -1074};
+    case at::kFloat: return {24, -149};
+    case at::kHalf: return {11, -24};
+    default: return {8, -133};  // bfloat16
+  }
+}
+
+at::Tensor fsum_cpu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                    std::optional<at::ScalarType> dtype) {
+  const at::ScalarType out_type = result_type(self, dtype);
+  const std::bitset<64> reduced = reduced_dims(self, dim);
+  std::vector<int64_t> order, sizes;  // kept dims, then reduced ones
+  int64_t rows = 1, length = 1;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (!reduced[d]) order.push_back(d), rows *= self.size(d);
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (reduced[d]) order.push_back(d), length *= self.size(d);
+  for (const auto& s : result_sizes(self, reduced, keepdim)) sizes.push_back(s.expect_int());
+  at::Tensor out = at::empty(sizes, self.options().dtype(out_type));
+  if (rows == 0) return out;
+  const at::Tensor x = self.permute(order).contiguous();
+  const Format f = format_of(out_type);
+  std::vector<double> results(static_cast<size_t>(rows));
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "fsum_cpu", [&] {
+    const scalar_t* p = x.const_data_ptr<scalar_t>();
+    const auto add_range = [&](SuperAccumulator& acc, int64_t row, int64_t begin, int64_t end) {
+      const scalar_t* r = p + row * length;
+      for (int64_t k = begin; k < end; ++k) acc.add(static_cast<double>(r[k]));
+    };
+    constexpr int64_t kChunk = 1 << 16;
+    if (rows >= at::get_num_threads() || length < 2 * kChunk) {
+      at::parallel_for(0, rows, std::max<int64_t>(1, kChunk / std::max<int64_t>(length, 1)), [&](int64_t b, int64_t e) {
+        SuperAccumulator acc;
+        for (int64_t row = b; row < e; ++row) {
+          acc.clear();
+          add_range(acc, row, 0, length);
+          results[row] = acc.round_to(f.precision, f.min_exp);
+        }
+      });
+    } else {
+      // Few long rows: chunks of each row in parallel, merged after (exact,
+      // so the order of the merge does not matter).
+      const int64_t chunks = (length + kChunk - 1) / kChunk;
+      std::vector<SuperAccumulator> parts(static_cast<size_t>(rows * chunks));
+      at::parallel_for(0, rows * chunks, 1, [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t) {
+          SuperAccumulator& acc = parts[t];
+          acc.clear();
+          const int64_t c = t % chunks;
+          add_range(acc, t / chunks, c * kChunk, std::min(length, (c + 1) * kChunk));
+        }
+      });
+      for (int64_t row = 0; row < rows; ++row) {
+        SuperAccumulator& acc = parts[row * chunks];
+        for (int64_t c = 1; c < chunks; ++c) acc.merge(parts[row * chunks + c]);
+        results[row] = acc.round_to(f.precision, f.min_exp);
+      }
+    }
+  });
+  // Each result is exact in the output dtype (or +-inf past its largest
+  // value, nan): the cast from double only changes the representation.
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, out_type, "fsum_cpu_out", [&] {
+    scalar_t* o = out.mutable_data_ptr<scalar_t>();
+    for (int64_t row = 0; row < rows; ++row) {
+      if constexpr (std::is_same_v<scalar_t, double>) {
+        o[row] = results[row];
+      } else {
+        o[row] = static_cast<scalar_t>(static_cast<float>(results[row]));
+      }
+    }
+  });
+  return out;
+}
+
+at::Tensor fsum_meta(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                     std::optional<at::ScalarType> dtype) {
+  const at::ScalarType out_type = result_type(self, dtype);
+  return at::empty_symint(result_sizes(self, reduced_dims(self, dim), keepdim), self.options().dtype(out_type));
+}
+
+using FsumOp = c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool,
+                                                   std::optional<at::ScalarType>)>;
+const FsumOp& fsum_op() {
+  static const FsumOp op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("gpureduce::fsum", "dim_IntList")
+                               .typed<at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool,
+                                                 std::optional<at::ScalarType>)>();
+  return op;
+}
+
+// The gradient of a sum: each reduced element gets its output's gradient.
+class Fsum : public torch::autograd::Function<Fsum> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& self,
+                            at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype) {
+    const std::bitset<64> reduced = reduced_dims(self, dim);
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < self.dim(); ++d)
+      if (reduced[d]) dims.push_back(d);
+    ctx->saved_data["dims"] = dims;
+    ctx->saved_data["keepdim"] = keepdim;
+    ctx->saved_data["sizes"] = self.sym_sizes().vec();
+    ctx->saved_data["type"] = static_cast<int64_t>(self.scalar_type());
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return fsum_op().call(self, dim, keepdim, dtype);
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    at::Tensor g = grads[0];
+    if (!g.defined()) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    if (!ctx->saved_data["keepdim"].toBool()) {
+      for (int64_t d : ctx->saved_data["dims"].toIntVector()) g = g.unsqueeze(d);
+    }
+    const auto sizes = ctx->saved_data["sizes"].toSymIntVector();
+    const auto type = static_cast<at::ScalarType>(ctx->saved_data["type"].toInt());
+    return {g.expand_symint(sizes).to(type), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor fsum_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                         std::optional<at::ScalarType> dtype) {
+  result_type(self, dtype);  // the errors before any node is made
+  return Fsum::apply(self, dim, keepdim, dtype);
+}
+
+at::Tensor fsum_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
+  return fsum_op().call(self, std::nullopt, false, dtype);
+}
+
+}  // namespace
+}  // namespace fsum
+}  // namespace gpureduce
+
+TORCH_LIBRARY_IMPL(gpureduce, CompositeImplicitAutograd, m) { m.impl("fsum", &gpureduce::fsum::fsum_all); }
+TORCH_LIBRARY_IMPL(gpureduce, CPU, m) { m.impl("fsum.dim_IntList", &gpureduce::fsum::fsum_cpu); }
+TORCH_LIBRARY_IMPL(gpureduce, Meta, m) { m.impl("fsum.dim_IntList", &gpureduce::fsum::fsum_meta); }
+TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) { m.impl("fsum.dim_IntList", &gpureduce::fsum::fsum_autograd); }

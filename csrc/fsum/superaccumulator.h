@@ -1,0 +1,180 @@
+// gpureduce::fsum's accumulator: the exact sum of floating-point values in
+// a fixed-point superaccumulator (Neal's "small superaccumulator" layout),
+// rounded once to the output type (to nearest, ties to even).
+//
+// A value is sum_i digit[i] * 2^(32 i - 1074): 32-bit digits from the
+// smallest subnormal double's unit up. A double x = m 2^e (|m| < 2^53, e in
+// [-1074, 971]) adds its 53 bits into three consecutive digits; digits are
+// int64, so 2^30 additions fit before carries must move up (normalize()).
+// Merging two accumulators adds digits: exact, hence associative and
+// commutative, so any order, split or launch gives the same bits.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#ifdef __CUDACC__
+#define FSUM_HD __host__ __device__
+#else
+#define FSUM_HD
+#endif
+
+namespace gpureduce {
+namespace fsum {
+
+constexpr int kDigits = 68;  // 2045 + 84 bits of value, and room for 2^64 terms' carries
+constexpr int kBase = -1074;
+
+FSUM_HD inline int leading_zeros(uint64_t v) {  // v != 0
+#ifdef __CUDA_ARCH__
+  return __clzll(static_cast<long long>(v));
+#else
+  return __builtin_clzll(v);
+#endif
+}
+
+struct SuperAccumulator {
+  int64_t digit[kDigits];
+  uint32_t pending;  // additions since the last normalize()
+  bool nan, pos_inf, neg_inf, any_term, any_not_neg_zero;  // an exact zero is -0.0 only if every term was
+
+  FSUM_HD void clear() {
+    for (int i = 0; i < kDigits; ++i) digit[i] = 0;
+    pending = 0;
+    nan = pos_inf = neg_inf = any_term = any_not_neg_zero = false;
+  }
+
+  FSUM_HD void add(double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    const bool neg = bits >> 63;
+    const int biased = int((bits >> 52) & 0x7ff);
+    uint64_t m = bits & ((uint64_t(1) << 52) - 1);
+    if (biased == 0x7ff) {
+      if (m) nan = true;
+      else if (neg) neg_inf = true;
+      else pos_inf = true;
+      return;
+    }
+    any_term = true;
+    if (!neg || biased || m) any_not_neg_zero = true;
+    if (biased == 0 && m == 0) return;
+    int e;  // the exponent of m's unit
+    if (biased) {
+      m |= uint64_t(1) << 52;
+      e = biased - 1075;
+    } else {
+      e = -1074;
+    }
+    const int o = e - kBase;  // >= 0
+    const int i = o >> 5, s = o & 31;
+    const uint64_t t0 = (m & 0xffffffffu) << s;  // < 2^63
+    const uint64_t t1 = ((m >> 32) << s) + (t0 >> 32);
+    const int64_t d0 = int64_t(t0 & 0xffffffffu), d1 = int64_t(t1 & 0xffffffffu), d2 = int64_t(t1 >> 32);
+    if (neg) {
+      digit[i] -= d0;
+      digit[i + 1] -= d1;
+      digit[i + 2] -= d2;
+    } else {
+      digit[i] += d0;
+      digit[i + 1] += d1;
+      digit[i + 2] += d2;
+    }
+    if (++pending == (1u << 30)) normalize();
+  }
+
+  // Carries up: digits 0 .. kDigits - 2 into [0, 2^32), the top one signed.
+  FSUM_HD void normalize() {
+    for (int i = 0; i + 1 < kDigits; ++i) {
+      const int64_t c = digit[i] >> 32;  // floor
+      digit[i] -= c * (int64_t(1) << 32);
+      digit[i + 1] += c;
+    }
+    pending = 0;
+  }
+
+  FSUM_HD void merge(SuperAccumulator& other) {
+    normalize();
+    other.normalize();
+    for (int i = 0; i < kDigits; ++i) digit[i] += other.digit[i];
+    pending = 1;
+    nan |= other.nan;
+    pos_inf |= other.pos_inf;
+    neg_inf |= other.neg_inf;
+    any_term |= other.any_term;
+    any_not_neg_zero |= other.any_not_neg_zero;
+  }
+
+  // Bit `b` (from 2^-1074 up) of the normalized, non-negative magnitude.
+  FSUM_HD static int bit(const int64_t* d, int b) {
+    if (b < 0) return 0;
+    const int i = b >> 5;
+    return i < kDigits ? int((uint64_t(d[i]) >> (b & 31)) & 1) : 0;
+  }
+  // Whether any bit below `b` is set.
+  FSUM_HD static bool any_below(const int64_t* d, int b) {
+    if (b <= 0) return false;
+    const int i = b >> 5;
+    for (int k = 0; k < i && k < kDigits; ++k)
+      if (d[k]) return true;
+    if (i < kDigits && (b & 31)) return (uint64_t(d[i]) & ((uint64_t(1) << (b & 31)) - 1)) != 0;
+    return false;
+  }
+
+  // The sum rounded once to a format of `precision` significant bits whose
+  // smallest subnormal is 2^min_exp (double: 53, -1074; float: 24, -149;
+  // half: 11, -24; bfloat16: 8, -133), returned as a double that the
+  // format holds exactly (or +-inf, nan): the caller casts it.
+  FSUM_HD double round_to(int precision, int min_exp) {
+    if (nan || (pos_inf && neg_inf)) return std::numeric_limits<double>::quiet_NaN();
+    if (pos_inf) return std::numeric_limits<double>::infinity();
+    if (neg_inf) return -std::numeric_limits<double>::infinity();
+    normalize();
+    int64_t d[kDigits];
+    for (int k = 0; k < kDigits; ++k) d[k] = digit[k];
+    const bool negative = d[kDigits - 1] < 0;
+    if (negative) {  // the magnitude: negate, carry again
+      for (int k = 0; k < kDigits; ++k) d[k] = -d[k];
+      for (int k = 0; k + 1 < kDigits; ++k) {
+        const int64_t c = d[k] >> 32;
+        d[k] -= c * (int64_t(1) << 32);
+        d[k + 1] += c;
+      }
+    }
+    int top = -1;  // the leading bit's position
+    for (int k = kDigits - 1; k >= 0; --k) {
+      if (d[k]) {
+        top = 32 * k + 63 - leading_zeros(uint64_t(d[k]));
+        break;
+      }
+    }
+    if (top < 0) return any_term && !any_not_neg_zero ? -0.0 : 0.0;
+    int lo = top - (precision - 1);
+    const int min_bit = min_exp - kBase;
+    if (lo < min_bit) lo = min_bit;
+    uint64_t m = 0;
+    for (int b = top; b >= lo; --b) m = (m << 1) | uint64_t(bit(d, b));
+    const int round = bit(d, lo - 1);
+    const bool sticky = any_below(d, lo - 1);
+    if (round && (sticky || (m & 1))) ++m;  // may carry to 2^precision: still exact below
+    double r = double(m);  // m <= 2^53
+    // times 2^(lo + kBase), in steps that stay exact (no step leaves r subnormal)
+    int e = lo + kBase;
+    while (e > 0) {
+      const int s = e > 1000 ? 1000 : e;
+      r *= ::ldexp(1.0, s);
+      e -= s;
+    }
+    while (e < 0) {
+      const int s = e < -1000 ? -1000 : e;
+      r *= ::ldexp(1.0, s);
+      e -= s;
+    }
+    return negative ? -r : r;
+  }
+};
+
+}  // namespace fsum
+}  // namespace gpureduce
