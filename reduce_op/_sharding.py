@@ -334,7 +334,5 @@ def register_sharding_rules() -> None:
         op = getattr(getattr(_ops, packet), overload)
         propagator.register_op_strategy(op, partial(_reduction_rule, spec), _schema_info(op))
     # conv1d's forward, and the book's kernels, which take the same tensors.
-    for conv in (_ops._conv1d_padded.default, getattr(_ops, "classic_conv1d", None)):
-        if conv is not None:
-            conv = getattr(conv, "default", conv)
-            propagator.register_op_strategy(conv, _conv1d_rule, RuntimeSchemaInfo(static_argnum=3))
+    for conv in (_ops._conv1d_padded.default, _ops.classic_conv1d.default):
+        propagator.register_op_strategy(conv, _conv1d_rule, RuntimeSchemaInfo(static_argnum=3))

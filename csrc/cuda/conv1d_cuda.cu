@@ -89,9 +89,9 @@ struct RowsArgs : RowGeometry {
 // leave as 16-byte stores where aligned. Sliding took the element-strided
 // form's 1129 GB/s to 1557 at [2^26] float32 K = 31, and 1131 to 1588 at a
 // depthwise bfloat16 K = 4, on the H200 (NOTES.md, session 86). The slide
-// is written out again in gpureduce_conv1d_rows_ahead: a shared device
-// function for both, tried in session 87, cost 8-10 registers a thread in
-// each kernel (fewer resident blocks), unmeasured on the GPU, so it waits.
+// is written out again in gpureduce_conv1d_rows_ahead, whose code the
+// session 87 A/B measured; shared device functions for both compile to
+// other code (NOTES.md, session 87) and wait for a GPU run.
 template <typename scalar_t>
 __global__ void __launch_bounds__(kThreads)
     gpureduce_conv1d_rows(RowsArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
