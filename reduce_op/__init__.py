@@ -10,8 +10,8 @@ This package loads it and adds a Python front end:
   :func:`logsumexp`, :func:`var`, :func:`std`, :func:`var_mean` and
   :func:`std_mean` mirror torch's functions of the same names, and
   :func:`vector_norm` mirrors ``torch.linalg.vector_norm``;
-* :func:`fsum` is the correctly rounded sum (``math.fsum`` for tensors; CPU
-  for now);
+* :func:`fsum` is the correctly rounded sum (``math.fsum`` for tensors, CPU
+  and CUDA);
 * :func:`conv1d` is a 1-D cross-correlation under a short mask (``F.conv1d``'s,
   one mask or one a channel) and :class:`DepthwiseConv1d` a module of it
   (``kernel=`` picks one of the book's four CUDA kernels, :func:`conv1d_kernels`);
@@ -176,8 +176,8 @@ def fsum(
     depend on the thread count or the order of the elements. A NaN, or
     +inf with -inf, gives NaN; an infinity otherwise gives itself; a
     finite sum past the dtype's largest value gives inf; a zero sum is -0.0
-    only when every element is -0.0. Its gradient is sum's. CPU (and meta)
-    tensors for now."""
+    only when every element is -0.0. Its gradient is sum's. CPU, CUDA and
+    meta tensors; the CUDA result is bit for bit the CPU's."""
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
     if dims is None:
         return torch.ops.gpureduce.fsum.dim_IntList(input, None, keepdim, dtype=dtype)

@@ -427,3 +427,18 @@ for kernel in reduce_op.conv1d_kernels():
             scale = ref.abs().max().item() + 1.0
             assert (y.cpu().double() - ref).abs().max().item() <= 2e-2 * scale, (kernel, dtype, x_shape, padding)
 print("workload ok")
+# fsum (csrc/fsum/fsum_cuda.cu): rows in one block and in chunks merged
+# after, ragged and unaligned rows, elements far below their tile's largest
+# (straight to the shared digits), inf and nan; bit for bit the CPU's.
+for dtype in (torch.float32, torch.float64, torch.bfloat16):
+    for shape, dim in (((3, 70001), 1), (((1 << 20) + 5,), None), ((700, 33), 1), ((5, 9, 31), (0, 2))):
+        n = 1
+        for s in shape:
+            n *= s
+        for off in (0, 1):
+            base = torch.randn(n + off, dtype=torch.float64) * torch.exp2(torch.randint(-80, 80, (n + off,)).double())
+            base[::997] = float("inf") if off else 0.0
+            x = base.to(dtype).cuda()[off:].view(shape)
+            got, want = reduce_op.fsum(x, dim).cpu(), reduce_op.fsum(x.cpu(), dim)
+            assert torch.equal(got.isnan(), want.isnan()) and torch.equal(got.nan_to_num(0.0), want.nan_to_num(0.0)), \
+                (dtype, shape, dim, off)

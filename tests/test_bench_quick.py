@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-# Seven interpreters, each importing torch, at once: about 20 s of the 2-core machine.
+# Eight interpreters, each importing torch, at once: about 20 s of the 2-core machine.
 pytestmark = pytest.mark.slow
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -24,6 +24,7 @@ RUNS = {
     "overhead": ["overhead_bench.py", "--devices", "cpu", "--numel", "10", "--calls", "50", "--repeats", "2"],
     "cpu": ["cpu_bench.py", "--n", "6", "--seed", "3", "--max-elements", "20000", "--min-run-time", "0.006"],
     "conv1d": ["conv1d_bench.py", "--quick", "--replays", "2"],
+    "fsum": ["fsum_bench.py", "--quick", "--replays", "2"],
 }
 
 
@@ -113,4 +114,15 @@ def test_conv1d_bench_quick(runs):
     assert {"gpureduce", "F.conv1d"} <= paths
     assert all(r["correct"] is not False for r in data["rows"]) and all(r["us"] > 0 for r in data["rows"])
     assert {r["group"] for r in data["rows"]} == {"depthwise", "one channel", "book", "backward"}
+    assert any(f.endswith(".md") for f in os.listdir(tmp_path))
+
+
+def test_fsum_bench_quick(runs):
+    # Every case's fsum checked bit for bit against the CPU kernel and sum
+    # against float64 before it is timed; a wrong one makes the run fail.
+    tmp_path = finished(runs, "fsum")
+    data = json.load(open(next(tmp_path / f for f in os.listdir(tmp_path) if f.endswith(".json"))))
+    assert {r["dtype"] for r in data["rows"]} == {"float32", "float64", "bfloat16", "float16"}
+    assert all(r["fsum_bit_exact"] and r["sum_ok"] for r in data["rows"])
+    assert all(r["fsum_us"] > 0 and r["gpureduce.sum_us"] > 0 and r["torch.sum_us"] > 0 for r in data["rows"])
     assert any(f.endswith(".md") for f in os.listdir(tmp_path))

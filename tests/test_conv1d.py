@@ -242,7 +242,11 @@ def test_conv1d_opcheck(device, gen):
 @pytest.mark.parametrize("padding", ["causal", "valid"])
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_conv1d_compiles(device, dynamic, padding, gen):
-    # "valid": an output length L - K + 1 of a dynamic L.
+    # "valid": an output length L - K + 1 of a dynamic L. Each case's f
+    # is a new closure of one code object: without the reset, the cases
+    # before add up to dynamo's recompile limit (8; torch 2.11 then fails
+    # a fullgraph compile).
+    torch._dynamo.reset()
     w = _randn((4, 3), torch.float32, gen).to(device).requires_grad_()
 
     def f(x):

@@ -10,6 +10,7 @@ import torch
 from torch.library import opcheck
 
 import reduce_op
+from axes import DEVICES
 
 # Significant bits, smallest subnormal exponent, largest exponent.
 FORMATS = {torch.float64: (53, -1074, 1023), torch.float32: (24, -149, 127), torch.float16: (11, -24, 15),
@@ -43,8 +44,8 @@ def same_bits(got, want):
     return (math.isnan(got) and math.isnan(want)) or (got == want and math.copysign(1, got) == math.copysign(1, want))
 
 
-def check(values, dtype, out_dtype=None):
-    x = torch.tensor(values, dtype=torch.float64).to(dtype)
+def check(values, dtype, out_dtype=None, device="cpu"):
+    x = torch.tensor(values, dtype=torch.float64).to(dtype).to(device)
     exact_inputs = x.double().tolist()  # what the tensor holds
     got = reduce_op.fsum(x, dtype=out_dtype)
     want = exact_rounded(exact_inputs, out_dtype or dtype)
@@ -62,16 +63,18 @@ ADVERSARIAL = [
 ]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_fsum_adversarial(dtype):
+def test_fsum_adversarial(dtype, device):
     for values in ADVERSARIAL:
-        check(values, dtype)
-        check(values, dtype, torch.float64)
-        check(values, dtype, torch.float32)
+        check(values, dtype, device=device)
+        check(values, dtype, torch.float64, device)
+        check(values, dtype, torch.float32, device)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_fsum_random_exponents_and_ties(dtype):
+def test_fsum_random_exponents_and_ties(dtype, device):
     rng = random.Random(17)
     p, min_exp, max_exp = FORMATS[dtype]
     for _ in range(150):  # cancellation, exponents over the whole range
@@ -79,7 +82,7 @@ def test_fsum_random_exponents_and_ties(dtype):
         xs = [rng.choice([-1, 1]) * rng.random() * 2.0 ** rng.randint(min_exp, max_exp - 1) for _ in range(n)]
         xs += [-x for x in xs[: rng.randint(0, n)]]
         rng.shuffle(xs)
-        check(xs, dtype)
+        check(xs, dtype, device=device)
     for _ in range(150):  # a value, half its ulp (a tie) and a nudge either way, or none
         base = rng.uniform(-4, 4) * 2.0 ** rng.randint(min_exp + p + 2, max_exp - 3)
         e = math.frexp(base)[1] - p
@@ -87,17 +90,18 @@ def test_fsum_random_exponents_and_ties(dtype):
                rng.choice([0.0, 2.0 ** max(e - 6, min_exp), -2.0 ** max(e - 6, min_exp)])], dtype)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_fsum_dims_keepdim_dtype(dtype):
+def test_fsum_dims_keepdim_dtype(dtype, device):
     gen = torch.Generator().manual_seed(5)
-    x = (torch.randn(3, 4, 50, generator=gen, dtype=torch.float64) * 1e3).to(dtype)
+    x = (torch.randn(3, 4, 50, generator=gen, dtype=torch.float64) * 1e3).to(dtype).to(device)
     for dim in (None, 0, 1, 2, -1, (0, 2), [1, 2], (), (0, 1, 2)):
         for keepdim in (False, True):
             for out_dtype in (None, torch.float64):
                 got = reduce_op.fsum(x, dim, keepdim, dtype=out_dtype)
                 want_shape = torch.sum(x, dim if dim is not None else (), keepdim).shape if dim not in (None, ()) \
                     else torch.sum(x, dtype=out_dtype).shape if not keepdim else (1, 1, 1)
-                assert got.shape == want_shape, (dim, keepdim, got.shape, want_shape)
+                assert got.shape == want_shape and got.device == x.device, (dim, keepdim, got.shape, want_shape)
                 reduced = sorted({d % 3 for d in (dim if isinstance(dim, (tuple, list)) else [dim])}) \
                     if dim not in (None, ()) else [0, 1, 2]
                 rows = x.double().permute([d for d in range(3) if d not in reduced] + reduced)
@@ -138,6 +142,109 @@ def test_fsum_long_input_matches_math_fsum():
     assert reduce_op.fsum(y).item() == exact_rounded(y.double().tolist(), torch.float32)
 
 
+def assert_same_bits(got, want, what=None):
+    """The same values, NaN where NaN, and zeros of the same sign."""
+    g, w = got.cpu(), want.cpu()
+    assert g.shape == w.shape and g.dtype == w.dtype, (what, g.shape, w.shape, g.dtype, w.dtype)
+    g, w = g.double(), w.double()
+    assert torch.equal(g.isnan(), w.isnan()), what
+    g, w = g.masked_fill(g.isnan(), 1.0), w.masked_fill(w.isnan(), 1.0)
+    assert torch.equal(g, w) and torch.equal(g.signbit(), w.signbit()), (what, (g - w).abs().max())
+
+
+def spread(n, gen, low, high):
+    """n float64 values of either sign, scaled by 2^k for k random in [low, high)."""
+    scale = torch.exp2(torch.randint(low, high, (n,), generator=gen).double())
+    return torch.randn(n, generator=gen, dtype=torch.float64) * scale
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_fsum_cuda_matches_cpu_bits(dtype):
+    """The CUDA kernel's paths against the CPU kernel (checked against the
+    exact sum above), bit for bit: rows in one block and rows in chunks
+    merged after; lengths around a warp's tile (1024 elements of the 16- and
+    32-bit types, 512 of float64) and odd ones; rows off 16-byte
+    boundaries; exponents close together and spread far enough that some
+    elements fall below both windows of their tile's largest (straight to
+    the block's digits); results in the input's dtype and in float64."""
+    gen = torch.Generator().manual_seed(23)
+    spans = (4, 12) if dtype == torch.float16 else (4, 40)
+    for length in (1, 7, 511, 512, 513, 1023, 1024, 1025, 4097, 100003):
+        for rows in (1, 3, 40):
+            for span in spans:
+                base = spread(rows * length + 1, gen, -span, span)
+                for off in (0, 1):
+                    x = base.to(dtype).cuda()[off:off + rows * length].view(rows, length)
+                    for out_dtype in (None, torch.float64):
+                        for dim in ((1,), None):
+                            got = reduce_op.fsum(x, dim, dtype=out_dtype)
+                            want = reduce_op.fsum(x.cpu(), dim, dtype=out_dtype)
+                            assert_same_bits(got, want, (length, rows, span, off, out_dtype, dim))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_fsum_cuda_special_values_in_long_rows(dtype):
+    """inf, nan, -0.0 and exact cancellation where they meet the tiles and
+    chunks: long rows, one special value among many ordinary ones."""
+    gen = torch.Generator().manual_seed(29)
+    n = 70001
+    big = torch.finfo(dtype).max
+    cases = {
+        "all -0.0": torch.full((n,), -0.0, dtype=torch.float64),
+        "-0.0 and one 0.0": torch.full((n,), -0.0, dtype=torch.float64).index_fill(0, torch.tensor([n // 2]), 0.0),
+    }
+    y = spread(n, gen, -10, 10).to(dtype).double()
+    cases["cancels"] = torch.cat([y, -y])[torch.randperm(2 * n, generator=gen)]
+    for name, value in (("inf", math.inf), ("-inf", -math.inf), ("nan", math.nan)):
+        cases[name] = y.clone().index_fill(0, torch.tensor([n - 3]), value)
+    cases["inf and -inf"] = y.clone().index_fill(0, torch.tensor([5]), math.inf).index_fill(0, torch.tensor([n - 5]), -math.inf)
+    cases["max, no overflow"] = torch.tensor([big] * 3 + [-big] * 2 + [0.5] * (n - 5), dtype=torch.float64)
+    cases["max, overflow"] = torch.tensor([big] * 2 + [0.0] * (n - 2), dtype=torch.float64)
+    for name, values in cases.items():
+        x = values.to(dtype).cuda()
+        for v in (x, x.view(7, -1) if x.numel() % 7 == 0 else x.view(1, -1)):
+            dim = None if v.dim() == 1 else 1
+            assert_same_bits(reduce_op.fsum(v, dim), reduce_op.fsum(v.cpu(), dim), name)
+        want = exact_rounded(x.double().tolist(), dtype)
+        assert same_bits(reduce_op.fsum(x).double().item(), want), (name, want)
+
+
+@pytest.mark.cuda
+def test_fsum_cuda_layouts_streams_and_graphs():
+    gen = torch.Generator().manual_seed(31)
+    x = spread(6 * 50 * 70, gen, -30, 30).float().view(6, 50, 70)
+    for dim in (0, 1, (0, 2), (2, 0), (1, 2)):  # columns and planes: moved last, made contiguous
+        xc = x.cuda()
+        assert_same_bits(reduce_op.fsum(xc, dim), reduce_op.fsum(x, dim), dim)
+        assert_same_bits(reduce_op.fsum(xc.transpose(0, 2), dim), reduce_op.fsum(x.transpose(0, 2), dim), dim)
+    big = spread(1 << 20, gen, -60, 60).cuda()
+    want = reduce_op.fsum(big.cpu())
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        got = reduce_op.fsum(big)
+    side.synchronize()
+    assert_same_bits(got, want)
+    # Captured in a graph and replayed on new values (chunks and merge both)
+    static = big.clone()
+    reduce_op.fsum(static)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = reduce_op.fsum(static)
+    fresh = spread(1 << 20, gen, -60, 60)
+    static.copy_(fresh)
+    graph.replay()
+    assert_same_bits(captured, reduce_op.fsum(fresh))
+    opcheck(torch.ops.gpureduce.fsum.dim_IntList, (torch.randn(3, 4, device="cuda"), [1], True),
+            {"dtype": torch.float64})
+    assert_same_bits(reduce_op.fsum(torch.empty(0, 3, device="cuda"), 0), torch.zeros(3))
+    assert_same_bits(reduce_op.fsum(torch.empty(4, 0, device="cuda"), 1), torch.zeros(4))
+    assert reduce_op.fsum(torch.empty(0, 4, device="cuda"), 1).shape == (0,)
+
+
 def test_fsum_errors():
     with pytest.raises(RuntimeError, match="expected a float16, bfloat16, float32 or float64 input, got Long"):
         reduce_op.fsum(torch.arange(3))
@@ -163,8 +270,10 @@ def test_fsum_gradients_and_opcheck():
 
 
 @pytest.mark.slow
-def test_fsum_compiles():
+@pytest.mark.parametrize("device", DEVICES)
+def test_fsum_compiles(device):
+    torch._dynamo.reset()  # a fresh count of recompiles (see test_conv1d_compiles)
     f = torch.compile(lambda t: reduce_op.fsum(t, 1) * 2, fullgraph=True, dynamic=True)
     for n in (5, 9):
-        x = torch.randn(3, n, dtype=torch.float64)
+        x = torch.randn(3, n, dtype=torch.float64, device=device)
         assert torch.equal(f(x), reduce_op.fsum(x, 1) * 2)

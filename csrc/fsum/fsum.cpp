@@ -8,10 +8,9 @@
 // (superaccumulator.h); rows in parallel, and a lone row in parallel
 // chunks whose accumulators merge exactly. Meta and Autograd here too (the
 // gradient is sum's: the output's gradient spread over the reduced
-// elements). No CUDA kernel yet.
+// elements). The CUDA kernel is fsum_cuda.cu.
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
-#include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/empty.h>
@@ -25,6 +24,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "../engine/reduce_shape.h"
+#include "fsum.h"
 #include "superaccumulator.h"
 
 namespace gpureduce {
@@ -47,15 +48,13 @@ at::ScalarType result_type(const at::Tensor& self, std::optional<at::ScalarType>
 }
 
 // Which dims are reduced: all when `dim` is absent or empty, as for sum
-// (torch's errors for a dim out of range or repeated).
+// (with torch's errors for a dim out of range or repeated, from the
+// engine's helper, whose messages hold no streamed integers).
 std::bitset<64> reduced_dims(const at::Tensor& self, at::OptionalIntArrayRef dim) {
-  const int64_t ndim = self.dim();
-  if (!dim.has_value() || dim->empty()) {
-    std::bitset<64> all;
-    for (int64_t d = 0; d < std::max<int64_t>(ndim, 1); ++d) all.set(d);
-    return all;
-  }
-  return at::dim_list_to_bitset(*dim, ndim);
+  const std::vector<bool> mask = reduced_dims_mask(self.dim(), dim);
+  std::bitset<64> reduced;
+  for (size_t d = 0; d < mask.size(); ++d) reduced[d] = mask[d];
+  return reduced;
 }
 
 std::vector<c10::SymInt> result_sizes(const at::Tensor& self, const std::bitset<64>& reduced, bool keepdim) {
@@ -67,11 +66,6 @@ std::vector<c10::SymInt> result_sizes(const at::Tensor& self, const std::bitset<
   return sizes;
 }
 
-// The format a result is rounded to: significant bits and the exponent of
-// its smallest subnormal.
-struct Format {
-  int precision, min_exp;
-};
 Format format_of(at::ScalarType t) {
   switch (t) {
     case at::kDouble: return {53, -1074};
@@ -81,27 +75,43 @@ Format format_of(at::ScalarType t) {
   }
 }
 
+}  // namespace
+
+FsumRows fsum_rows(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                   std::optional<at::ScalarType> dtype) {
+  FsumRows r;
+  r.out_type = result_type(self, dtype);
+  r.format = format_of(r.out_type);
+  const std::bitset<64> reduced = reduced_dims(self, dim);
+  std::vector<int64_t> order;  // kept dims, then reduced ones
+  r.count = 1;
+  r.length = 1;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (!reduced[d]) order.push_back(d), r.count *= self.size(d);
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (reduced[d]) order.push_back(d), r.length *= self.size(d);
+  for (const auto& s : result_sizes(self, reduced, keepdim)) r.out_sizes.push_back(s.expect_int());
+  if (r.count > 0) r.rows = self.permute(order).contiguous();
+  return r;
+}
+
+namespace {
+
 at::Tensor fsum_cpu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<at::ScalarType> dtype) {
-  const at::ScalarType out_type = result_type(self, dtype);
-  const std::bitset<64> reduced = reduced_dims(self, dim);
-  std::vector<int64_t> order, sizes;  // kept dims, then reduced ones
-  int64_t rows = 1, length = 1;
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (!reduced[d]) order.push_back(d), rows *= self.size(d);
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (reduced[d]) order.push_back(d), length *= self.size(d);
-  for (const auto& s : result_sizes(self, reduced, keepdim)) sizes.push_back(s.expect_int());
-  at::Tensor out = at::empty(sizes, self.options().dtype(out_type));
+  const FsumRows r = fsum_rows(self, dim, keepdim, dtype);
+  at::Tensor out = at::empty(r.out_sizes, self.options().dtype(r.out_type));
+  const int64_t rows = r.count, length = r.length;
   if (rows == 0) return out;
-  const at::Tensor x = self.permute(order).contiguous();
-  const Format f = format_of(out_type);
+  const at::Tensor& x = r.rows;
+  const Format f = r.format;
+  const at::ScalarType out_type = r.out_type;
   std::vector<double> results(static_cast<size_t>(rows));
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "fsum_cpu", [&] {
     const scalar_t* p = x.const_data_ptr<scalar_t>();
     const auto add_range = [&](SuperAccumulator& acc, int64_t row, int64_t begin, int64_t end) {
-      const scalar_t* r = p + row * length;
-      for (int64_t k = begin; k < end; ++k) acc.add(static_cast<double>(r[k]));
+      const scalar_t* row_start = p + row * length;
+      for (int64_t k = begin; k < end; ++k) acc.add(static_cast<double>(row_start[k]));
     };
     constexpr int64_t kChunk = 1 << 16;
     if (rows >= at::get_num_threads() || length < 2 * kChunk) {

@@ -20,6 +20,13 @@
 #else
 #define FSUM_HD
 #endif
+// The digit loops stay loops on the GPU: unrolled, they put the 68 digits
+// in registers and take a whole kernel's worth for a once-per-block step.
+#ifdef __CUDA_ARCH__
+#define FSUM_DIGIT_LOOP _Pragma("unroll 1")
+#else
+#define FSUM_DIGIT_LOOP
+#endif
 
 namespace gpureduce {
 namespace fsum {
@@ -41,6 +48,7 @@ struct SuperAccumulator {
   bool nan, pos_inf, neg_inf, any_term, any_not_neg_zero;  // an exact zero is -0.0 only if every term was
 
   FSUM_HD void clear() {
+    FSUM_DIGIT_LOOP
     for (int i = 0; i < kDigits; ++i) digit[i] = 0;
     pending = 0;
     nan = pos_inf = neg_inf = any_term = any_not_neg_zero = false;
@@ -85,19 +93,26 @@ struct SuperAccumulator {
     if (++pending == (1u << 30)) normalize();
   }
 
-  // Carries up: digits 0 .. kDigits - 2 into [0, 2^32), the top one signed.
-  FSUM_HD void normalize() {
+  // Carries up: digits 0 .. kDigits - 2 into [0, 2^32), the top one
+  // signed. Returns the highest nonzero digit's index, or -1.
+  FSUM_HD int normalize() {
+    int highest = -1;
+    FSUM_DIGIT_LOOP
     for (int i = 0; i + 1 < kDigits; ++i) {
       const int64_t c = digit[i] >> 32;  // floor
       digit[i] -= c * (int64_t(1) << 32);
       digit[i + 1] += c;
+      if (digit[i]) highest = i;
     }
+    if (digit[kDigits - 1]) highest = kDigits - 1;
     pending = 0;
+    return highest;
   }
 
   FSUM_HD void merge(SuperAccumulator& other) {
     normalize();
     other.normalize();
+    FSUM_DIGIT_LOOP
     for (int i = 0; i < kDigits; ++i) digit[i] += other.digit[i];
     pending = 1;
     nan |= other.nan;
@@ -107,57 +122,52 @@ struct SuperAccumulator {
     any_not_neg_zero |= other.any_not_neg_zero;
   }
 
-  // Bit `b` (from 2^-1074 up) of the normalized, non-negative magnitude.
-  FSUM_HD static int bit(const int64_t* d, int b) {
-    if (b < 0) return 0;
-    const int i = b >> 5;
-    return i < kDigits ? int((uint64_t(d[i]) >> (b & 31)) & 1) : 0;
+  // Bits [b, b + n) (b >= 0, n <= 54; from 2^-1074 up) of normalized,
+  // non-negative digits; bits past the top read as 0.
+  FSUM_HD uint64_t bits_at(int b, int n) const {
+    const int i = b >> 5, s = b & 31;
+    const auto at = [&](int k) { return k < kDigits ? uint64_t(digit[k]) : uint64_t(0); };
+    uint64_t v = (at(i) | (at(i + 1) << 32)) >> s;
+    if (s) v |= at(i + 2) << (64 - s);
+    return v & ((uint64_t(1) << n) - 1);
   }
-  // Whether any bit below `b` is set.
-  FSUM_HD static bool any_below(const int64_t* d, int b) {
-    if (b <= 0) return false;
-    const int i = b >> 5;
-    for (int k = 0; k < i && k < kDigits; ++k)
-      if (d[k]) return true;
-    if (i < kDigits && (b & 31)) return (uint64_t(d[i]) & ((uint64_t(1) << (b & 31)) - 1)) != 0;
+  // Whether any bit below `b` (b >= 0) of normalized digits is set: the
+  // digits just below are looked at first, the likely place.
+  FSUM_HD bool any_below(int b) const {
+    const int i = b >> 5, s = b & 31;
+    if (i < kDigits && s && (uint64_t(digit[i]) & ((uint64_t(1) << s) - 1))) return true;
+    FSUM_DIGIT_LOOP
+    for (int k = (i < kDigits ? i : kDigits) - 1; k >= 0; --k)
+      if (digit[k]) return true;
     return false;
   }
 
   // The sum rounded once to a format of `precision` significant bits whose
   // smallest subnormal is 2^min_exp (double: 53, -1074; float: 24, -149;
   // half: 11, -24; bfloat16: 8, -133), returned as a double that the
-  // format holds exactly (or +-inf, nan): the caller casts it.
+  // format holds exactly (or +-inf, nan): the caller casts it. Spends the
+  // accumulator (its digits become the magnitude's).
   FSUM_HD double round_to(int precision, int min_exp) {
     if (nan || (pos_inf && neg_inf)) return std::numeric_limits<double>::quiet_NaN();
     if (pos_inf) return std::numeric_limits<double>::infinity();
     if (neg_inf) return -std::numeric_limits<double>::infinity();
-    normalize();
-    int64_t d[kDigits];
-    for (int k = 0; k < kDigits; ++k) d[k] = digit[k];
-    const bool negative = d[kDigits - 1] < 0;
-    if (negative) {  // the magnitude: negate, carry again
-      for (int k = 0; k < kDigits; ++k) d[k] = -d[k];
-      for (int k = 0; k + 1 < kDigits; ++k) {
-        const int64_t c = d[k] >> 32;
-        d[k] -= c * (int64_t(1) << 32);
-        d[k + 1] += c;
-      }
+    // The magnitude in place (the accumulator is spent): negate and carry
+    // again if the sum is negative.
+    int highest = normalize();
+    const bool negative = digit[kDigits - 1] < 0;
+    if (negative) {
+      FSUM_DIGIT_LOOP
+      for (int k = 0; k < kDigits; ++k) digit[k] = -digit[k];
+      highest = normalize();
     }
-    int top = -1;  // the leading bit's position
-    for (int k = kDigits - 1; k >= 0; --k) {
-      if (d[k]) {
-        top = 32 * k + 63 - leading_zeros(uint64_t(d[k]));
-        break;
-      }
-    }
-    if (top < 0) return any_term && !any_not_neg_zero ? -0.0 : 0.0;
+    if (highest < 0) return any_term && !any_not_neg_zero ? -0.0 : 0.0;
+    const int top = 32 * highest + 63 - leading_zeros(uint64_t(digit[highest]));  // the leading bit
     int lo = top - (precision - 1);
     const int min_bit = min_exp - kBase;
     if (lo < min_bit) lo = min_bit;
-    uint64_t m = 0;
-    for (int b = top; b >= lo; --b) m = (m << 1) | uint64_t(bit(d, b));
-    const int round = bit(d, lo - 1);
-    const bool sticky = any_below(d, lo - 1);
+    uint64_t m = top >= lo ? bits_at(lo, top - lo + 1) : 0;
+    const int round = lo >= 1 ? int(bits_at(lo - 1, 1)) : 0;
+    const bool sticky = lo >= 2 && any_below(lo - 1);
     if (round && (sticky || (m & 1))) ++m;  // may carry to 2^precision: still exact below
     double r = double(m);  // m <= 2^53
     // times 2^(lo + kBase), in steps that stay exact (no step leaves r subnormal)
