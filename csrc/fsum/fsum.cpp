@@ -18,7 +18,6 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <bitset>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -47,17 +46,14 @@ at::ScalarType result_type(const at::Tensor& self, std::optional<at::ScalarType>
   return out;
 }
 
-// Which dims are reduced: all when `dim` is absent or empty, as for sum
-// (with torch's errors for a dim out of range or repeated, from the
-// engine's helper, whose messages hold no streamed integers).
-std::bitset<64> reduced_dims(const at::Tensor& self, at::OptionalIntArrayRef dim) {
-  const std::vector<bool> mask = reduced_dims_mask(self.dim(), dim);
-  std::bitset<64> reduced;
-  for (size_t d = 0; d < mask.size(); ++d) reduced[d] = mask[d];
-  return reduced;
+// Which dims are reduced (a flag a dim): all when `dim` is absent or
+// empty, as for sum, with torch's errors for a dim out of range or
+// repeated (the engine's helper, whose messages hold no streamed integers).
+std::vector<bool> reduced_dims(const at::Tensor& self, at::OptionalIntArrayRef dim) {
+  return reduced_dims_mask(self.dim(), dim);
 }
 
-std::vector<c10::SymInt> result_sizes(const at::Tensor& self, const std::bitset<64>& reduced, bool keepdim) {
+std::vector<c10::SymInt> result_sizes(const at::Tensor& self, const std::vector<bool>& reduced, bool keepdim) {
   std::vector<c10::SymInt> sizes;
   for (int64_t d = 0; d < self.dim(); ++d) {
     if (!reduced[d]) sizes.push_back(self.sym_size(d));
@@ -82,7 +78,7 @@ FsumRows fsum_rows(const at::Tensor& self, at::OptionalIntArrayRef dim, bool kee
   FsumRows r;
   r.out_type = result_type(self, dtype);
   r.format = format_of(r.out_type);
-  const std::bitset<64> reduced = reduced_dims(self, dim);
+  const std::vector<bool> reduced = reduced_dims(self, dim);
   std::vector<int64_t> order;  // kept dims, then reduced ones
   r.count = 1;
   r.length = 1;
@@ -179,7 +175,7 @@ class Fsum : public torch::autograd::Function<Fsum> {
  public:
   static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& self,
                             at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype) {
-    const std::bitset<64> reduced = reduced_dims(self, dim);
+    const std::vector<bool> reduced = reduced_dims(self, dim);
     std::vector<int64_t> dims;
     for (int64_t d = 0; d < self.dim(); ++d)
       if (reduced[d]) dims.push_back(d);
