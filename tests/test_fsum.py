@@ -1,6 +1,7 @@
 """gpureduce.fsum, the correctly rounded sum, against an exact reference: the
 sum as a Fraction, rounded half to even to the result's format by hand."""
 import math
+import os
 import random
 import sys
 from fractions import Fraction
@@ -10,7 +11,10 @@ import torch
 from torch.library import opcheck
 
 import reduce_op
-from axes import DEVICES
+from axes import DEVICES, HAS_CUDA
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+from random_cases import apply_view, sample_cases  # noqa: E402
 
 # Significant bits, smallest subnormal exponent, largest exponent.
 FORMATS = {torch.float64: (53, -1074, 1023), torch.float32: (24, -149, 127), torch.float16: (11, -24, 15),
@@ -243,6 +247,53 @@ def test_fsum_cuda_layouts_streams_and_graphs():
     assert_same_bits(reduce_op.fsum(torch.empty(0, 3, device="cuda"), 0), torch.zeros(3))
     assert_same_bits(reduce_op.fsum(torch.empty(4, 0, device="cuda"), 1), torch.zeros(4))
     assert reduce_op.fsum(torch.empty(0, 4, device="cuda"), 1).shape == (0,)
+
+
+FLOAT_NAMES = ("float32", "bfloat16", "float16", "float64")
+
+
+def random_fsum_inputs(n, seed, min_bytes, max_bytes, device):
+    """The random-shape sampler's cases (benchmarks/random_cases.py: model
+    layouts, views, dims, keepdim, dtype=), each with a floating dtype (an
+    integer case takes one at random) and values spread over exponents of
+    2^-span to 2^span, span 12 for float16 and 40 for the others. Yields the
+    input and fsum's arguments."""
+    rng = random.Random(seed)
+    gen = torch.Generator().manual_seed(seed)
+    for case in sample_cases(n, seed, min_bytes, max_bytes):
+        dtype = case.dtype if case.dtype in FLOAT_NAMES else rng.choice(FLOAT_NAMES)
+        out = case.out_dtype if case.out_dtype in FLOAT_NAMES else None
+        span = 12 if dtype == "float16" else 40
+        base = spread(math.prod(case.base), gen, -span, span).view(case.base).to(getattr(torch, dtype)).to(device)
+        x = apply_view(base, case.view)
+        yield case.label(), x, case.dim, case.keepdim, (getattr(torch, out) if out else None)
+
+
+@pytest.mark.parametrize("seed", [41, 42])
+def test_fsum_random_cases_cpu_exact(seed):
+    """Small random cases on the CPU, every output element against the exact
+    sum of its row rounded once."""
+    for label, x, dim, keepdim, out_dtype in random_fsum_inputs(100, seed, 16, 1 << 12, "cpu"):
+        got = reduce_op.fsum(x, dim, keepdim, dtype=out_dtype)
+        want_shape = torch.sum(x.double(), dim, keepdim).shape if dim is not None else torch.Size([])
+        assert got.shape == want_shape and got.dtype == (out_dtype or x.dtype), (label, got.shape, want_shape)
+        reduced = sorted({d % x.dim() for d in dim}) if dim is not None else list(range(x.dim()))
+        kept = [d for d in range(x.dim()) if d not in reduced]
+        rows = x.double().permute(kept + reduced).reshape(math.prod(x.shape[d] for d in kept), -1)
+        flat = got.double().reshape(-1).tolist()
+        for i, row in enumerate(rows.tolist()):
+            assert same_bits(flat[i], exact_rounded(row, out_dtype or x.dtype)), (label, i)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA GPU")
+@pytest.mark.parametrize("seed", [43, 44, 45])
+def test_fsum_random_cases_cuda_match_cpu_bits(seed):
+    """Random cases of up to 16 MB on the GPU, bit for bit the CPU kernel's
+    (which the test above checks against the exact sum)."""
+    for label, x, dim, keepdim, out_dtype in random_fsum_inputs(150, seed, 16, 1 << 24, "cuda"):
+        assert_same_bits(reduce_op.fsum(x, dim, keepdim, dtype=out_dtype),
+                         reduce_op.fsum(x.cpu(), dim, keepdim, dtype=out_dtype), label)
 
 
 def test_fsum_errors():

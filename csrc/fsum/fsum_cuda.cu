@@ -5,27 +5,28 @@
 // keeps its exact sum in a superaccumulator in shared memory
 // (superaccumulator.h's digits, added to with 64-bit atomics: integer adds,
 // so their order does not matter). Adding every element there would cost
-// three atomics each; instead each warp works a tile at a time:
+// three atomics each; instead each warp works a tile at a time (the next
+// tile's loads already in flight), with double additions only:
 //
-//  1. every lane loads its 32 elements of the tile (16 for float64) as
-//     16-byte vectors, and the warp takes the largest exponent among their
-//     finite elements, A;
-//  2. an element whose exponent is within W of A is added to a double
-//     accumulator of that window, one within the next W + 1 to a second:
-//     every value in a window is a multiple of the window's unit (its
-//     lowest exponent's ulp) and below 2^(W + p) units (p: the input's
-//     significant bits), and a lane adds at most 32 of them, so W is
-//     chosen for the lane's sum to stay below 2^53 units: every addition is
-//     exact. A float64 element is first split into its high and low 26-bit
-//     halves (both exact), each with accumulators of its own;
-//  3. at the tile's end each accumulator, an integer number of its window's
-//     units, is converted to int64, summed across the warp, and lane 0 adds
-//     it to the block's digits (three atomics per window);
-//  4. an element further below A (rare: 2^-49 of the tile's largest for
-//     the 16- and 32-bit types, 2^-45 for float64), and a float64 above
-//     2^1017 (where a double accumulator could overflow), goes straight to
-//     the digits; inf and nan set flags.
+//  1. every lane holds its elements of the tile (16, or 32 of the 16-bit
+//     types), loaded as 16-byte vectors, and the warp takes their largest
+//     magnitude, below 2^(E + 1);
+//  2. each element x is split against the window constant c = 1.5 * 2^m,
+//     m = E + log2(lane elements): hi = (x + c) - c is x rounded to a
+//     multiple of 2^(m - 52), and x - hi is exact. A lane's his add up
+//     exactly (multiples of the unit, below 2^53 units). float64 takes a
+//     second window at once on the rests, 49 exponents lower;
+//  3. each window's sum, an integer number of units, is converted to
+//     int64, summed across the warp, and lane 0 adds it to the block's
+//     digits (three atomics per window);
+//  4. elements with bits still left (float32 values 2^-24 below the tile's
+//     largest, float64 ones 2^-43 below it: rare in ordinary data) go on
+//     through further windows one by one; inf and nan set flags, and a
+//     float64 from 2^1018 up (where a window's constant would overflow)
+//     goes straight to the digits.
 //
+// Per element that is a conversion and four or five double additions, and
+// no integer work on exponents.
 // A row in one chunk is rounded by the block; a row in several chunks
 // writes each chunk's digits (after one carry step) and the merge kernel
 // adds them.
@@ -56,7 +57,6 @@ constexpr int64_t kMaxChunk = int64_t(1) << 28;  // elements: a digit's atomics 
 constexpr unsigned kFull = 0xffffffffu;
 
 enum : unsigned { kNan = 1, kPosInf = 2, kNegInf = 4, kNotNegZero = 8 };
-constexpr int kRare = -4096;  // the exponent given to elements kept out of the windows
 
 // a * 2^k, exact where the result is an integer below 2^63 (k up to 1074:
 // two steps past double's largest power of two).
@@ -99,37 +99,32 @@ __device__ __forceinline__ long long warp_sum(long long v) {
   return v;
 }
 
-// How a type's elements enter the windows. Exponents are biased, with
-// subnormals and zeros at 1 (the same unit as the smallest normals).
+// How a type's elements enter the windows (add_tile). A window is the
+// constant c = 1.5 * 2^m: for |x| < 2^(m - 3), hi = (x + c) - c is x
+// rounded to a multiple of the window's unit 2^(m - 52), and x - hi is
+// exact (the rounding error of x + c). A lane adds n = 2^kLogLane his of a
+// tile, each below 2^(m + 1 - kLogLane) when m is kLogLane above the
+// tile's largest exponent, so its sum stays a multiple of the unit below
+// 2^53 units: every addition is exact. The next window takes what is left,
+// below the unit: kLogLane - 53 exponents lower.
 template <typename scalar_t>
 struct Input {
-  // 16- and 32-bit types, as float32: one part, p = 24.
+  // 16- and 32-bit types, through float32.
   static constexpr int kVector = 16 / sizeof(scalar_t);
-  static constexpr int kLaneElements = 32;  // per tile
-  static constexpr int kParts = 1;
-  static constexpr int kWindow = 24;  // 2^(W + 24) * 32 <= 2^53
-  // log2 of the ulp of exponent e is e - 150
-  static __device__ __forceinline__ int ulp_bias(int) { return 150; }
-  // The exponent; kRare for inf and nan, which then take the rare path.
-  static __device__ __forceinline__ int exponent(scalar_t raw) {
-    const int biased = (__float_as_uint(static_cast<float>(raw)) >> 23) & 0xff;
-    return biased == 0xff ? kRare : max(biased, 1);
-  }
-  struct Element {
-    double part[1];
-    int exponent;
-    unsigned not_neg_zero;  // nonzero unless the element is -0.0
-    bool nonzero;           // neither zero
-  };
-  static __device__ __forceinline__ Element split(scalar_t raw) {
-    const float v = static_cast<float>(raw);
-    const unsigned bits = __float_as_uint(v);
-    Element e;
-    e.exponent = exponent(raw);
-    e.not_neg_zero = bits ^ 0x80000000u;
-    e.nonzero = (bits << 1) != 0;
-    e.part[0] = static_cast<double>(v);
-    return e;
+  // A lane's elements of a tile: four 16-byte vectors (eight of float32
+  // held twice, with the next tile's loads in flight, spilled registers).
+  static constexpr int kLaneElements = sizeof(scalar_t) == 2 ? 32 : 16;
+  static constexpr int kLogLane = sizeof(scalar_t) == 2 ? 5 : 4;
+  static constexpr int kInlineWindows = 1;  // 24 bits fit one window 48 or 49 exponents deep
+  static constexpr int kBias = 127, kKeyShift = 23;
+  static constexpr int kMinWindow = -149 + 52;  // a unit of 2^-149: the window takes the rest whole
+  static constexpr int kMaxWindow = 127 + kLogLane;
+  static constexpr unsigned kSpecialKey = 0x7f800000u;  // inf and nan
+  static __device__ __forceinline__ double value(scalar_t raw) { return static_cast<double>(static_cast<float>(raw)); }
+  // The magnitude's bits, as an unsigned whose order is the magnitude's:
+  // the largest in a tile gives its exponent.
+  static __device__ __forceinline__ unsigned key(scalar_t raw) {
+    return __float_as_uint(static_cast<float>(raw)) & 0x7fffffffu;
   }
   // The flag of inf or nan, 0 for a finite element.
   static __device__ __forceinline__ unsigned special(scalar_t raw) {
@@ -140,35 +135,21 @@ struct Input {
 
 template <>
 struct Input<double> {
-  // Two parts: the high 27 significant bits and the low 26 (p = 27 and 26
-  // over units 2^26 and 1 ulp of the window's lowest exponent).
   static constexpr int kVector = 2;
   static constexpr int kLaneElements = 16;
-  static constexpr int kParts = 2;
-  static constexpr int kWindow = 22;  // 2^(W + 27) * 16 <= 2^53
-  static __device__ __forceinline__ int ulp_bias(int part) { return part == 0 ? 1049 : 1075; }
-  // kRare for inf, nan, and the largest exponents, where 16 elements could
-  // overflow a double accumulator (above 2^1017: those go to the digits).
-  static __device__ __forceinline__ int exponent(double v) {
-    const int biased = (__double2hiint(v) >> 20) & 0x7ff;
-    return biased > 2041 ? kRare : max(biased, 1);
-  }
-  struct Element {
-    double part[2];
-    int exponent;
-    unsigned not_neg_zero;
-    bool nonzero;
-  };
-  static __device__ __forceinline__ Element split(double v) {
-    const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(v));
-    Element e;
-    e.exponent = exponent(v);
-    e.not_neg_zero = (static_cast<unsigned>(bits >> 32) ^ 0x80000000u) | static_cast<unsigned>(bits);
-    e.nonzero = (bits << 1) != 0;
-    const double high = __longlong_as_double(static_cast<long long>(bits & ~((1ull << 26) - 1)));
-    e.part[0] = high;
-    e.part[1] = v - high;  // exact: the bits the mask cleared
-    return e;
+  static constexpr int kLogLane = 4;
+  static constexpr int kInlineWindows = 2;  // 53 bits: two windows, 49 exponents apart
+  static constexpr int kBias = 1023, kKeyShift = 20;
+  static constexpr int kMinWindow = -1074 + 52;
+  static constexpr int kMaxWindow = 1017 + kLogLane;
+  // inf, nan, and values of 2^1018 and above, whose window's constant would
+  // pass double's range: those go to the digits one by one.
+  static constexpr unsigned kSpecialKey = 2041u << 20;
+  static __device__ __forceinline__ double value(double v) { return v; }
+  // The high word without the sign, its lowest bit also set when the low
+  // word has any (a subnormal's bits may all be there).
+  static __device__ __forceinline__ unsigned key(double v) {
+    return (static_cast<unsigned>(__double2hiint(v)) & 0x7fffffffu) | (__double2loint(v) != 0);
   }
   static __device__ __forceinline__ unsigned special(double v) {
     const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(v));
@@ -182,87 +163,153 @@ struct alignas(16) Vector {
   scalar_t v[Input<scalar_t>::kVector];
 };
 
-// Adds one tile of a warp: tile `t` of the row at `row` (length elements).
+template <typename scalar_t>
+constexpr int kTileVectors = Input<scalar_t>::kLaneElements / Input<scalar_t>::kVector;
+template <typename scalar_t>
+using Tile = Vector<scalar_t>[kTileVectors<scalar_t>];
+
+// A lane's part of tile `t` of the row at `row` (length elements): 16-byte
+// vectors where the row allows, else elements, -0.0 past the end (it adds
+// nothing and keeps a -0.0 sum).
 template <typename scalar_t, bool kAligned>
-__device__ __forceinline__ void add_tile(const scalar_t* __restrict__ row, int64_t length, int64_t t, int lane,
-                                         unsigned long long* digits, unsigned& flags) {
-  using In = Input<scalar_t>;
-  constexpr int V = In::kVector, P = In::kParts, W = In::kWindow, kTileVectors = In::kLaneElements / V;
-  Vector<scalar_t> vec[kTileVectors];
-  const int64_t tile_start = t * (int64_t(32) * In::kLaneElements);
+__device__ __forceinline__ void load_tile(Tile<scalar_t>& vec, const scalar_t* __restrict__ row, int64_t length,
+                                          int64_t t, int lane) {
+  constexpr int V = Input<scalar_t>::kVector;
+  const int64_t tile_start = t * (int64_t(32) * Input<scalar_t>::kLaneElements);
 #pragma unroll
-  for (int r = 0; r < kTileVectors; ++r) {
+  for (int r = 0; r < kTileVectors<scalar_t>; ++r) {
     const int64_t first = tile_start + (int64_t(r) * 32 + lane) * V;
     if (kAligned && first + V <= length) {
       vec[r] = *reinterpret_cast<const Vector<scalar_t>*>(row + first);
     } else {
 #pragma unroll
-      for (int j = 0; j < V; ++j)  // -0.0 past the end adds nothing and keeps a -0.0 sum
-        vec[r].v[j] = first + j < length ? row[first + j] : static_cast<scalar_t>(-0.0f);
+      for (int j = 0; j < V; ++j) vec[r].v[j] = first + j < length ? row[first + j] : static_cast<scalar_t>(-0.0f);
     }
   }
-  int top = 0;
+}
+
+// The window of exponent m: the constant 1.5 * 2^m (m in [-1022, 1021]).
+__device__ __forceinline__ double window_constant(int m) {
+  return __longlong_as_double((static_cast<long long>(m + 1023) << 52) | (1ll << 51));
+}
+
+// Window k of a tile whose first window is m1: kLogLane - 53 exponents a
+// step, down to the one whose unit is the type's smallest.
+template <typename scalar_t>
+__device__ __forceinline__ int window_of(int m1, int k) {
+  return max(m1 - k * (53 - Input<scalar_t>::kLogLane), Input<scalar_t>::kMinWindow);
+}
+
+// hi = x rounded to the window's unit; x keeps the exact rest. The
+// intrinsics keep the compiler from folding (x + c) - c.
+__device__ __forceinline__ double take_window(double& x, double c) {
+  const double hi = __dadd_rn(__dadd_rn(x, c), -c);
+  x = __dadd_rn(x, -hi);
+  return hi;
+}
+
+// A warp's window sums (each lane's an exact multiple of the unit
+// 2^(m - 52), below 2^53 units) into the block's digits.
+__device__ __forceinline__ void flush_window(unsigned long long* digits, double sum, int m, int lane) {
+  if (!__any_sync(kFull, sum != 0.0)) return;
+  const long long units = warp_sum(__double2ll_rn(times_pow2(sum, 52 - m)));
+  if (lane == 0) add_scaled(digits, units, m - 52 - kBase);
+}
+
+// Adds a warp's tile to the block's digits: the tile's largest magnitude
+// sets the first window; every element goes through the type's inline
+// windows without a branch; elements with bits still left (ordinary data
+// hardly ever has them: float32 values 2^-24 below the tile's largest)
+// go on through further windows one by one. Inf and nan set flags, and
+// float64 values from 2^1018 up go straight to the digits.
+template <typename scalar_t>
+__device__ __forceinline__ void add_tile(Tile<scalar_t>& vec, int lane, unsigned long long* digits, unsigned& flags) {
+  using In = Input<scalar_t>;
+  constexpr int V = In::kVector, R = kTileVectors<scalar_t>, kInline = In::kInlineWindows;
+  constexpr int kMaxWindows = (In::kMaxWindow - In::kMinWindow + 52 - In::kLogLane) / (53 - In::kLogLane) + 1;
+  unsigned key = 0;
 #pragma unroll
-  for (int r = 0; r < kTileVectors; ++r)
+  for (int r = 0; r < R; ++r)
 #pragma unroll
-    for (int j = 0; j < V; ++j) top = max(top, In::exponent(vec[r].v[j]));
-  const int anchor = __reduce_max_sync(kFull, top);
-  double acc[2][P];
+    for (int j = 0; j < V; ++j) key = max(key, In::key(vec[r].v[j]));
+  unsigned top = __reduce_max_sync(kFull, key);
+  if (top >= In::kSpecialKey) {
+    if (key >= In::kSpecialKey) {
 #pragma unroll
-  for (int w = 0; w < 2; ++w)
+      for (int r = 0; r < R; ++r)
 #pragma unroll
-    for (int q = 0; q < P; ++q) acc[w][q] = 0.0;
-  // Every element into its window, without branches; those below both
-  // windows (and inf, nan) only mark the lane, which then goes over its
-  // elements again.
-  unsigned not_neg_zero = 0;
-  bool rare = false;
+        for (int j = 0; j < V; ++j) {
+          const scalar_t x = vec[r].v[j];
+          if (In::key(x) < In::kSpecialKey) continue;
+          if (const unsigned s = In::special(x)) {
+            flags |= s;
+          } else {
+            add_element(digits, In::value(x));
+            flags |= kNotNegZero;
+          }
+          vec[r].v[j] = static_cast<scalar_t>(0.0f);
+        }
+      key = 0;
 #pragma unroll
-  for (int r = 0; r < kTileVectors; ++r) {
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int j = 0; j < V; ++j) key = max(key, In::key(vec[r].v[j]));
+    }
+    top = __reduce_max_sync(kFull, key);
+  }
+  if (top == 0) {  // zeros only: the sum is -0.0 unless one is +0.0
+    bool positive_zero = false;
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < V; ++j) positive_zero |= __double_as_longlong(In::value(vec[r].v[j])) == 0;
+    if (__any_sync(kFull, positive_zero)) flags |= kNotNegZero;
+    return;
+  }
+  flags |= kNotNegZero;
+  const int m1 = max(max(static_cast<int>(top >> In::kKeyShift), 1) - In::kBias + In::kLogLane, In::kMinWindow);
+  double c[kInline], sum[kInline];
+#pragma unroll
+  for (int k = 0; k < kInline; ++k) {
+    c[k] = window_constant(window_of<scalar_t>(m1, k));
+    sum[k] = 0.0;
+  }
+  double left = 0.0;  // the rests' magnitudes: zero when the inline windows took everything
+#pragma unroll
+  for (int r = 0; r < R; ++r)
 #pragma unroll
     for (int j = 0; j < V; ++j) {
-      const auto e = In::split(vec[r].v[j]);
-      not_neg_zero |= e.not_neg_zero;
-      const int below = anchor - e.exponent;
-      const bool first = below <= W, second = !first && below <= 2 * W + 1;
+      double x = In::value(vec[r].v[j]);
 #pragma unroll
-      for (int q = 0; q < P; ++q) {
-        acc[0][q] += first ? e.part[q] : 0.0;
-        acc[1][q] += second ? e.part[q] : 0.0;
-      }
-      rare |= below > 2 * W + 1 && e.nonzero;
+      for (int k = 0; k < kInline; ++k) sum[k] += take_window(x, c[k]);
+      left += fabs(x);  // a sum of magnitudes is zero only if each is
     }
-  }
-  if (rare) {
+#pragma unroll
+  for (int k = 0; k < kInline; ++k) flush_window(digits, sum[k], window_of<scalar_t>(m1, k), lane);
+  if (!__any_sync(kFull, left != 0.0)) return;
+  // The rests, element by element, through the windows below; their sums
+  // in a small array (local memory: this path is rare).
+  double more[kMaxWindows - kInline];
 #pragma unroll 1
-    for (int r = 0; r < kTileVectors; ++r) {
+  for (int k = 0; k < kMaxWindows - kInline; ++k) more[k] = 0.0;
+  int used = kInline;
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      double x = In::value(vec[r].v[j]);
+#pragma unroll
+      for (int k = 0; k < kInline; ++k) take_window(x, c[k]);
+      int k = kInline;
+      // Ends: the last window's unit is the type's smallest, and takes
+      // the whole rest.
 #pragma unroll 1
-      for (int j = 0; j < V; ++j) {
-        const auto e = In::split(vec[r].v[j]);
-        if (anchor - e.exponent <= 2 * W + 1 || !e.nonzero) continue;
-        if (const unsigned special = In::special(vec[r].v[j])) {
-          flags |= special;
-        } else {
-#pragma unroll
-          for (int q = 0; q < P; ++q)
-            if (e.part[q] != 0.0) add_element(digits, e.part[q]);
-        }
-      }
+      for (; x != 0.0 && k < kMaxWindows; ++k) more[k - kInline] += take_window(x, window_constant(window_of<scalar_t>(m1, k)));
+      used = max(used, k);
     }
-  }
-  if (not_neg_zero) flags |= kNotNegZero;
-#pragma unroll
-  for (int w = 0; w < 2; ++w) {
-    // The window's lowest exponent (at least 1: no element is below it).
-    const int lowest = max(anchor - W - w * (W + 1), 1);
-#pragma unroll
-    for (int q = 0; q < P; ++q) {
-      if (!__any_sync(kFull, acc[w][q] != 0.0)) continue;
-      const int unit = lowest - In::ulp_bias(q);  // log2 of the window's unit
-      const long long units = warp_sum(__double2ll_rn(times_pow2(acc[w][q], -unit)));
-      if (lane == 0) add_scaled(digits, units, unit - kBase);
-    }
-  }
+  used = __reduce_max_sync(kFull, used);
+#pragma unroll 1
+  for (int k = kInline; k < used; ++k) flush_window(digits, more[k - kInline], window_of<scalar_t>(m1, k), lane);
 }
 
 __device__ void set_flags(SuperAccumulator& acc, unsigned flags, int64_t length) {
@@ -274,8 +321,9 @@ __device__ void set_flags(SuperAccumulator& acc, unsigned flags, int64_t length)
   acc.any_term = length > 0;
 }
 
-// Two blocks an SM (128 registers): of 2, 3 and 4, none was fastest on
-// every case (NOTES.md, session 88, call 2).
+// Two blocks an SM (128 registers). Three (80 registers) lost 11% at
+// 2^28 float32 elements and 57% for float64, which spills, though rows of
+// 2^12-2^20 float32 gained (NOTES.md, session 89, call 3).
 template <typename scalar_t, bool kAligned>
 __global__ void __launch_bounds__(kMaxThreads, 2)
     fsum_chunks_kernel(const scalar_t* __restrict__ x, int64_t rows, int64_t length, int64_t chunk_tiles,
@@ -293,8 +341,24 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
     const int64_t row = job / chunks, chunk = job % chunks;
     const int64_t end = min(row_tiles, (chunk + 1) * chunk_tiles);
     unsigned flags = 0;
-    for (int64_t t = chunk * chunk_tiles + warp; t < end; t += warps)
-      add_tile<scalar_t, kAligned>(x + row * length, length, t, lane, digits, flags);
+    const scalar_t* row_start = x + row * length;
+    int64_t t = chunk * chunk_tiles + warp;
+    if (t < end) {
+      // The next tile's loads are issued before this one is added, so
+      // that a warp keeps its loads in flight while it computes.
+      Tile<scalar_t> tile;
+      load_tile<scalar_t, kAligned>(tile, row_start, length, t, lane);
+      for (; t < end; t += warps) {
+        Tile<scalar_t> next;
+        const bool more = t + warps < end;
+        if (more) load_tile<scalar_t, kAligned>(next, row_start, length, t + warps, lane);
+        add_tile<scalar_t>(tile, lane, digits, flags);
+        if (more) {
+#pragma unroll
+          for (int r = 0; r < kTileVectors<scalar_t>; ++r) tile[r] = next[r];
+        }
+      }
+    }
     flags = __reduce_or_sync(kFull, flags);
     if (lane == 0 && flags) atomicOr(&block_flags, flags);
     __syncthreads();
@@ -383,10 +447,9 @@ at::Tensor fsum_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
     const int warps = static_cast<int>(std::clamp<int64_t>(tiles, 1, kMaxThreads / 32));
     const scalar_t* x = r.rows.const_data_ptr<scalar_t>();
     const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0 && r.length % V == 0;
-    auto kernel = aligned ? fsum_chunks_kernel<scalar_t, true> : fsum_chunks_kernel<scalar_t, false>;
+    const auto kernel = aligned ? fsum_chunks_kernel<scalar_t, true> : fsum_chunks_kernel<scalar_t, false>;
     // Enough chunks for a wave of blocks, none over kMaxChunk.
-    static cuda::ResidentWave resident;
-    const int64_t wave = resident.blocks(kernel, 32 * warps);
+    const int64_t wave = int64_t(sm_count()) * cuda::max_resident_blocks(kernel, 32 * warps);
     int64_t chunks = std::max<int64_t>((wave + r.count - 1) / r.count, (r.length + kMaxChunk - 1) / kMaxChunk);
     chunks = std::clamp<int64_t>(chunks, 1, std::max<int64_t>(1, (tiles + warps - 1) / warps));
     const int64_t chunk_tiles = std::max<int64_t>(1, (tiles + chunks - 1) / chunks);
