@@ -5,7 +5,8 @@
 //
 // The CPU kernel (this file): the reduced dims moved last and made
 // contiguous, each output's elements added into a superaccumulator
-// (superaccumulator.h); rows in parallel, and a lone row in parallel
+// (superaccumulator.h) a block at a time, by the windows of the CUDA
+// kernel (add_block below); rows in parallel, and a lone row in parallel
 // chunks whose accumulators merge exactly. Meta and Autograd here too (the
 // gradient is sum's: the output's gradient spread over the reduced
 // elements). The CUDA kernel is fsum_cuda.cu.
@@ -18,6 +19,9 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -71,6 +75,99 @@ Format format_of(at::ScalarType t) {
   }
 }
 
+// A block of elements into the accumulator by windows (fsum_cuda.cu says
+// why they are exact): with c = 1.5 * 2^m, m = E + kLogCount where the
+// block's magnitudes are below 2^(E + 1), (x + c) - c is x rounded to a
+// multiple of 2^(m - 52) and the rest is exact; each of kLanes sums adds
+// kBlock / kLanes of them exactly. The rests go through the next window,
+// 53 - kLogCount exponents lower, until none is left (float32's 24 bits
+// fit one window, float64's 53 two, unless the block's values spread
+// wider). A block with inf, nan, values from 2^1018 up (a window's
+// constant would overflow) or only zeros (their signs) is added element by
+// element.
+constexpr int kBlock = 128, kLanes = 8, kLogCount = 4;
+static_assert((1 << kLogCount) >= kBlock / kLanes && kLogCount >= 4, "a window's sums must stay exact");
+
+double from_bits(uint64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
+}
+// 2^e for e in [-1022, 1023]; 1.5 * 2^e with `half` (libm's ldexp is a
+// call a block could not afford).
+double pow2(int e, bool half = false) {
+  return from_bits((static_cast<uint64_t>(e + 1023) << 52) | (half ? uint64_t(1) << 51 : 0));
+}
+// a * 2^k, exact for the integers below 2^53 that the windows' sums become
+// (k up to 1074: two steps).
+double times_pow2(double a, int k) {
+  if (k > 1000) {
+    a *= pow2(k - 1000);
+    k = 1000;
+  }
+  return a * pow2(k);
+}
+
+// Window m over x: its parts into the accumulator, the rests left in x.
+// Returns whether any rest is not zero. The lanes are independent chains,
+// which the compiler keeps in vector registers (it may not reorder one
+// chain of double additions).
+bool take_window(SuperAccumulator& acc, double* x, int m) {
+  const double c = pow2(m, true);
+  double sum[kLanes] = {}, left[kLanes] = {};
+  for (int k = 0; k < kBlock; k += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const double hi = (x[k + l] + c) - c;
+      x[k + l] -= hi;
+      sum[l] += hi;
+      left[l] += std::fabs(x[k + l]);  // zero only if every rest is
+    }
+  int64_t units = 0;  // each lane's sum is an integer of units below 2^53
+  double any_left = 0.0;
+  for (int l = 0; l < kLanes; ++l) {
+    units += static_cast<int64_t>(times_pow2(sum[l], 52 - m));
+    any_left += left[l];
+  }
+  acc.add_integer(units, m - 52 - kBase);
+  return any_left != 0.0;
+}
+
+void add_block(SuperAccumulator& acc, double* v) {
+  double top[kLanes] = {};
+  bool ordinary = true;
+  for (int k = 0; k < kBlock; k += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const double a = std::fabs(v[k + l]);
+      ordinary &= a < 0x1p1018;  // false for nan too
+      top[l] = a > top[l] ? a : top[l];
+    }
+  double largest = 0.0;
+  for (int l = 0; l < kLanes; ++l) largest = std::max(largest, top[l]);
+  if (!ordinary || largest == 0.0) {
+    for (int k = 0; k < kBlock; ++k) acc.add(v[k]);
+    return;
+  }
+  acc.any_term = acc.any_not_neg_zero = true;  // a nonzero element
+  uint64_t bits;
+  std::memcpy(&bits, &largest, 8);
+  const int biased = static_cast<int>(bits >> 52);
+  const int exponent = biased ? biased - 1023 : std::ilogb(largest);  // largest < 2^(exponent + 1)
+  // The last window (m = -1022, a unit of 2^-1074) takes any rest whole.
+  int m = std::max(exponent + kLogCount, -1022);
+  while (take_window(acc, v, m)) m = std::max(m - (53 - kLogCount), -1022);
+}
+
+template <typename scalar_t>
+void add_elements(SuperAccumulator& acc, const scalar_t* p, int64_t n) {
+  double v[kBlock];
+  int64_t k = 0;
+  for (; k + kBlock <= n; k += kBlock) {
+    for (int j = 0; j < kBlock; ++j) v[j] = static_cast<double>(p[k + j]);
+    add_block(acc, v);
+  }
+  for (; k < n; ++k) acc.add(static_cast<double>(p[k]));
+}
+
 }  // namespace
 
 FsumRows fsum_rows(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
@@ -106,8 +203,7 @@ at::Tensor fsum_cpu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "fsum_cpu", [&] {
     const scalar_t* p = x.const_data_ptr<scalar_t>();
     const auto add_range = [&](SuperAccumulator& acc, int64_t row, int64_t begin, int64_t end) {
-      const scalar_t* row_start = p + row * length;
-      for (int64_t k = begin; k < end; ++k) acc.add(static_cast<double>(row_start[k]));
+      add_elements(acc, p + row * length + begin, end - begin);
     };
     constexpr int64_t kChunk = 1 << 16;
     if (rows >= at::get_num_threads() || length < 2 * kChunk) {

@@ -76,7 +76,17 @@ struct SuperAccumulator {
     } else {
       e = -1074;
     }
-    const int o = e - kBase;  // >= 0
+    add_magnitude(m, e - kBase, neg);
+  }
+
+  // Adds v * 2^(offset + kBase): offset >= 0, |v| < 2^63, and the value
+  // below 2^1100 (the digits' top, with room for carries).
+  FSUM_HD void add_integer(int64_t v, int offset) {
+    if (v) add_magnitude(v < 0 ? 0 - uint64_t(v) : uint64_t(v), offset, v < 0);
+  }
+
+  // m * 2^(o + kBase), m < 2^63, into the three digits from o's.
+  FSUM_HD void add_magnitude(uint64_t m, int o, bool neg) {
     const int i = o >> 5, s = o & 31;
     const uint64_t t0 = (m & 0xffffffffu) << s;  // < 2^63
     const uint64_t t1 = ((m >> 32) << s) + (t0 >> 32);
