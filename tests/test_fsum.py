@@ -187,11 +187,12 @@ def test_fsum_cuda_matches_cpu_bits(dtype):
                             assert_same_bits(got, want, (length, rows, span, off, out_dtype, dim))
 
 
-@pytest.mark.cuda
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_fsum_cuda_special_values_in_long_rows(dtype):
-    """inf, nan, -0.0 and exact cancellation where they meet the tiles and
-    chunks: long rows, one special value among many ordinary ones."""
+def test_fsum_special_values_in_long_rows(dtype, device):
+    """inf, nan, -0.0 and exact cancellation where they meet the blocks,
+    tiles and chunks: long rows, one special value among many ordinary
+    ones, against the exact sum (and on CUDA, bit for bit the CPU's)."""
     gen = torch.Generator().manual_seed(29)
     n = 70001
     big = torch.finfo(dtype).max
@@ -202,15 +203,20 @@ def test_fsum_cuda_special_values_in_long_rows(dtype):
     y = spread(n, gen, -10, 10).to(dtype).double()
     cases["cancels"] = torch.cat([y, -y])[torch.randperm(2 * n, generator=gen)]
     for name, value in (("inf", math.inf), ("-inf", -math.inf), ("nan", math.nan)):
-        cases[name] = y.clone().index_fill(0, torch.tensor([n - 3]), value)
+        cases[name] = y.clone().index_fill(0, torch.tensor([n // 3]), value)  # inside a CPU block
     cases["inf and -inf"] = y.clone().index_fill(0, torch.tensor([5]), math.inf).index_fill(0, torch.tensor([n - 5]), -math.inf)
+    cases["nan in the tail"] = y.clone().index_fill(0, torch.tensor([n - 3]), math.nan)
     cases["max, no overflow"] = torch.tensor([big] * 3 + [-big] * 2 + [0.5] * (n - 5), dtype=torch.float64)
     cases["max, overflow"] = torch.tensor([big] * 2 + [0.0] * (n - 2), dtype=torch.float64)
     for name, values in cases.items():
-        x = values.to(dtype).cuda()
+        x = values.to(dtype).to(device)
         for v in (x, x.view(7, -1) if x.numel() % 7 == 0 else x.view(1, -1)):
             dim = None if v.dim() == 1 else 1
-            assert_same_bits(reduce_op.fsum(v, dim), reduce_op.fsum(v.cpu(), dim), name)
+            if device == "cuda":
+                assert_same_bits(reduce_op.fsum(v, dim), reduce_op.fsum(v.cpu(), dim), name)
+            elif dim is not None:
+                got = reduce_op.fsum(v, dim).double().tolist()
+                assert all(same_bits(g, exact_rounded(row, dtype)) for g, row in zip(got, v.double().tolist())), name
         want = exact_rounded(x.double().tolist(), dtype)
         assert same_bits(reduce_op.fsum(x).double().item(), want), (name, want)
 
