@@ -108,34 +108,39 @@ double times_pow2(double a, int k) {
   return a * pow2(k);
 }
 
-// Window m over x: its parts into the accumulator, the rests left in x.
-// Returns whether any rest is not zero. The lanes are independent chains,
-// which the compiler keeps in vector registers (it may not reorder one
-// chain of double additions).
-bool take_window(SuperAccumulator& acc, double* x, int m) {
+// Window m over x[0, n) (n a multiple of kLanes, at most kBlock): the sum
+// of its parts, an integer of units 2^(m - 52)
+// (below 2^56: eight lanes below 2^53 each), the rests left in x. Returns
+// whether any rest is not zero. The lanes are independent chains, which
+// the compiler keeps in vector registers (it may not reorder one chain of
+// double additions).
+bool take_window(double* x, int n, int m, int64_t& units) {
   const double c = pow2(m, true);
   double sum[kLanes] = {}, left[kLanes] = {};
-  for (int k = 0; k < kBlock; k += kLanes)
+  for (int k = 0; k < n; k += kLanes)
     for (int l = 0; l < kLanes; ++l) {
       const double hi = (x[k + l] + c) - c;
       x[k + l] -= hi;
       sum[l] += hi;
       left[l] += std::fabs(x[k + l]);  // zero only if every rest is
     }
-  int64_t units = 0;  // each lane's sum is an integer of units below 2^53
+  units = 0;
   double any_left = 0.0;
   for (int l = 0; l < kLanes; ++l) {
     units += static_cast<int64_t>(times_pow2(sum[l], 52 - m));
     any_left += left[l];
   }
-  acc.add_integer(units, m - 52 - kBase);
   return any_left != 0.0;
 }
 
-void add_block(SuperAccumulator& acc, double* v) {
+// The first window of x[0, n): kLogCount above the exponent of its
+// largest magnitude. Returns false for a block to add element by element:
+// one with inf, nan, values from 2^1018 up (a window's constant would
+// overflow) or only zeros (their signs).
+bool first_window(const double* v, int n, int& m) {
   double top[kLanes] = {};
   bool ordinary = true;
-  for (int k = 0; k < kBlock; k += kLanes)
+  for (int k = 0; k < n; k += kLanes)
     for (int l = 0; l < kLanes; ++l) {
       const double a = std::fabs(v[k + l]);
       ordinary &= a < 0x1p1018;  // false for nan too
@@ -143,18 +148,83 @@ void add_block(SuperAccumulator& acc, double* v) {
     }
   double largest = 0.0;
   for (int l = 0; l < kLanes; ++l) largest = std::max(largest, top[l]);
-  if (!ordinary || largest == 0.0) {
-    for (int k = 0; k < kBlock; ++k) acc.add(v[k]);
-    return;
-  }
-  acc.any_term = acc.any_not_neg_zero = true;  // a nonzero element
+  if (!ordinary || largest == 0.0) return false;
   uint64_t bits;
   std::memcpy(&bits, &largest, 8);
   const int biased = static_cast<int>(bits >> 52);
   const int exponent = biased ? biased - 1023 : std::ilogb(largest);  // largest < 2^(exponent + 1)
+  m = std::max(exponent + kLogCount, -1022);
+  return true;
+}
+
+int next_window(int m) { return std::max(m - (53 - kLogCount), -1022); }
+
+void add_block(SuperAccumulator& acc, double* v) {
+  int m;
+  if (!first_window(v, kBlock, m)) {
+    for (int k = 0; k < kBlock; ++k) acc.add(v[k]);
+    return;
+  }
+  acc.any_term = acc.any_not_neg_zero = true;  // a nonzero element
   // The last window (m = -1022, a unit of 2^-1074) takes any rest whole.
-  int m = std::max(exponent + kLogCount, -1022);
-  while (take_window(acc, v, m)) m = std::max(m - (53 - kLogCount), -1022);
+  for (;; m = next_window(m)) {
+    int64_t units;
+    const bool left = take_window(v, kBlock, m, units);
+    acc.add_integer(units, m - 52 - kBase);
+    if (!left) break;
+  }
+}
+
+// r * 2^e in steps that stay exact (as round_to's).
+double scale(double r, int e) {
+  for (; e > 0; e -= std::min(e, 1000)) r *= pow2(std::min(e, 1000));
+  for (; e < 0; e -= std::max(e, -1000)) r *= pow2(std::max(e, -1000));
+  return r;
+}
+
+// s * 2^e rounded once to a format of `precision` bits whose smallest
+// subnormal is 2^min_exp, to nearest with ties to even: round_to's
+// result for the same exact value.
+double round_scaled(__int128 s, int e, int precision, int min_exp) {
+  if (s == 0) return 0.0;  // from nonzero elements: +0.0
+  const bool negative = s < 0;
+  const unsigned __int128 mag = negative ? 0 - static_cast<unsigned __int128>(s) : static_cast<unsigned __int128>(s);
+  const uint64_t high = static_cast<uint64_t>(mag >> 64);
+  const int top = high ? 127 - __builtin_clzll(high) : 63 - __builtin_clzll(static_cast<uint64_t>(mag));
+  const int lo = std::max(top + e - (precision - 1), min_exp);  // the exponent of the result's last bit
+  const int shift = lo - e;
+  double r;
+  if (shift <= 0) {
+    r = scale(static_cast<double>(static_cast<uint64_t>(mag)), e);  // mag < 2^precision: exact
+  } else {
+    uint64_t m = shift > top ? 0 : static_cast<uint64_t>(mag >> shift);
+    const bool round = shift - 1 <= top && ((mag >> (shift - 1)) & 1);
+    const bool sticky =
+        shift >= 2 && (shift - 1 > 127 ? mag != 0 : (mag & ((static_cast<unsigned __int128>(1) << (shift - 1)) - 1)) != 0);
+    if (round && (sticky || (m & 1))) ++m;  // may reach 2^precision: still exact
+    r = scale(static_cast<double>(m), lo);
+  }
+  return negative ? -r : r;
+}
+
+// A row of at most kBlock elements (v[0, n), padded with -0.0 to n, a
+// multiple of kLanes) whose every part
+// the first two windows take: its exact sum is one 128-bit integer of the
+// second window's units, rounded straight away, without the 68 digits.
+// Returns false for a row that needs the accumulator.
+bool fsum_short_row(double* v, int n, Format f, double& result) {
+  int m1;
+  if (!first_window(v, n, m1)) return false;
+  int64_t units1, units2;
+  if (!take_window(v, n, m1, units1)) {
+    result = round_scaled(units1, m1 - 52, f.precision, f.min_exp);
+    return true;
+  }
+  const int m2 = next_window(m1);
+  if (take_window(v, n, m2, units2)) return false;
+  const __int128 s = (static_cast<__int128>(units1) << (m1 - m2)) + units2;  // below 2^(56 + 49)
+  result = round_scaled(s, m2 - 52, f.precision, f.min_exp);
+  return true;
 }
 
 template <typename scalar_t>
@@ -209,7 +279,13 @@ at::Tensor fsum_cpu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
     if (rows >= at::get_num_threads() || length < 2 * kChunk) {
       at::parallel_for(0, rows, std::max<int64_t>(1, kChunk / std::max<int64_t>(length, 1)), [&](int64_t b, int64_t e) {
         SuperAccumulator acc;
+        double v[kBlock];
         for (int64_t row = b; row < e; ++row) {
+          if (length <= kBlock) {
+            const int n = static_cast<int>((length + kLanes - 1) / kLanes * kLanes);
+            for (int64_t k = 0; k < n; ++k) v[k] = k < length ? static_cast<double>(p[row * length + k]) : -0.0;
+            if (fsum_short_row(v, n, f, results[row])) continue;
+          }
           acc.clear();
           add_range(acc, row, 0, length);
           results[row] = acc.round_to(f.precision, f.min_exp);
