@@ -109,11 +109,10 @@ double times_pow2(double a, int k) {
 }
 
 // Window m over x[0, n) (n a multiple of kLanes, at most kBlock): the sum
-// of its parts, an integer of units 2^(m - 52)
-// (below 2^56: eight lanes below 2^53 each), the rests left in x. Returns
-// whether any rest is not zero. The lanes are independent chains, which
-// the compiler keeps in vector registers (it may not reorder one chain of
-// double additions).
+// of its parts, an integer of units 2^(m - 52) below 2^56 (eight lanes
+// below 2^53 each), the rests left in x. Returns whether any rest is not
+// zero. The lanes are independent chains, which the compiler keeps in
+// vector registers (it may not reorder one chain of double additions).
 bool take_window(double* x, int n, int m, int64_t& units) {
   const double c = pow2(m, true);
   double sum[kLanes] = {}, left[kLanes] = {};
