@@ -189,6 +189,34 @@ def test_fsum_cuda_matches_cpu_bits(dtype):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_fsum_small_element_spans(dtype, device):
+    """One element with every significand bit set, `span` exponents below
+    the largest of its tile, among pairs that cancel: the sum is that
+    element exactly, so any of its bits dropped shows. The spans cross the
+    points where a kernel stops taking a tile's elements whole (float32:
+    25, bfloat16: 40, float16: 37 on CUDA) and where a second window is
+    needed."""
+    p, min_exp, max_exp = FORMATS[dtype]
+    rng = random.Random(37)
+    top = max_exp if dtype == torch.float16 else 0
+    for span in range(20, 55):
+        low = top - span
+        if low < min_exp:
+            break
+        small = 2.0 ** (low + 1) - 2.0 ** max(low + 1 - p, min_exp)  # subnormals: fewer bits
+        for _ in range(5):  # exponents down to 7 below the top: some lanes of a tile lack the largest
+            pairs = [rng.choice([1, -1]) * (1 + rng.randrange(8) / 8) * 2.0 ** (top - rng.randrange(8)) for _ in range(2047)]
+            values = pairs + [-v for v in pairs] + [small, 0.0]
+            rng.shuffle(values)
+            x = torch.tensor(values, dtype=torch.float64).to(dtype).to(device)
+            got = reduce_op.fsum(x)
+            assert same_bits(got.double().item(), small), (span, got.item(), small)
+            if device == "cuda":
+                assert_same_bits(reduce_op.fsum(x.view(2, -1), 1), reduce_op.fsum(x.view(2, -1).cpu(), 1), span)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_fsum_special_values_in_long_rows(dtype, device):
     """inf, nan, -0.0 and exact cancellation where they meet the blocks,
     tiles and chunks: long rows, one special value among many ordinary

@@ -13,11 +13,12 @@
 namespace gpureduce {
 namespace cuda {
 
-// How many blocks of `threads` threads of `kernel` one SM can hold.
+// How many blocks of `threads` threads of `kernel` (with `dynamic_smem`
+// bytes of dynamic shared memory) one SM can hold.
 template <typename Kernel>
-int64_t max_resident_blocks(Kernel kernel, int threads) {
+int64_t max_resident_blocks(Kernel kernel, int threads, size_t dynamic_smem = 0) {
   int n = 0;
-  GPUREDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, 0));
+  GPUREDUCE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, dynamic_smem));
   return n;
 }
 

@@ -6,27 +6,33 @@
 // (superaccumulator.h's digits, added to with 64-bit atomics: integer adds,
 // so their order does not matter). Adding every element there would cost
 // three atomics each; instead each warp works a tile at a time (the next
-// tile's loads already in flight), with double additions only:
+// tiles' loads already in flight: in registers, or for the 16-bit types
+// in shared memory by cp.async), with double additions only:
 //
 //  1. every lane holds its elements of the tile (16, or 32 of the 16-bit
 //     types), loaded as 16-byte vectors, and the warp takes their largest
-//     magnitude, below 2^(E + 1);
-//  2. each element x is split against the window constant c = 1.5 * 2^m,
-//     m = E + log2(lane elements): hi = (x + c) - c is x rounded to a
-//     multiple of 2^(m - 52), and x - hi is exact. A lane's his add up
-//     exactly (multiples of the unit, below 2^53 units). float64 takes a
-//     second window at once on the rests, 49 exponents lower;
-//  3. each window's sum, an integer number of units, is converted to
-//     int64, summed across the warp, and lane 0 adds it to the block's
-//     digits (three atomics per window);
-//  4. elements with bits still left (float32 values 2^-24 below the tile's
+//     magnitude, below 2^(E + 1); let m = E + log2(lane elements);
+//  2. if every nonzero element of the tile is a multiple of 2^(m - 52)
+//     (float32: none more than 25 exponents below the largest; ordinary
+//     data), a lane's elements add up exactly as they are, below 2^53
+//     units: one addition an element;
+//  3. otherwise each element x is split against the window constant
+//     c = 1.5 * 2^m: hi = (x + c) - c is x rounded to a multiple of
+//     2^(m - 52), and x - hi is exact. A lane's his add up exactly.
+//     float64 takes a second window at once on the rests, 49 exponents
+//     lower;
+//  4. each window's sum, an integer number of units, is converted to
+//     int64 and kept by the lane while the tiles' m stays the same; when
+//     it changes, the sums are added across the warp and lane 0 adds them
+//     to the block's digits (a few atomics);
+//  5. elements with bits still left (float32 values 2^-24 below the tile's
 //     largest, float64 ones 2^-43 below it: rare in ordinary data) go on
 //     through further windows one by one; inf and nan set flags, and a
 //     float64 from 2^1018 up (where a window's constant would overflow)
 //     goes straight to the digits.
 //
-// Per element that is a conversion and four or five double additions, and
-// no integer work on exponents.
+// Per element that is a conversion and one double addition (whole tiles),
+// or four or five, and a little integer work for the tile's range.
 // A row in one chunk is rounded by the block; a row in several chunks
 // writes each chunk's digits (after one carry step) and the merge kernel
 // adds them.
@@ -39,9 +45,12 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
+#include <cuda_pipeline.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 
 #include "../cuda/launch.h"
 #include "fsum.h"
@@ -117,9 +126,16 @@ struct Input {
   static constexpr int kLogLane = sizeof(scalar_t) == 2 ? 5 : 4;
   static constexpr int kInlineWindows = 1;  // 24 bits fit one window 48 or 49 exponents deep
   static constexpr int kBias = 127, kKeyShift = 23;
+  // A value of exponent e is a multiple of 2^(e + 1 - kPrecision) (the
+  // 16-bit types' subnormals of coarser ones). When no nonzero element of
+  // a tile is more than kWholeSpan exponents below its largest, every
+  // element is a multiple of the first window's unit: the window would
+  // take each whole, so the tile is summed as it is (see add_tile).
+  static constexpr int kPrecision = sizeof(scalar_t) == 4 ? 24 : std::is_same_v<scalar_t, c10::BFloat16> ? 8 : 11;
+  static constexpr int kWholeSpan = 52 - (kPrecision - 1) - kLogLane;
+  static constexpr unsigned kSpecialExponent = 255;  // inf and nan
   static constexpr int kMinWindow = -149 + 52;  // a unit of 2^-149: the window takes the rest whole
   static constexpr int kMaxWindow = 127 + kLogLane;
-  static constexpr unsigned kSpecialKey = 0x7f800000u;  // inf and nan
   static __device__ __forceinline__ double value(scalar_t raw) { return static_cast<double>(static_cast<float>(raw)); }
   // The magnitude's bits, as an unsigned whose order is the magnitude's:
   // the largest in a tile gives its exponent.
@@ -140,11 +156,12 @@ struct Input<double> {
   static constexpr int kLogLane = 4;
   static constexpr int kInlineWindows = 2;  // 53 bits: two windows, 49 exponents apart
   static constexpr int kBias = 1023, kKeyShift = 20;
+  static constexpr int kWholeSpan = -1;  // no window takes a float64 whole
   static constexpr int kMinWindow = -1074 + 52;
   static constexpr int kMaxWindow = 1017 + kLogLane;
   // inf, nan, and values of 2^1018 and above, whose window's constant would
   // pass double's range: those go to the digits one by one.
-  static constexpr unsigned kSpecialKey = 2041u << 20;
+  static constexpr unsigned kSpecialExponent = 2041;
   static __device__ __forceinline__ double value(double v) { return v; }
   // The high word without the sign, its lowest bit also set when the low
   // word has any (a subnormal's bits may all be there).
@@ -188,6 +205,40 @@ __device__ __forceinline__ void load_tile(Tile<scalar_t>& vec, const scalar_t* _
   }
 }
 
+// Bytes of shared memory a warp stages its tiles in: 4 tiles.
+constexpr int kStageBytes = 8192;
+// The 16-bit types stage their tiles through shared memory (bfloat16 at
+// 2^28: 2549 GB/s against 1460 in registers); float32 and float64 keep
+// them in registers (staged, they lost 20% and 22%: NOTES.md, session
+// 90). Rows not on 16-byte boundaries load element by element, in
+// registers.
+template <typename scalar_t, bool kAligned>
+constexpr bool kStaged = kAligned && sizeof(scalar_t) == 2;
+template <typename scalar_t>
+constexpr int kStages = kStageBytes / (32 * Input<scalar_t>::kLaneElements * int(sizeof(scalar_t)));
+
+// Issues the copies of a lane's part of tile `t` of an aligned row into
+// `slot` (the same layout as load_tile's registers): each lane later reads
+// only what it copied itself, so no warp barrier is needed. Vectors past
+// the row's end are -0.0.
+template <typename scalar_t>
+__device__ __forceinline__ void stage_tile(Vector<scalar_t>* slot, const scalar_t* __restrict__ row, int64_t length,
+                                           int64_t t, int lane) {
+  constexpr int V = Input<scalar_t>::kVector;
+  const int64_t tile_start = t * (int64_t(32) * Input<scalar_t>::kLaneElements);
+#pragma unroll
+  for (int r = 0; r < kTileVectors<scalar_t>; ++r) {
+    const int64_t first = tile_start + (int64_t(r) * 32 + lane) * V;
+    Vector<scalar_t>* dst = slot + r * 32 + lane;
+    if (first + V <= length) {
+      __pipeline_memcpy_async(dst, row + first, 16);
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j) dst->v[j] = static_cast<scalar_t>(-0.0f);
+    }
+  }
+}
+
 // The window of exponent m: the constant 1.5 * 2^m (m in [-1022, 1021]).
 __device__ __forceinline__ double window_constant(int m) {
   return __longlong_as_double((static_cast<long long>(m + 1023) << 52) | (1ll << 51));
@@ -216,48 +267,105 @@ __device__ __forceinline__ void flush_window(unsigned long long* digits, double 
   if (lane == 0) add_scaled(digits, units, m - 52 - kBase);
 }
 
-// Adds a warp's tile to the block's digits: the tile's largest magnitude
-// sets the first window; every element goes through the type's inline
-// windows without a branch; elements with bits still left (ordinary data
-// hardly ever has them: float32 values 2^-24 below the tile's largest)
-// go on through further windows one by one. Inf and nan set flags, and
-// float64 values from 2^1018 up go straight to the digits.
+// A lane's sums of its inline windows, in units, over the warp's tiles
+// since the first window last changed: consecutive tiles of ordinary data
+// mostly share their largest exponent, so the warp sums and the shared
+// atomics are paid when it changes, not every tile. At most kTiles tiles
+// (below 2^53 units each) keep a lane's sums below 2^62; the warp adds
+// their low and high 32 bits apart, so that 32 lanes cannot overflow.
 template <typename scalar_t>
-__device__ __forceinline__ void add_tile(Tile<scalar_t>& vec, int lane, unsigned long long* digits, unsigned& flags) {
+struct WindowCarry {
+  static constexpr int kInline = Input<scalar_t>::kInlineWindows, kTiles = 512;
+  long long units[kInline] = {};
+  int m1 = 0, tiles = 0;  // m1 and tiles are the same in every lane
+
+  __device__ __forceinline__ void flush(unsigned long long* digits, int lane) {
+    if (tiles == 0) return;
+#pragma unroll
+    for (int k = 0; k < kInline; ++k) {
+      if (__any_sync(kFull, units[k] != 0)) {
+        const long long low = warp_sum(units[k] & 0xffffffffll), high = warp_sum(units[k] >> 32);
+        if (lane == 0) {
+          const int offset = window_of<scalar_t>(m1, k) - 52 - kBase;
+          add_scaled(digits, low, offset);
+          add_scaled(digits, high, offset + 32);
+        }
+      }
+      units[k] = 0;
+    }
+    tiles = 0;
+  }
+
+  // Adds a tile's window sums `sum` (windows from m), `windows` of them.
+  __device__ __forceinline__ void add(unsigned long long* digits, const double* sum, int windows, int m, int lane) {
+    if (m != m1 || tiles == kTiles) {
+      flush(digits, lane);
+      m1 = m;
+    }
+#pragma unroll
+    for (int k = 0; k < kInline; ++k)
+      if (k < windows) units[k] += __double2ll_rn(times_pow2(sum[k], 52 - window_of<scalar_t>(m, k)));
+    ++tiles;
+  }
+};
+
+// A lane's view of its elements of a tile: `summary`, whose maximum over
+// the warp gives the tile's largest exponent (bits 16 up) and whether any
+// element is not zero (bit 15); and for types with whole tiles, `low`, the
+// smallest nonzero magnitude's key minus one (~0u where a lane has none).
+struct LaneRange {
+  unsigned summary, low;
+};
+
+template <typename scalar_t>
+__device__ __forceinline__ LaneRange lane_range(const Tile<scalar_t>& vec) {
+  using In = Input<scalar_t>;
+  unsigned key = 0, low = ~0u;  // zeros wrap to ~0u in low
+#pragma unroll
+  for (int r = 0; r < kTileVectors<scalar_t>; ++r)
+#pragma unroll
+    for (int j = 0; j < In::kVector; ++j) {
+      const unsigned k = In::key(vec[r].v[j]);
+      key = max(key, k);
+      if constexpr (In::kWholeSpan >= 0) low = min(low, k - 1u);
+    }
+  return {((key >> In::kKeyShift) << 16) | (key != 0 ? 1u << 15 : 0u), low};
+}
+
+// Adds a warp's tile to the block's digits: the tile's largest magnitude
+// sets the first window; a tile whose elements are all multiples of its
+// unit is summed as it is; otherwise every element goes through the type's
+// inline windows without a branch, and elements with bits still left
+// (ordinary data hardly ever has them: float32 values 2^-24 below the
+// tile's largest) go on through further windows one by one. Inf and nan
+// set flags, and float64 values from 2^1018 up go straight to the digits.
+template <typename scalar_t>
+__device__ __forceinline__ void add_tile(Tile<scalar_t>& vec, int lane, unsigned long long* digits, unsigned& flags,
+                                         WindowCarry<scalar_t>& carry) {
   using In = Input<scalar_t>;
   constexpr int V = In::kVector, R = kTileVectors<scalar_t>, kInline = In::kInlineWindows;
   constexpr int kMaxWindows = (In::kMaxWindow - In::kMinWindow + 52 - In::kLogLane) / (53 - In::kLogLane) + 1;
-  unsigned key = 0;
+  LaneRange range = lane_range<scalar_t>(vec);
+  unsigned summary = __reduce_max_sync(kFull, range.summary);
+  if ((summary >> 16) >= In::kSpecialExponent) {
 #pragma unroll
-  for (int r = 0; r < R; ++r)
+    for (int r = 0; r < R; ++r)
 #pragma unroll
-    for (int j = 0; j < V; ++j) key = max(key, In::key(vec[r].v[j]));
-  unsigned top = __reduce_max_sync(kFull, key);
-  if (top >= In::kSpecialKey) {
-    if (key >= In::kSpecialKey) {
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          const scalar_t x = vec[r].v[j];
-          if (In::key(x) < In::kSpecialKey) continue;
-          if (const unsigned s = In::special(x)) {
-            flags |= s;
-          } else {
-            add_element(digits, In::value(x));
-            flags |= kNotNegZero;
-          }
-          vec[r].v[j] = static_cast<scalar_t>(0.0f);
+      for (int j = 0; j < V; ++j) {
+        const scalar_t x = vec[r].v[j];
+        if ((In::key(x) >> In::kKeyShift) < In::kSpecialExponent) continue;
+        if (const unsigned s = In::special(x)) {
+          flags |= s;
+        } else {
+          add_element(digits, In::value(x));
+          flags |= kNotNegZero;
         }
-      key = 0;
-#pragma unroll
-      for (int r = 0; r < R; ++r)
-#pragma unroll
-        for (int j = 0; j < V; ++j) key = max(key, In::key(vec[r].v[j]));
-    }
-    top = __reduce_max_sync(kFull, key);
+        vec[r].v[j] = static_cast<scalar_t>(0.0f);
+      }
+    range = lane_range<scalar_t>(vec);
+    summary = __reduce_max_sync(kFull, range.summary);
   }
-  if (top == 0) {  // zeros only: the sum is -0.0 unless one is +0.0
+  if (!(summary & (1u << 15))) {  // zeros only: the sum is -0.0 unless one is +0.0
     bool positive_zero = false;
 #pragma unroll
     for (int r = 0; r < R; ++r)
@@ -267,7 +375,27 @@ __device__ __forceinline__ void add_tile(Tile<scalar_t>& vec, int lane, unsigned
     return;
   }
   flags |= kNotNegZero;
-  const int m1 = max(max(static_cast<int>(top >> In::kKeyShift), 1) - In::kBias + In::kLogLane, In::kMinWindow);
+  const int top_exponent = max(static_cast<int>(summary >> 16), 1);
+  const int m1 = max(top_exponent - In::kBias + In::kLogLane, In::kMinWindow);
+  if constexpr (In::kWholeSpan >= 0) {
+    // Every element a multiple of the first window's unit 2^(m1 - 52)
+    // (none more than kWholeSpan exponents below the largest): a lane's
+    // elements add up exactly as they are, below 2^(m1 + 1), so one
+    // addition an element instead of the window's four. Four chains, each
+    // exact on its own, to keep the FPU's latency off the critical path.
+    const bool lane_whole = range.low == ~0u ||
+                            top_exponent - max(static_cast<int>((range.low + 1) >> In::kKeyShift), 1) <= In::kWholeSpan;
+    if (__all_sync(kFull, lane_whole)) {
+      double part[4] = {0.0, 0.0, 0.0, 0.0};
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int j = 0; j < V; ++j) part[(r * V + j) % 4] += In::value(vec[r].v[j]);
+      const double sum = (part[0] + part[1]) + (part[2] + part[3]);
+      carry.add(digits, &sum, 1, m1, lane);
+      return;
+    }
+  }
   double c[kInline], sum[kInline];
 #pragma unroll
   for (int k = 0; k < kInline; ++k) {
@@ -284,8 +412,7 @@ __device__ __forceinline__ void add_tile(Tile<scalar_t>& vec, int lane, unsigned
       for (int k = 0; k < kInline; ++k) sum[k] += take_window(x, c[k]);
       left += fabs(x);  // a sum of magnitudes is zero only if each is
     }
-#pragma unroll
-  for (int k = 0; k < kInline; ++k) flush_window(digits, sum[k], window_of<scalar_t>(m1, k), lane);
+  carry.add(digits, sum, kInline, m1, lane);
   if (!__any_sync(kFull, left != 0.0)) return;
   // The rests, element by element, through the windows below; their sums
   // in a small array (local memory: this path is rare).
@@ -341,9 +468,31 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
     const int64_t row = job / chunks, chunk = job % chunks;
     const int64_t end = min(row_tiles, (chunk + 1) * chunk_tiles);
     unsigned flags = 0;
+    WindowCarry<scalar_t> carry;
     const scalar_t* row_start = x + row * length;
     int64_t t = chunk * chunk_tiles + warp;
-    if (t < end) {
+    if constexpr (kStaged<scalar_t, kAligned>) {
+      // A ring of kStages tiles a warp in shared memory, filled by
+      // cp.async: while a tile is added, the next kStages are in flight.
+      extern __shared__ __align__(16) unsigned char staged[];
+      constexpr int S = kStages<scalar_t>, kSlot = 32 * kTileVectors<scalar_t>;
+      Vector<scalar_t>* ring = reinterpret_cast<Vector<scalar_t>*>(staged) + warp * S * kSlot;
+#pragma unroll
+      for (int s = 0; s < S; ++s) {
+        if (t + s * warps < end) stage_tile<scalar_t>(ring + s * kSlot, row_start, length, t + s * warps, lane);
+        __pipeline_commit();
+      }
+      for (int i = 0; t < end; t += warps, i = i + 1 == S ? 0 : i + 1) {
+        __pipeline_wait_prior(S - 1);
+        Tile<scalar_t> tile;
+#pragma unroll
+        for (int r = 0; r < kTileVectors<scalar_t>; ++r) tile[r] = ring[i * kSlot + r * 32 + lane];
+        if (t + S * warps < end) stage_tile<scalar_t>(ring + i * kSlot, row_start, length, t + S * warps, lane);
+        __pipeline_commit();
+        add_tile<scalar_t>(tile, lane, digits, flags, carry);
+      }
+      __pipeline_wait_prior(0);
+    } else if (t < end) {
       // The next tile's loads are issued before this one is added, so
       // that a warp keeps its loads in flight while it computes.
       Tile<scalar_t> tile;
@@ -352,13 +501,14 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
         Tile<scalar_t> next;
         const bool more = t + warps < end;
         if (more) load_tile<scalar_t, kAligned>(next, row_start, length, t + warps, lane);
-        add_tile<scalar_t>(tile, lane, digits, flags);
+        add_tile<scalar_t>(tile, lane, digits, flags, carry);
         if (more) {
 #pragma unroll
           for (int r = 0; r < kTileVectors<scalar_t>; ++r) tile[r] = next[r];
         }
       }
     }
+    carry.flush(digits, lane);
     flags = __reduce_or_sync(kFull, flags);
     if (lane == 0 && flags) atomicOr(&block_flags, flags);
     __syncthreads();
@@ -447,9 +597,19 @@ at::Tensor fsum_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
     const int warps = static_cast<int>(std::clamp<int64_t>(tiles, 1, kMaxThreads / 32));
     const scalar_t* x = r.rows.const_data_ptr<scalar_t>();
     const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0 && r.length % V == 0;
+    const bool staged = aligned && kStaged<scalar_t, true>;
     const auto kernel = aligned ? fsum_chunks_kernel<scalar_t, true> : fsum_chunks_kernel<scalar_t, false>;
+    const size_t stage_bytes = staged ? size_t(kStageBytes) * warps : 0;
+    if (staged) {
+      static PerDevice stage_limit_set;  // the kernel's shared memory limit, raised once a device
+      stage_limit_set.get([&](int) {
+        C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            kStageBytes * (kMaxThreads / 32)));
+        return 1;
+      });
+    }
     // Enough chunks for a wave of blocks, none over kMaxChunk.
-    const int64_t wave = int64_t(sm_count()) * cuda::max_resident_blocks(kernel, 32 * warps);
+    const int64_t wave = int64_t(sm_count()) * cuda::max_resident_blocks(kernel, 32 * warps, stage_bytes);
     int64_t chunks = std::max<int64_t>((wave + r.count - 1) / r.count, (r.length + kMaxChunk - 1) / kMaxChunk);
     chunks = std::clamp<int64_t>(chunks, 1, std::max<int64_t>(1, (tiles + warps - 1) / warps));
     const int64_t chunk_tiles = std::max<int64_t>(1, (tiles + chunks - 1) / chunks);
@@ -459,7 +619,7 @@ at::Tensor fsum_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
     at::Tensor partials;
     if (chunks > 1) partials = at::empty({jobs * kPartialWords}, self.options().dtype(at::kLong));
     long long* partial_ptr = chunks > 1 ? reinterpret_cast<long long*>(partials.mutable_data_ptr<int64_t>()) : nullptr;
-    kernel<<<blocks, 32 * warps, 0, stream>>>(x, r.count, r.length, chunk_tiles, chunks, partial_ptr,
+    kernel<<<blocks, 32 * warps, stage_bytes, stream>>>(x, r.count, r.length, chunk_tiles, chunks, partial_ptr,
                                               results.mutable_data_ptr<double>(), r.format.precision,
                                               r.format.min_exp);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
