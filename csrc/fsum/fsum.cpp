@@ -6,7 +6,8 @@
 // The CPU kernel (this file): the reduced dims moved last and made
 // contiguous, each output's elements added into a superaccumulator
 // (superaccumulator.h) a block at a time, by the windows of the CUDA
-// kernel (add_block below); rows in parallel, and a lone row in parallel
+// kernel, or whole where it would take them whole (add_block below);
+// rows in parallel, and a lone row in parallel
 // chunks whose accumulators merge exactly. Meta and Autograd here too (the
 // gradient is sum's: the output's gradient spread over the reduced
 // elements). The CUDA kernel is fsum_cuda.cu.
@@ -132,41 +133,97 @@ bool take_window(double* x, int n, int m, int64_t& units) {
   return any_left != 0.0;
 }
 
-// The first window of x[0, n): kLogCount above the exponent of its
-// largest magnitude. Returns false for a block to add element by element:
-// one with inf, nan, values from 2^1018 up (a window's constant would
-// overflow) or only zeros (their signs).
-bool first_window(const double* v, int n, int& m) {
-  double top[kLanes] = {};
-  bool ordinary = true;
+// What a block's magnitudes say about its windows: `ordinary` (false for
+// a block to add element by element: one with inf, nan, float64 values
+// from 2^1018 up, where a window's constant would overflow, or only zeros,
+// for their signs); the first window m, kLogCount above the exponent of
+// the largest; and `whole`, whether that window takes every element whole.
+struct BlockRange {
+  bool ordinary = false, whole = false;
+  int m = 0;
+};
+
+// The range of float64 values x[0, n) (never whole: see whole_span).
+BlockRange double_range(const double* v, int n) {
+  // Lanes the compiler keeps in vector registers.
+  double top[kLanes] = {}, special[kLanes] = {};
   for (int k = 0; k < n; k += kLanes)
     for (int l = 0; l < kLanes; ++l) {
       const double a = std::fabs(v[k + l]);
-      ordinary &= a < 0x1p1018;  // false for nan too
-      top[l] = a > top[l] ? a : top[l];
+      top[l] = a > top[l] ? a : top[l];  // nan never replaces the largest...
+      special[l] += a * 0.0;             // ...but makes this nan, as inf does
     }
-  double largest = 0.0;
-  for (int l = 0; l < kLanes; ++l) largest = std::max(largest, top[l]);
-  if (!ordinary || largest == 0.0) return false;
+  double largest = 0.0, specials = 0.0;
+  for (int l = 0; l < kLanes; ++l) largest = std::max(largest, top[l]), specials += special[l];
+  BlockRange r;
+  if (specials != 0.0 || !(largest < 0x1p1018) || largest == 0.0) return r;
   uint64_t bits;
   std::memcpy(&bits, &largest, 8);
   const int biased = static_cast<int>(bits >> 52);
   const int exponent = biased ? biased - 1023 : std::ilogb(largest);  // largest < 2^(exponent + 1)
-  m = std::max(exponent + kLogCount, -1022);
-  return true;
+  r.ordinary = true;
+  r.m = std::max(exponent + kLogCount, -1022);
+  return r;
+}
+
+// Whether the first window takes every element whole: an input value of
+// exponent e is a multiple of 2^(e + 1 - precision) (a subnormal of a
+// coarser one), so with none more than 52 - (precision - 1) - kLogCount
+// exponents below the largest, all are multiples of the window's unit
+// 2^(m - 52). float64 (precision 53) never.
+constexpr int whole_span(int precision) { return 52 - (precision - 1) - kLogCount; }
+
+// Values of float32 or narrower, as their float32 bits' magnitude keys
+// (ordered as the magnitudes): the largest, and the smallest nonzero one
+// minus one (zeros wrap to ~0u). Integer maxima and minima, which the
+// compiler vectorizes in the conversion's pass; a select on doubles that
+// skipped zeros stayed scalar, and took most of the kernel's time.
+struct FloatKeys {
+  uint32_t top = 0, low = ~0u;
+  void take(float f) {
+    uint32_t key;
+    std::memcpy(&key, &f, 4);
+    key &= 0x7fffffffu;
+    top = std::max(top, key);
+    low = std::min(low, key - 1u);
+  }
+  template <int kInputPrecision>
+  BlockRange range() const {
+    BlockRange r;
+    if (top >= 0x7f800000u || top == 0) return r;  // inf or nan, or only zeros
+    const int biased = std::max(static_cast<int>(top >> 23), 1);  // subnormals as 1
+    r.ordinary = true;
+    r.m = biased - 127 + kLogCount;
+    r.whole = biased - std::max(static_cast<int>((low + 1) >> 23), 1) <= whole_span(kInputPrecision);
+    return r;
+  }
+};
+
+// The sum of a whole block in units 2^(m - 52): each lane's elements add
+// up exactly as they are (multiples of the unit, below 2^53 of them).
+int64_t whole_units(const double* x, int n, int m) {
+  double sum[kLanes] = {};
+  for (int k = 0; k < n; k += kLanes)
+    for (int l = 0; l < kLanes; ++l) sum[l] += x[k + l];
+  int64_t units = 0;
+  for (int l = 0; l < kLanes; ++l) units += static_cast<int64_t>(times_pow2(sum[l], 52 - m));
+  return units;
 }
 
 int next_window(int m) { return std::max(m - (53 - kLogCount), -1022); }
 
-void add_block(SuperAccumulator& acc, double* v) {
-  int m;
-  if (!first_window(v, kBlock, m)) {
+void add_block(SuperAccumulator& acc, double* v, BlockRange r) {
+  if (!r.ordinary) {
     for (int k = 0; k < kBlock; ++k) acc.add(v[k]);
     return;
   }
   acc.any_term = acc.any_not_neg_zero = true;  // a nonzero element
+  if (r.whole) {
+    acc.add_integer(whole_units(v, kBlock, r.m), r.m - 52 - kBase);
+    return;
+  }
   // The last window (m = -1022, a unit of 2^-1074) takes any rest whole.
-  for (;; m = next_window(m)) {
+  for (int m = r.m;; m = next_window(m)) {
     int64_t units;
     const bool left = take_window(v, kBlock, m, units);
     acc.add_integer(units, m - 52 - kBase);
@@ -207,14 +264,18 @@ double round_scaled(__int128 s, int e, int precision, int min_exp) {
 }
 
 // A row of at most kBlock elements (v[0, n), padded with -0.0 to n, a
-// multiple of kLanes) whose every part
-// the first two windows take: its exact sum is one 128-bit integer of the
-// second window's units, rounded straight away, without the 68 digits.
-// Returns false for a row that needs the accumulator.
-bool fsum_short_row(double* v, int n, Format f, double& result) {
-  int m1;
-  if (!first_window(v, n, m1)) return false;
+// multiple of kLanes, of range r) whose every part the first two windows
+// take: its exact sum is one 128-bit integer of the second window's units,
+// rounded straight away, without the 68 digits. Returns false for a row
+// that needs the accumulator.
+bool fsum_short_row(double* v, int n, BlockRange r, Format f, double& result) {
+  if (!r.ordinary) return false;
+  const int m1 = r.m;
   int64_t units1, units2;
+  if (r.whole) {
+    result = round_scaled(whole_units(v, n, m1), m1 - 52, f.precision, f.min_exp);
+    return true;
+  }
   if (!take_window(v, n, m1, units1)) {
     result = round_scaled(units1, m1 - 52, f.precision, f.min_exp);
     return true;
@@ -226,14 +287,40 @@ bool fsum_short_row(double* v, int n, Format f, double& result) {
   return true;
 }
 
+// An input type's significant bits.
+template <typename scalar_t>
+constexpr int kPrecision = std::is_same_v<scalar_t, float> ? 24 : std::is_same_v<scalar_t, c10::BFloat16> ? 8 : 11;
+
+// p[0, n) as doubles into v (padded with -0.0 to `padded`), and their range.
+template <typename scalar_t>
+BlockRange load_block(const scalar_t* p, int n, int padded, double* v) {
+  if constexpr (std::is_same_v<scalar_t, double>) {
+    for (int j = 0; j < padded; ++j) v[j] = j < n ? p[j] : -0.0;
+    return double_range(v, padded);
+  } else {
+    FloatKeys keys;
+    if (n == padded) {  // the full blocks: a loop without the padding's test
+      for (int j = 0; j < n; ++j) {
+        const float f = static_cast<float>(p[j]);
+        keys.take(f);
+        v[j] = f;
+      }
+    } else {
+      for (int j = 0; j < padded; ++j) {
+        const float f = j < n ? static_cast<float>(p[j]) : -0.0f;
+        keys.take(f);
+        v[j] = f;
+      }
+    }
+    return keys.template range<kPrecision<scalar_t>>();
+  }
+}
+
 template <typename scalar_t>
 void add_elements(SuperAccumulator& acc, const scalar_t* p, int64_t n) {
   double v[kBlock];
   int64_t k = 0;
-  for (; k + kBlock <= n; k += kBlock) {
-    for (int j = 0; j < kBlock; ++j) v[j] = static_cast<double>(p[k + j]);
-    add_block(acc, v);
-  }
+  for (; k + kBlock <= n; k += kBlock) add_block(acc, v, load_block(p + k, kBlock, kBlock, v));
   for (; k < n; ++k) acc.add(static_cast<double>(p[k]));
 }
 
@@ -282,8 +369,8 @@ at::Tensor fsum_cpu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
         for (int64_t row = b; row < e; ++row) {
           if (length <= kBlock) {
             const int n = static_cast<int>((length + kLanes - 1) / kLanes * kLanes);
-            for (int64_t k = 0; k < n; ++k) v[k] = k < length ? static_cast<double>(p[row * length + k]) : -0.0;
-            if (fsum_short_row(v, n, f, results[row])) continue;
+            const BlockRange range = load_block(p + row * length, static_cast<int>(length), n, v);
+            if (fsum_short_row(v, n, range, f, results[row])) continue;
           }
           acc.clear();
           add_range(acc, row, 0, length);
