@@ -287,7 +287,8 @@ bool fsum_short_row(double* v, int n, BlockRange r, Format f, double& result) {
   return true;
 }
 
-// An input type's significant bits.
+// The significant bits of float32 and the 16-bit types (float64 takes
+// its own path in load_block).
 template <typename scalar_t>
 constexpr int kPrecision = std::is_same_v<scalar_t, float> ? 24 : std::is_same_v<scalar_t, c10::BFloat16> ? 8 : 11;
 

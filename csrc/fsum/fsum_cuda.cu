@@ -185,6 +185,13 @@ constexpr int kTileVectors = Input<scalar_t>::kLaneElements / Input<scalar_t>::k
 template <typename scalar_t>
 using Tile = Vector<scalar_t>[kTileVectors<scalar_t>];
 
+// The first element of a lane's vector r of tile t: the warp's vectors
+// side by side (coalesced), r after r.
+template <typename scalar_t>
+__device__ __forceinline__ int64_t vector_start(int64_t t, int r, int lane) {
+  return t * (int64_t(32) * Input<scalar_t>::kLaneElements) + (int64_t(r) * 32 + lane) * Input<scalar_t>::kVector;
+}
+
 // A lane's part of tile `t` of the row at `row` (length elements): 16-byte
 // vectors where the row allows, else elements, -0.0 past the end (it adds
 // nothing and keeps a -0.0 sum).
@@ -192,10 +199,9 @@ template <typename scalar_t, bool kAligned>
 __device__ __forceinline__ void load_tile(Tile<scalar_t>& vec, const scalar_t* __restrict__ row, int64_t length,
                                           int64_t t, int lane) {
   constexpr int V = Input<scalar_t>::kVector;
-  const int64_t tile_start = t * (int64_t(32) * Input<scalar_t>::kLaneElements);
 #pragma unroll
   for (int r = 0; r < kTileVectors<scalar_t>; ++r) {
-    const int64_t first = tile_start + (int64_t(r) * 32 + lane) * V;
+    const int64_t first = vector_start<scalar_t>(t, r, lane);
     if (kAligned && first + V <= length) {
       vec[r] = *reinterpret_cast<const Vector<scalar_t>*>(row + first);
     } else {
@@ -225,10 +231,9 @@ template <typename scalar_t>
 __device__ __forceinline__ void stage_tile(Vector<scalar_t>* slot, const scalar_t* __restrict__ row, int64_t length,
                                            int64_t t, int lane) {
   constexpr int V = Input<scalar_t>::kVector;
-  const int64_t tile_start = t * (int64_t(32) * Input<scalar_t>::kLaneElements);
 #pragma unroll
   for (int r = 0; r < kTileVectors<scalar_t>; ++r) {
-    const int64_t first = tile_start + (int64_t(r) * 32 + lane) * V;
+    const int64_t first = vector_start<scalar_t>(t, r, lane);
     Vector<scalar_t>* dst = slot + r * 32 + lane;
     if (first + V <= length) {
       __pipeline_memcpy_async(dst, row + first, 16);
