@@ -167,9 +167,9 @@ def spread(n, gen, low, high):
 def test_fsum_cuda_matches_cpu_bits(dtype):
     """The CUDA kernel's paths against the CPU kernel (checked against the
     exact sum above), bit for bit: rows in one block and rows in chunks
-    merged after; lengths around a warp's tile (1024 elements of the 16- and
-    32-bit types, 512 of float64) and odd ones; rows off 16-byte
-    boundaries; exponents close together and spread far enough that some
+    (added into a total that the last one rounds); lengths around a warp's
+    tile (512 elements, 1024 of the 16-bit types) and odd ones; rows off
+    16-byte boundaries; exponents close together and spread far enough that some
     elements fall below both windows of their tile's largest (straight to
     the block's digits); results in the input's dtype and in float64."""
     gen = torch.Generator().manual_seed(23)

@@ -33,19 +33,22 @@
 //
 // Per element that is a conversion and one double addition (whole tiles),
 // or four or five, and a little integer work for the tile's range.
-// A row in one chunk is rounded by the block; a row in several chunks
-// writes each chunk's digits (after one carry step) and the merge kernel
-// adds them.
+// A row in one chunk is rounded by the block; a row in several chunks adds
+// each chunk's digits (after one carry step) into the row's total by
+// atomics, and the block of its last chunk rounds that. A warp rounds: it
+// carries the digits in parallel, and writes the output in its type.
 // Nothing depends on the launch: the result is the rounded exact sum.
 #include <ATen/Dispatch.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <cuda_pipeline.h>
+#include <math_constants.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -60,7 +63,7 @@ namespace gpureduce {
 namespace fsum {
 namespace {
 
-constexpr int kPartialWords = 70;   // a chunk's partial: 68 digits, the flags, padding
+constexpr int kTotalWords = 70;  // a row's total of several chunks: 68 digits, the flags, a ticket
 constexpr int kMaxThreads = 256;
 constexpr int64_t kMaxChunk = int64_t(1) << 28;  // elements: a digit's atomics stay below 2^62
 constexpr unsigned kFull = 0xffffffffu;
@@ -213,13 +216,13 @@ __device__ __forceinline__ void load_tile(Tile<scalar_t>& vec, const scalar_t* _
 
 // Bytes of shared memory a warp stages its tiles in: 4 tiles.
 constexpr int kStageBytes = 8192;
-// The 16-bit types stage their tiles through shared memory (bfloat16 at
-// 2^28: 2549 GB/s against 1460 in registers); float32 and float64 keep
-// them in registers (staged, they lost 20% and 22%: NOTES.md, session
-// 90). Rows not on 16-byte boundaries load element by element, in
-// registers.
+// The 16- and 32-bit types stage their tiles through shared memory, filled
+// by cp.async (float32 at 2^28: 4160 GB/s against 4000 in registers,
+// bfloat16 2700 against 1550); float64 keeps them in registers (staged or
+// copied in bulk, equal: NOTES.md, session 91). Rows not on 16-byte
+// boundaries load element by element, in registers.
 template <typename scalar_t, bool kAligned>
-constexpr bool kStaged = kAligned && sizeof(scalar_t) == 2;
+constexpr bool kStaged = kAligned && sizeof(scalar_t) <= 4;
 template <typename scalar_t>
 constexpr int kStages = kStageBytes / (32 * Input<scalar_t>::kLaneElements * int(sizeof(scalar_t)));
 
@@ -444,25 +447,99 @@ __device__ __forceinline__ void add_tile(Tile<scalar_t>& vec, int lane, unsigned
   for (int k = kInline; k < used; ++k) flush_window(digits, more[k - kInline], window_of<scalar_t>(m1, k), lane);
 }
 
-__device__ void set_flags(SuperAccumulator& acc, unsigned flags, int64_t length) {
-  acc.pending = 1;
-  acc.nan = flags & kNan;
-  acc.pos_inf = flags & kPosInf;
-  acc.neg_inf = flags & kNegInf;
-  acc.any_not_neg_zero = flags & kNotNegZero;
-  acc.any_term = length > 0;
+// Carries a block's digits up, by one warp: lane l holds digits l, l + 32
+// and l + 64 (those from kDigits on stay zero). Every pass moves each
+// digit's carry (its bits from 32 up, signed) to the next one at once, and
+// passes repeat while any carry is left: after the first, carries are
+// -1, 0 or 1, so there are few more unless a run of digits all ones (or
+// zeros) passes one along. The top digit keeps its sign.
+__device__ void carry_digits(long long (&v)[3], int lane) {
+  for (;;) {
+    long long c[3];
+#pragma unroll
+    for (int w = 0; w < 3; ++w) {
+      const bool below_top = lane + 32 * w < kDigits - 1;
+      c[w] = below_top ? v[w] >> 32 : 0;  // floor
+      if (below_top) v[w] &= 0xffffffffll;
+    }
+    if (!__any_sync(kFull, (c[0] | c[1] | c[2]) != 0)) return;
+#pragma unroll
+    for (int w = 0; w < 3; ++w) {
+      const long long from_below = __shfl_up_sync(kFull, c[w], 1);
+      const long long from_last = w > 0 ? __shfl_sync(kFull, c[w - 1], 31) : 0;
+      v[w] += lane > 0 ? from_below : from_last;
+    }
+  }
 }
 
-// Two blocks an SM (128 registers). Three (80 registers) lost 11% at
-// 2^28 float32 elements and 57% for float64, which spills, though rows of
-// 2^12-2^20 float32 gained (NOTES.md, session 89, call 3).
+// A row's sum from a block's digits (shared memory, as int64: their sum is
+// exact whatever each one's sign and size) and its flags, rounded once to
+// the output format by one warp: the carries move in parallel, and lane 0
+// rounds from the few digits at the top (round_magnitude). The value is
+// exact in the output type, so it is stored cast (through float for the
+// 16-bit types): the output is written here, with no copy kernel after.
+struct ResultSink {
+  void* data;
+  at::ScalarType type;
+  Format format;
+
+  __device__ void store(int64_t row, int64_t* digits, unsigned flags, int64_t length, int lane) const {
+    double v;
+    if ((flags & kNan) || ((flags & kPosInf) && (flags & kNegInf))) {
+      v = CUDART_NAN;
+    } else if (flags & (kPosInf | kNegInf)) {
+      v = flags & kPosInf ? CUDART_INF : -CUDART_INF;
+    } else {
+      long long d[3];
+#pragma unroll
+      for (int w = 0; w < 3; ++w) d[w] = lane + 32 * w < kDigits ? digits[lane + 32 * w] : 0;
+      carry_digits(d, lane);
+      const bool negative = __shfl_sync(kFull, d[2], kDigits - 1 - 64) < 0;
+      if (negative) {
+#pragma unroll
+        for (int w = 0; w < 3; ++w) d[w] = -d[w];
+        carry_digits(d, lane);
+      }
+      int highest = -1;
+#pragma unroll
+      for (int w = 0; w < 3; ++w)
+        if (const unsigned nonzero = __ballot_sync(kFull, d[w] != 0)) highest = 32 * w + 31 - __clz(nonzero);
+      if (highest < 0) {
+        v = length > 0 && !(flags & kNotNegZero) ? -0.0 : 0.0;
+      } else {
+#pragma unroll
+        for (int w = 0; w < 3; ++w)
+          if (lane + 32 * w < kDigits) digits[lane + 32 * w] = d[w];
+        __syncwarp();
+        v = lane == 0 ? round_magnitude(digits, highest, negative, format.precision, format.min_exp) : 0.0;
+      }
+    }
+    if (lane != 0) return;
+    switch (type) {
+      case at::kDouble: static_cast<double*>(data)[row] = v; break;
+      case at::kFloat: static_cast<float*>(data)[row] = static_cast<float>(v); break;
+      case at::kHalf: static_cast<c10::Half*>(data)[row] = c10::Half(static_cast<float>(v)); break;
+      default: static_cast<c10::BFloat16*>(data)[row] = c10::BFloat16(static_cast<float>(v)); break;
+    }
+  }
+};
+
+// Two blocks an SM (up to 128 registers). Three (80 registers) lost 11%
+// at 2^28 float32 elements and 57% for float64, which spills, though rows
+// of 2^12-2^20 float32 gained (NOTES.md, session 89, call 3).
+//
+// A row in several chunks: each chunk's block adds its digits (after one
+// carry step, so each is below 2^33) into the row's total in global memory
+// (`totals`: 68 digits, the flags, a ticket; zeroed), by atomics, and the
+// block that takes the row's last ticket rounds the total. A separate
+// merge kernel cost 11-15 us a call (NOTES.md, session 91).
 template <typename scalar_t, bool kAligned>
 __global__ void __launch_bounds__(kMaxThreads, 2)
     fsum_chunks_kernel(const scalar_t* __restrict__ x, int64_t rows, int64_t length, int64_t chunk_tiles,
-                       int64_t chunks, long long* __restrict__ partials, double* __restrict__ results, int precision,
-                       int min_exp) {
+                       int64_t chunks, unsigned long long* __restrict__ totals, ResultSink sink) {
   __shared__ unsigned long long digits[kDigits];
   __shared__ unsigned block_flags;
+  __shared__ bool last_chunk;
   constexpr int64_t kTile = int64_t(32) * Input<scalar_t>::kLaneElements;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
   const int64_t row_tiles = (length + kTile - 1) / kTile;
@@ -479,7 +556,7 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
     if constexpr (kStaged<scalar_t, kAligned>) {
       // A ring of kStages tiles a warp in shared memory, filled by
       // cp.async: while a tile is added, the next kStages are in flight.
-      extern __shared__ __align__(16) unsigned char staged[];
+      extern __shared__ __align__(128) unsigned char staged[];
       constexpr int S = kStages<scalar_t>, kSlot = 32 * kTileVectors<scalar_t>;
       Vector<scalar_t>* ring = reinterpret_cast<Vector<scalar_t>*>(staged) + warp * S * kSlot;
 #pragma unroll
@@ -518,70 +595,35 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
     if (lane == 0 && flags) atomicOr(&block_flags, flags);
     __syncthreads();
     if (chunks > 1) {
-      // One carry step, all digits at once: each keeps its low 32 bits
-      // plus the carry from below (the top one all of itself), so that
-      // the merge adds numbers below 2^33.
-      long long* out = partials + job * kPartialWords;
-      for (int k = threadIdx.x; k <= kDigits; k += blockDim.x) {
-        if (k == kDigits) {
-          out[k] = block_flags;
-          continue;
-        }
+      // One carry step, all digits at once: each keeps its low 32 bits plus
+      // the carry from below (the top one all of itself), so that the
+      // row's total adds numbers below 2^33, far from overflow.
+      unsigned long long* total = totals + row * kTotalWords;
+      for (int k = threadIdx.x; k < kDigits; k += blockDim.x) {
         const long long v = static_cast<long long>(digits[k]);
-        const long long carry = k > 0 ? static_cast<long long>(digits[k - 1]) >> 32 : 0;
-        out[k] = (k == kDigits - 1 ? v : (v & 0xffffffffll)) + carry;
+        const long long carried = k > 0 ? static_cast<long long>(digits[k - 1]) >> 32 : 0;
+        const long long part = (k == kDigits - 1 ? v : (v & 0xffffffffll)) + carried;
+        if (part) atomicAdd(&total[k], static_cast<unsigned long long>(part));
       }
-    } else if (threadIdx.x == 0) {
-      SuperAccumulator acc;
-      FSUM_DIGIT_LOOP
-      for (int k = 0; k < kDigits; ++k) acc.digit[k] = static_cast<int64_t>(digits[k]);
-      set_flags(acc, block_flags, length);
-      results[row] = acc.round_to(precision, min_exp);
+      if (threadIdx.x == 0 && block_flags) atomicOr(&total[kDigits], static_cast<unsigned long long>(block_flags));
+      __threadfence();  // this chunk's additions before its ticket
+      __syncthreads();
+      if (threadIdx.x == 0) last_chunk = atomicAdd(&total[kDigits + 1], 1ull) == static_cast<unsigned long long>(chunks - 1);
+      __syncthreads();
+      if (last_chunk) {
+        __threadfence();
+        // Every chunk's additions are in: the total, read from L2 (the
+        // atomics' home), into this block's digits, and rounded.
+        const long long* done = reinterpret_cast<const long long*>(total);
+        for (int k = threadIdx.x; k < kDigits; k += blockDim.x) digits[k] = static_cast<unsigned long long>(__ldcg(done + k));
+        if (threadIdx.x == 0) block_flags = static_cast<unsigned>(__ldcg(done + kDigits));
+        __syncthreads();
+        if (warp == 0) sink.store(row, reinterpret_cast<int64_t*>(digits), block_flags, length, lane);
+      }
+    } else if (warp == 0) {
+      sink.store(row, reinterpret_cast<int64_t*>(digits), block_flags, length, lane);
     }
     __syncthreads();  // the digits are cleared for the next job
-  }
-}
-
-// Adds each row's chunk partials (digits below 2^33: the sums stay far
-// from overflow) and rounds: each warp adds every kMergeWarps-th partial
-// (a lane three of its words), then the warps' sums are added.
-constexpr int kMergeWarps = 16;
-__global__ void __launch_bounds__(kMergeWarps * 32)
-    fsum_merge_kernel(const long long* __restrict__ partials, int64_t rows, int64_t chunks, int64_t length,
-                      double* __restrict__ results, int precision, int min_exp) {
-  constexpr int kWords = 3 * 32;  // >= kDigits + 1
-  __shared__ long long sums[kMergeWarps][kWords];
-  __shared__ long long total[kDigits + 1];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    long long s[3] = {0, 0, 0};
-#pragma unroll 4
-    for (int64_t c = warp; c < chunks; c += kMergeWarps) {
-      const long long* p = partials + (row * chunks + c) * kPartialWords;
-#pragma unroll
-      for (int w = 0; w < 3; ++w) {
-        const int k = lane + 32 * w;
-        if (k < kDigits) s[w] += p[k];
-        else if (k == kDigits) s[w] |= p[k];
-      }
-    }
-#pragma unroll
-    for (int w = 0; w < 3; ++w) sums[warp][lane + 32 * w] = s[w];
-    __syncthreads();
-    if (threadIdx.x <= kDigits) {
-      long long t = 0;
-      for (int g = 0; g < kMergeWarps; ++g) t = threadIdx.x < kDigits ? t + sums[g][threadIdx.x] : (t | sums[g][threadIdx.x]);
-      total[threadIdx.x] = t;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      SuperAccumulator acc;
-      FSUM_DIGIT_LOOP
-      for (int k = 0; k < kDigits; ++k) acc.digit[k] = total[k];
-      set_flags(acc, static_cast<unsigned>(total[kDigits]), length);
-      results[row] = acc.round_to(precision, min_exp);
-    }
-    __syncthreads();
   }
 }
 
@@ -591,10 +633,7 @@ at::Tensor fsum_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
   const FsumRows r = fsum_rows(self, dim, keepdim, dtype);
   at::Tensor out = at::empty(r.out_sizes, self.options().dtype(r.out_type));
   if (r.count == 0) return out;
-  // The rounded results are exact in the output type: a double result is
-  // the output itself, others are cast after.
-  at::Tensor results = r.out_type == at::kDouble ? out.view({r.count})
-                                                 : at::empty({r.count}, self.options().dtype(at::kDouble));
+  const ResultSink sink{out.mutable_data_ptr(), r.out_type, r.format};
   const auto stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, r.rows.scalar_type(), "fsum_cuda", [&] {
     constexpr int64_t V = Input<scalar_t>::kVector, kTile = 32 * Input<scalar_t>::kLaneElements;
@@ -621,22 +660,12 @@ at::Tensor fsum_cuda(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
     chunks = std::max<int64_t>(1, (tiles + chunk_tiles - 1) / chunk_tiles);
     const int64_t jobs = r.count * chunks;
     const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(jobs, int64_t(1) << 30));
-    at::Tensor partials;
-    if (chunks > 1) partials = at::empty({jobs * kPartialWords}, self.options().dtype(at::kLong));
-    long long* partial_ptr = chunks > 1 ? reinterpret_cast<long long*>(partials.mutable_data_ptr<int64_t>()) : nullptr;
-    kernel<<<blocks, 32 * warps, stage_bytes, stream>>>(x, r.count, r.length, chunk_tiles, chunks, partial_ptr,
-                                              results.mutable_data_ptr<double>(), r.format.precision,
-                                              r.format.min_exp);
+    at::Tensor totals;
+    if (chunks > 1) totals = at::zeros({r.count * kTotalWords}, self.options().dtype(at::kLong));
+    auto* totals_ptr = chunks > 1 ? reinterpret_cast<unsigned long long*>(totals.mutable_data_ptr<int64_t>()) : nullptr;
+    kernel<<<blocks, 32 * warps, stage_bytes, stream>>>(x, r.count, r.length, chunk_tiles, chunks, totals_ptr, sink);
     C10_CUDA_KERNEL_LAUNCH_CHECK();
-    if (chunks > 1) {
-      fsum_merge_kernel<<<static_cast<unsigned>(std::min<int64_t>(r.count, int64_t(1) << 30)), kMergeWarps * 32, 0,
-                          stream>>>(
-          partial_ptr, r.count, chunks, r.length, results.mutable_data_ptr<double>(), r.format.precision,
-          r.format.min_exp);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
-    }
   });
-  if (r.out_type != at::kDouble) out.view({r.count}).copy_(results);
   return out;
 }
 

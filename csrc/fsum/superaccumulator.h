@@ -42,6 +42,57 @@ FSUM_HD inline int leading_zeros(uint64_t v) {  // v != 0
 #endif
 }
 
+// Bits [b, b + n) (b >= 0, n <= 54; from 2^-1074 up) of normalized,
+// non-negative digits; bits past the top read as 0.
+FSUM_HD inline uint64_t bits_at(const int64_t* digit, int b, int n) {
+  const int i = b >> 5, s = b & 31;
+  const auto at = [&](int k) { return k < kDigits ? uint64_t(digit[k]) : uint64_t(0); };
+  uint64_t v = (at(i) | (at(i + 1) << 32)) >> s;
+  if (s) v |= at(i + 2) << (64 - s);
+  return v & ((uint64_t(1) << n) - 1);
+}
+
+// Whether any bit below `b` (b >= 0) of normalized digits is set: the
+// digits just below are looked at first, the likely place.
+FSUM_HD inline bool any_below(const int64_t* digit, int b) {
+  const int i = b >> 5, s = b & 31;
+  if (i < kDigits && s && (uint64_t(digit[i]) & ((uint64_t(1) << s) - 1))) return true;
+  FSUM_DIGIT_LOOP
+  for (int k = (i < kDigits ? i : kDigits) - 1; k >= 0; --k)
+    if (digit[k]) return true;
+  return false;
+}
+
+// The magnitude of normalized, non-negative digits whose highest nonzero
+// one is `highest` (>= 0), rounded once to `precision` significant bits
+// with the smallest subnormal 2^min_exp (to nearest, ties to even), with
+// the sign applied. The digits may be an accumulator's (the CPU) or a
+// block's in shared memory (the CUDA kernel, after carrying by a warp).
+FSUM_HD inline double round_magnitude(const int64_t* digit, int highest, bool negative, int precision, int min_exp) {
+  const int top = 32 * highest + 63 - leading_zeros(uint64_t(digit[highest]));  // the leading bit
+  int lo = top - (precision - 1);
+  const int min_bit = min_exp - kBase;
+  if (lo < min_bit) lo = min_bit;
+  uint64_t m = top >= lo ? bits_at(digit, lo, top - lo + 1) : 0;
+  const int round = lo >= 1 ? int(bits_at(digit, lo - 1, 1)) : 0;
+  const bool sticky = lo >= 2 && any_below(digit, lo - 1);
+  if (round && (sticky || (m & 1))) ++m;  // may carry to 2^precision: still exact below
+  double r = double(m);  // m <= 2^53
+  // times 2^(lo + kBase), in steps that stay exact (no step leaves r subnormal)
+  int e = lo + kBase;
+  while (e > 0) {
+    const int s = e > 1000 ? 1000 : e;
+    r *= ::ldexp(1.0, s);
+    e -= s;
+  }
+  while (e < 0) {
+    const int s = e < -1000 ? -1000 : e;
+    r *= ::ldexp(1.0, s);
+    e -= s;
+  }
+  return negative ? -r : r;
+}
+
 struct SuperAccumulator {
   int64_t digit[kDigits];
   uint32_t pending;  // additions since the last normalize()
@@ -132,26 +183,6 @@ struct SuperAccumulator {
     any_not_neg_zero |= other.any_not_neg_zero;
   }
 
-  // Bits [b, b + n) (b >= 0, n <= 54; from 2^-1074 up) of normalized,
-  // non-negative digits; bits past the top read as 0.
-  FSUM_HD uint64_t bits_at(int b, int n) const {
-    const int i = b >> 5, s = b & 31;
-    const auto at = [&](int k) { return k < kDigits ? uint64_t(digit[k]) : uint64_t(0); };
-    uint64_t v = (at(i) | (at(i + 1) << 32)) >> s;
-    if (s) v |= at(i + 2) << (64 - s);
-    return v & ((uint64_t(1) << n) - 1);
-  }
-  // Whether any bit below `b` (b >= 0) of normalized digits is set: the
-  // digits just below are looked at first, the likely place.
-  FSUM_HD bool any_below(int b) const {
-    const int i = b >> 5, s = b & 31;
-    if (i < kDigits && s && (uint64_t(digit[i]) & ((uint64_t(1) << s) - 1))) return true;
-    FSUM_DIGIT_LOOP
-    for (int k = (i < kDigits ? i : kDigits) - 1; k >= 0; --k)
-      if (digit[k]) return true;
-    return false;
-  }
-
   // The sum rounded once to a format of `precision` significant bits whose
   // smallest subnormal is 2^min_exp (double: 53, -1074; float: 24, -149;
   // half: 11, -24; bfloat16: 8, -133), returned as a double that the
@@ -171,28 +202,7 @@ struct SuperAccumulator {
       highest = normalize();
     }
     if (highest < 0) return any_term && !any_not_neg_zero ? -0.0 : 0.0;
-    const int top = 32 * highest + 63 - leading_zeros(uint64_t(digit[highest]));  // the leading bit
-    int lo = top - (precision - 1);
-    const int min_bit = min_exp - kBase;
-    if (lo < min_bit) lo = min_bit;
-    uint64_t m = top >= lo ? bits_at(lo, top - lo + 1) : 0;
-    const int round = lo >= 1 ? int(bits_at(lo - 1, 1)) : 0;
-    const bool sticky = lo >= 2 && any_below(lo - 1);
-    if (round && (sticky || (m & 1))) ++m;  // may carry to 2^precision: still exact below
-    double r = double(m);  // m <= 2^53
-    // times 2^(lo + kBase), in steps that stay exact (no step leaves r subnormal)
-    int e = lo + kBase;
-    while (e > 0) {
-      const int s = e > 1000 ? 1000 : e;
-      r *= ::ldexp(1.0, s);
-      e -= s;
-    }
-    while (e < 0) {
-      const int s = e < -1000 ? -1000 : e;
-      r *= ::ldexp(1.0, s);
-      e -= s;
-    }
-    return negative ? -r : r;
+    return round_magnitude(digit, highest, negative, precision, min_exp);
   }
 };
 
