@@ -303,20 +303,58 @@ def random_fsum_inputs(n, seed, min_bytes, max_bytes, device):
         yield case.label(), x, case.dim, case.keepdim, (getattr(torch, out) if out else None)
 
 
+def assert_rows_exact(got, x, dim, keepdim, out_dtype, label):
+    """fsum's result `got` for x (over dim, as torch.sum reads it: None or
+    empty for all, an int or a tuple) has torch.sum's shape and the
+    requested dtype, and each element is its row's exact sum rounded once."""
+    want_shape = torch.sum(x.double(), dim, keepdim).shape if dim is not None else torch.Size([])
+    assert got.shape == want_shape and got.dtype == (out_dtype or x.dtype), (label, got.shape, want_shape)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim or ())
+    reduced = sorted({d % x.dim() for d in dims}) if dims and x.dim() else list(range(x.dim()))
+    kept = [d for d in range(x.dim()) if d not in reduced]
+    rows = x.double().permute(kept + reduced).reshape(math.prod(x.shape[d] for d in kept), -1)
+    flat = got.double().reshape(-1).tolist()
+    for i, row in enumerate(rows.tolist()):
+        assert same_bits(flat[i], exact_rounded(row, out_dtype or x.dtype)), (label, i, flat[i])
+
+
 @pytest.mark.parametrize("seed", [41, 42])
 def test_fsum_random_cases_cpu_exact(seed):
     """Small random cases on the CPU, every output element against the exact
     sum of its row rounded once."""
     for label, x, dim, keepdim, out_dtype in random_fsum_inputs(100, seed, 16, 1 << 12, "cpu"):
-        got = reduce_op.fsum(x, dim, keepdim, dtype=out_dtype)
-        want_shape = torch.sum(x.double(), dim, keepdim).shape if dim is not None else torch.Size([])
-        assert got.shape == want_shape and got.dtype == (out_dtype or x.dtype), (label, got.shape, want_shape)
-        reduced = sorted({d % x.dim() for d in dim}) if dim is not None else list(range(x.dim()))
-        kept = [d for d in range(x.dim()) if d not in reduced]
-        rows = x.double().permute(kept + reduced).reshape(math.prod(x.shape[d] for d in kept), -1)
-        flat = got.double().reshape(-1).tolist()
-        for i, row in enumerate(rows.tolist()):
-            assert same_bits(flat[i], exact_rounded(row, out_dtype or x.dtype)), (label, i)
+        assert_rows_exact(reduce_op.fsum(x, dim, keepdim, dtype=out_dtype), x, dim, keepdim, out_dtype, label)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_fsum_on_torchs_sum_samples(dtype, device):
+    """torch.sum's own sample inputs (its OpInfo) through fsum: where torch
+    raises, an error of the same type; otherwise torch.sum's shape and every
+    element the exact sum of its row rounded once."""
+    pytest.importorskip("expecttest")  # common_methods_invocations imports it
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    info = next(o for o in op_db if o.name == "sum" and o.variant_test_name == "")
+    samples = list(info.sample_inputs(device, dtype, requires_grad=False))
+    assert samples
+    for s in samples:
+        x, args, kwargs = s.input, s.args, s.kwargs
+        where = (tuple(x.shape), args, kwargs)
+        try:
+            torch.sum(x, *args, **kwargs)
+            their_error = None
+        except Exception as e:  # noqa: BLE001 - compared by type below
+            their_error = e
+        if their_error is not None:
+            with pytest.raises(type(their_error)):
+                reduce_op.fsum(x, *args, **kwargs)
+            continue
+        dim = kwargs.get("dim", args[0] if args else None)
+        keepdim = kwargs.get("keepdim", args[1] if len(args) > 1 else False)
+        got = reduce_op.fsum(x, *args, **kwargs)
+        assert_rows_exact(got.cpu(), x.cpu(), dim, keepdim, kwargs.get("dtype"), where)
 
 
 @pytest.mark.cuda
