@@ -48,7 +48,6 @@
 #include <torch/library.h>
 
 #include <cuda_pipeline.h>
-#include <math_constants.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -485,10 +484,8 @@ struct ResultSink {
 
   __device__ void store(int64_t row, int64_t* digits, unsigned flags, int64_t length, int lane) const {
     double v;
-    if ((flags & kNan) || ((flags & kPosInf) && (flags & kNegInf))) {
-      v = CUDART_NAN;
-    } else if (flags & (kPosInf | kNegInf)) {
-      v = flags & kPosInf ? CUDART_INF : -CUDART_INF;
+    if (flags & (kNan | kPosInf | kNegInf)) {
+      v = special_sum(flags & kNan, flags & kPosInf, flags & kNegInf);
     } else {
       long long d[3];
 #pragma unroll
@@ -505,7 +502,7 @@ struct ResultSink {
       for (int w = 0; w < 3; ++w)
         if (const unsigned nonzero = __ballot_sync(kFull, d[w] != 0)) highest = 32 * w + 31 - __clz(nonzero);
       if (highest < 0) {
-        v = length > 0 && !(flags & kNotNegZero) ? -0.0 : 0.0;
+        v = zero_sum(length > 0, flags & kNotNegZero);
       } else {
 #pragma unroll
         for (int w = 0; w < 3; ++w)
@@ -556,7 +553,7 @@ __global__ void __launch_bounds__(kMaxThreads, 2)
     if constexpr (kStaged<scalar_t, kAligned>) {
       // A ring of kStages tiles a warp in shared memory, filled by
       // cp.async: while a tile is added, the next kStages are in flight.
-      extern __shared__ __align__(128) unsigned char staged[];
+      extern __shared__ __align__(16) unsigned char staged[];
       constexpr int S = kStages<scalar_t>, kSlot = 32 * kTileVectors<scalar_t>;
       Vector<scalar_t>* ring = reinterpret_cast<Vector<scalar_t>*>(staged) + warp * S * kSlot;
 #pragma unroll

@@ -93,6 +93,18 @@ FSUM_HD inline double round_magnitude(const int64_t* digit, int highest, bool ne
   return negative ? -r : r;
 }
 
+// The sum of terms among which is an infinity or a NaN (math.fsum's rule):
+// NaN for a NaN or for infinities of both signs, else the infinity.
+FSUM_HD inline double special_sum(bool nan, bool pos_inf, bool neg_inf) {
+  if (nan || (pos_inf && neg_inf)) return std::numeric_limits<double>::quiet_NaN();
+  return pos_inf ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+}
+
+// An exact zero sum: -0.0 only when there were terms and every one was -0.0.
+FSUM_HD inline double zero_sum(bool any_term, bool any_not_neg_zero) {
+  return any_term && !any_not_neg_zero ? -0.0 : 0.0;
+}
+
 struct SuperAccumulator {
   int64_t digit[kDigits];
   uint32_t pending;  // additions since the last normalize()
@@ -189,9 +201,7 @@ struct SuperAccumulator {
   // format holds exactly (or +-inf, nan): the caller casts it. Spends the
   // accumulator (its digits become the magnitude's).
   FSUM_HD double round_to(int precision, int min_exp) {
-    if (nan || (pos_inf && neg_inf)) return std::numeric_limits<double>::quiet_NaN();
-    if (pos_inf) return std::numeric_limits<double>::infinity();
-    if (neg_inf) return -std::numeric_limits<double>::infinity();
+    if (nan || pos_inf || neg_inf) return special_sum(nan, pos_inf, neg_inf);
     // The magnitude in place (the accumulator is spent): negate and carry
     // again if the sum is negative.
     int highest = normalize();
@@ -201,7 +211,7 @@ struct SuperAccumulator {
       for (int k = 0; k < kDigits; ++k) digit[k] = -digit[k];
       highest = normalize();
     }
-    if (highest < 0) return any_term && !any_not_neg_zero ? -0.0 : 0.0;
+    if (highest < 0) return zero_sum(any_term, any_not_neg_zero);
     return round_magnitude(digit, highest, negative, precision, min_exp);
   }
 };
