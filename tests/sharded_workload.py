@@ -13,6 +13,7 @@ M failed``. The exit status is 1 if any rank saw a failure.
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
 import sys
 import traceback
@@ -407,6 +408,9 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     args = parser.parse_args()
+    # A rank that dies of a signal (gloo's aborts, or a crash of ours) prints
+    # the Python line it stopped at.
+    faulthandler.enable(all_threads=True)
     rank = int(os.environ["RANK"])
     if args.device == "cuda":
         torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))

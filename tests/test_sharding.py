@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import warnings
 
 import pytest
 import torch
@@ -36,11 +37,46 @@ def _run_workload(device, nproc=2):
     return proc.returncode, failures, summary, proc.stdout
 
 
+# What a rank that dies prints: faulthandler's header (the workload enables
+# it, so a SIGABRT or SIGSEGV shows the Python line it stopped at),
+# libstdc++'s and glibc's abort messages, and torchrun's report of a signal.
+_CRASH_MARKS = ("Fatal Python error", "terminate called", "free():", "corrupted", "double free",
+                "Segmentation fault", "(SIGABRT)", "(SIGSEGV)", "(SIGBUS)")
+
+
+def _killed_by_signal(output):
+    return any(mark in output for mark in ("(SIGABRT)", "(SIGSEGV)", "(SIGBUS)"))
+
+
+def _excerpt(output, head_lines=60, tail_lines=25):
+    """The output from the first failure or crash message on (where a
+    truncated tail would hide which rank died first, and where), and its
+    tail."""
+    lines = output.splitlines()
+    first = next((i for i, line in enumerate(lines)
+                  if line.startswith("FAIL ") or any(m in line for m in _CRASH_MARKS)), len(lines))
+    head = lines[max(0, first - 3):first + head_lines]
+    tail = lines[max(first + head_lines, len(lines) - tail_lines):]
+    return "\n".join(head + (["[...]"] if tail else []) + tail)
+
+
 def _check(device):
     code, failures, summary, output = _run_workload(device)
-    assert summary, f"the workload did not finish:\n{output[-4000:]}"
+    if not summary and _killed_by_signal(output):
+        # A rank killed by a signal before the end, which the other rank
+        # then sees as lost connections. Twice under load on the 2-core CI
+        # machine, a gloo process aborted (SIGABRT) where no case had failed
+        # and which 36 local runs, 30 of them loaded, never reproduced
+        # (benchmarks/NOTES.md, "The gloo abort"). One more run tells a
+        # crash of ours, which recurs, from that; the first run's messages
+        # stay in the test's warnings.
+        first = _excerpt(output)
+        code, failures, summary, output = _run_workload(device)
+        assert summary, (f"the workload died twice; first run:\n{first}\n\nsecond run:\n{_excerpt(output)}")
+        warnings.warn(f"the sharded workload's first run died and its second passed; first run:\n{first}")
+    assert summary, f"the workload did not finish:\n{_excerpt(output)}"
     assert not failures, "\n".join([summary[0], *failures[:40]])
-    assert code == 0, f"{summary[0]}, but torchrun exited with {code}:\n{output[-4000:]}"
+    assert code == 0, f"{summary[0]}, but torchrun exited with {code}:\n{_excerpt(output)}"
     run = int(summary[0].split()[2])
     assert run > 500, summary[0]  # every part of the workload ran
 
