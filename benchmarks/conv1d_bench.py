@@ -100,6 +100,18 @@ def check(got: torch.Tensor, x: torch.Tensor, w: torch.Tensor, padding: str) -> 
     return got.shape == want.shape and bool((((got.double() - want).abs() / scale) <= tol).all())
 
 
+def grad_weight_close(got: torch.Tensor, x: torch.Tensor, w: torch.Tensor, g: torch.Tensor) -> bool:
+    """The mask's gradient against F.conv1d's in float64, relative to the
+    sum of the products' sizes (the same gradient of |x| and |g|)."""
+    def reference(xd, gd):
+        wd = w.detach().double().requires_grad_()
+        return torch.autograd.grad(torch_conv1d(xd, wd, "same"), wd, gd)[0]
+    want = reference(x.detach().double(), g.double())
+    scale = reference(x.detach().double().abs(), g.double().abs()) + 1e-30
+    tol = 1e-5 if got.dtype == torch.float32 else 8e-3
+    return bool(((got.double() - want).abs() / scale).max().item() <= tol)
+
+
 def run(args) -> int:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     timer = Timer(device, replays=args.replays, warmup=3, warmup_ms=5.0)
@@ -155,22 +167,31 @@ def run(args) -> int:
     for item in progress(plan, len(plan), "conv1d cases"):
         case(*item)
 
-    # The backward of a depthwise case: the input's gradient alone (a second
-    # correlation), and the mask's, each against torch's.
-    shape, K = (8, 1024, 8192 // scale), 4
-    x = torch.randn(shape, device=device, generator=gen).requires_grad_()
-    w = torch.randn(1024, K, device=device, generator=gen).requires_grad_()
-    g = torch.randn(shape, device=device, generator=gen)
-    moved = 2 * math.prod(shape) * 4
-    ours_y, theirs_y = reduce_op.conv1d(x, w, None, "same"), torch_conv1d(x, w, "same")
-    # Timed by events around each call (median of 30): a backward through
-    # the autograd engine is not captured in a CUDA graph here.
-    for name, y in (("gpureduce", ours_y), ("F.conv1d", theirs_y)):
-        us_in = timer.events_us(lambda t: torch.autograd.grad(y, x, t, retain_graph=True), [g], reps=30)
-        us_w = timer.events_us(lambda t: torch.autograd.grad(y, w, t, retain_graph=True), [g], reps=30)
-        rows.append({"group": "backward", "shape": list(shape), "K": K, "mask": "per channel", "dtype": "float32",
-                     "padding": "same", "bytes": moved, "path": name, "us": us_in, "gbps": moved / us_in / 1e3,
-                     "grad_weight_us": us_w, "correct": None})
+    # The backward: the input's gradient alone (a second correlation), and
+    # the mask's, each against torch's, over depthwise float32 and bfloat16
+    # cases and one long channel; the mask's gradient is checked against
+    # torch's in float64 first.
+    backward_plan = [((8, 1024, 8192 // scale), (1024, K), torch.float32) for K in (3, 4, 7)]
+    backward_plan += [((8, 1024, 16384 // scale), (1024, 4), torch.bfloat16),
+                      ((32, 1536, 2048 // scale), (1536, 4), torch.bfloat16),
+                      (((1 << 26) // scale,), (31,), torch.float32)]
+    for shape, w_shape, dtype in progress(backward_plan, len(backward_plan), "conv1d backward"):
+        x = fresh(shape, dtype)[0].requires_grad_()
+        w = torch.randn(w_shape, device=device, generator=gen).to(dtype).requires_grad_()
+        g = fresh(shape, dtype)[0]
+        moved = 2 * math.prod(shape) * x.element_size()
+        ours_y, theirs_y = reduce_op.conv1d(x, w, None, "same"), torch_conv1d(x, w, "same")
+        correct = grad_weight_close(torch.autograd.grad(ours_y, w, g, retain_graph=True)[0], x, w, g)
+        # Timed by events around each call (median of 30): a backward through
+        # the autograd engine is not captured in a CUDA graph here.
+        for name, y in (("gpureduce", ours_y), ("F.conv1d", theirs_y)):
+            us_in = timer.events_us(lambda t: torch.autograd.grad(y, x, t, retain_graph=True), [g], reps=30)
+            us_w = timer.events_us(lambda t: torch.autograd.grad(y, w, t, retain_graph=True), [g], reps=30)
+            rows.append({"group": "backward", "shape": list(shape), "K": w_shape[-1],
+                         "mask": "per channel" if len(w_shape) == 2 else "one", "dtype": str(dtype).split(".")[-1],
+                         "padding": "same", "bytes": moved, "path": name, "us": us_in, "gbps": moved / us_in / 1e3,
+                         "grad_weight_us": us_w, "correct": correct if name == "gpureduce" else None})
+        del x, w, g, ours_y, theirs_y
 
     os.makedirs(args.out_dir, exist_ok=True)
     name = slug(meta.get("gpu", "cpu"))
@@ -201,11 +222,15 @@ def markdown(meta, rows) -> str:
         lines.append(f"| {r['group']} | {r['shape']} | {r['K']} | {r['mask']} | {r['dtype']} | {r['padding']} | "
                      f"{r['path']} | {r['us']:.1f} | {r['gbps']:.0f} | {frac} | {r['correct']} |")
     back = [r for r in rows if r["group"] == "backward"]
-    if len(back) == 2:
-        ours, theirs = back
-        lines += ["", f"Backward (depthwise {ours['shape']}, K = {ours['K']}): the input's gradient "
-                  f"{ours['gbps']:.0f} GB/s (torch {theirs['gbps']:.0f}); the mask's {ours['grad_weight_us']:.1f} us "
-                  f"against torch's {theirs['grad_weight_us']:.1f} ({theirs['grad_weight_us'] / ours['grad_weight_us']:.2f}x)."]
+    if back:
+        lines += ["", "Backward ('same'): the input's gradient in GB/s of its input and output, the mask's in us, "
+                  "each beside torch's (F.conv1d's backward).", "",
+                  "| shape | K | dtype | grad_input GB/s | torch | grad_weight us | torch | grad_weight speedup | correct |",
+                  "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for ours, theirs in zip(back[0::2], back[1::2]):
+            lines.append(f"| {ours['shape']} | {ours['K']} | {ours['dtype']} | {ours['gbps']:.0f} | "
+                         f"{theirs['gbps']:.0f} | {ours['grad_weight_us']:.1f} | {theirs['grad_weight_us']:.1f} | "
+                         f"{theirs['grad_weight_us'] / ours['grad_weight_us']:.2f}x | {ours['correct']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -105,6 +105,9 @@ TORCH_LIBRARY(gpureduce, m) {
         {at::Tag::pt2_compliant_tag});
   m.def("_conv1d_padded(Tensor input, Tensor weight, Tensor? bias, SymInt left, SymInt out_len) -> Tensor",
         {at::Tag::pt2_compliant_tag});
+  // conv1d's mask gradient (conv/conv1d.h): weight gives its shape and dtype.
+  m.def("_conv1d_weight_grad(Tensor grad, Tensor input, Tensor weight, SymInt left) -> Tensor",
+        {at::Tag::pt2_compliant_tag});
   // The correctly rounded sum (csrc/fsum/): sum's overloads, floating types.
   m.def("fsum(Tensor input, *, ScalarType? dtype=None) -> Tensor", {at::Tag::pt2_compliant_tag});
   m.def("fsum.dim_IntList(Tensor input, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",

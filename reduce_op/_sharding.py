@@ -286,6 +286,28 @@ def _conv1d_rule(op_schema: OpSchema) -> OpStrategy:
     return _expand(in_spec.mesh, op_schema, strategies, 1)
 
 
+def _conv1d_weight_grad_rule(op_schema: OpSchema) -> OpStrategy:
+    """_conv1d_weight_grad(grad, input, weight, left): the mask's gradient,
+    a sum over the batch (and, for one mask, the channels) and the sequence.
+    Batch shards, and channel shards under one mask, give rank-order partial
+    sums; channel shards of masks per channel give the channels' rows of the
+    result; the sequence dim is gathered (its shards would need their
+    neighbours' halo)."""
+    in_spec = op_schema.args_schema[1].strategies[0].output_spec
+    weight_spec = op_schema.args_schema[2].strategies[0].output_spec
+    ndim = in_spec.ndim
+    partial = RankOrderPartial("sum")
+    strategies = [[Replicate(), Replicate(), Replicate(), Replicate()]]
+    if ndim >= 2:
+        strategies.append([partial, Shard(0), Shard(0), Replicate()])
+    if ndim == 3:
+        if weight_spec.ndim == 2:
+            strategies.append([Shard(0), Shard(1), Shard(1), Shard(0)])
+        else:
+            strategies.append([partial, Shard(1), Shard(1), Replicate()])
+    return _expand(in_spec.mesh, op_schema, strategies, 1)
+
+
 _SUM_LIKE = _Reduction("dim", combine="sum", linear=True)
 _RULES = {
     "sum.default": _Reduction(None, combine="sum", keepdim_arg=None, linear=True),
@@ -336,3 +358,5 @@ def register_sharding_rules() -> None:
     # conv1d's forward, and the book's kernels, which take the same tensors.
     for conv in (_ops._conv1d_padded.default, _ops.classic_conv1d.default):
         propagator.register_op_strategy(conv, _conv1d_rule, RuntimeSchemaInfo(static_argnum=3))
+    propagator.register_op_strategy(_ops._conv1d_weight_grad.default, _conv1d_weight_grad_rule,
+                                    RuntimeSchemaInfo(static_argnum=3))

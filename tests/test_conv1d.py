@@ -191,15 +191,19 @@ def test_conv1d_gradients_match_f_conv1d(device, dtype, gen):
         torch.testing.assert_close(o.double(), t, rtol=tol, atol=tol * t.abs().max().item())
 
 
-@pytest.mark.parametrize("K", [9, 19, 1024])
-def test_conv1d_long_mask_gradients(K, gen):
-    # The mask's gradient goes 8 taps at a time: several groups, a ragged
-    # last one, and the longest mask; against F.conv1d's in float64.
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("K", [8, 9, 19, 33, 1024])
+def test_conv1d_long_mask_gradients(device, K, gen):
+    # The mask's gradient keeps up to 8 taps' sums in registers on the GPU,
+    # then goes 32 taps at a time: both sides of each step, a ragged last
+    # group, and the longest mask; against F.conv1d's in float64.
     for per_channel, x_shape in ((True, (2, 3, 1500)), (False, (3, 1100))):
         x = _randn(x_shape, torch.float64, gen).requires_grad_()
         w = _randn((3, K) if per_channel else (K,), torch.float64, gen).requires_grad_()
         g = _randn(x_shape, torch.float64, gen)
-        ours = torch.autograd.grad(reduce_op.conv1d(x, w, None, "causal"), (x, w), g)
+        on = lambda t: t.detach().to(device).requires_grad_()  # noqa: E731
+        xd, wd = on(x), on(w)
+        ours = [t.cpu() for t in torch.autograd.grad(reduce_op.conv1d(xd, wd, None, "causal"), (xd, wd), g.to(device))]
         if per_channel:
             y = F.conv1d(F.pad(x, (K - 1, 0)), w.unsqueeze(1), groups=3)
         else:
@@ -207,6 +211,62 @@ def test_conv1d_long_mask_gradients(K, gen):
         theirs = torch.autograd.grad(y, (x, w), g)
         for o, t in zip(ours, theirs):
             torch.testing.assert_close(o, t, rtol=1e-10, atol=1e-10)
+
+
+def _weight_grad_reference(g, x, K, left, per_channel):
+    """grad_w[c][j] = sum g[r][i] x[r][i - left + j] in float64, a tap at a time."""
+    L, out_len = x.shape[-1], g.shape[-1]
+    xp = F.pad(x.double(), (left, max(0, out_len + K - 1 - left - L)))
+    taps = [g.double() * xp[..., j:j + out_len] for j in range(K)]
+    return torch.stack([t.sum((0, 2)) if per_channel else t.sum() for t in taps], -1)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_conv1d_weight_grad_random(device, dtype, gen):
+    # The mask's gradient op alone over random shapes: lengths around the
+    # GPU's tile of 2048 outputs and its vector widths, masks on both sides
+    # of 8 and 32 taps, every padding, one mask and a mask per channel;
+    # against float64, relative to the sum of the products' sizes.
+    for trial in range(40):
+        K = int(torch.randint(1, 41, (), generator=gen)) if trial % 8 else int(torch.randint(41, 300, (), generator=gen))
+        L = [int(torch.randint(0, 40, (), generator=gen)), 2047, 2048, 2049, 4103,
+             int(torch.randint(1, 9000, (), generator=gen))][trial % 6]
+        per_channel = trial % 2 == 0
+        shape = ((int(torch.randint(1, 4, (), generator=gen)), int(torch.randint(1, 6, (), generator=gen)), L)
+                 if per_channel else [(L,), (3, L), (2, 3, L)][trial % 3])
+        padding = PADDINGS[trial % 3] if L >= K else "same"
+        left, out_len = _left_and_length(padding, L, K)
+        x = _randn(shape, dtype, gen)
+        g = _randn(shape[:-1] + (out_len,), dtype, gen)
+        w = torch.empty((shape[1], K) if per_channel else (K,), dtype=dtype)
+        got = torch.ops.gpureduce._conv1d_weight_grad(g.to(device), x.to(device), w.to(device), left).cpu()
+        assert got.shape == w.shape and got.dtype == dtype
+        want = _weight_grad_reference(g, x, K, left, per_channel)
+        scale = _weight_grad_reference(g.abs(), x.abs(), K, left, per_channel) + 1e-30
+        err = ((got.double() - want).abs() / scale).max().item() if want.numel() else 0.0
+        # A 16-bit result rounds once to its type (2^-8 for bfloat16).
+        tol = {torch.float32: 1e-5, torch.float64: 1e-12, torch.float16: 1e-3, torch.bfloat16: 8e-3}[dtype]
+        assert err <= tol, (err, shape, K, padding)
+        if device != "cpu":  # the same bits on every run
+            again = torch.ops.gpureduce._conv1d_weight_grad(g.to(device), x.to(device), w.to(device), left).cpu()
+            assert torch.equal(got, again), (shape, K, padding)
+
+
+def test_conv1d_weight_grad_errors(gen):
+    x, w = _randn((2, 3, 10), torch.float32, gen), _randn((3, 4), torch.float32, gen)
+    g = _randn((2, 3, 10), torch.float32, gen)
+    op = torch.ops.gpureduce._conv1d_weight_grad
+    with pytest.raises(RuntimeError, match="leading dims"):
+        op(g[:1], x, w, 1)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        op(g.double(), x, w, 1)
+    with pytest.raises(RuntimeError, match="dims but the input has"):
+        op(g[0], x, w, 1)
+    with pytest.raises(RuntimeError, match="left must be in"):
+        op(g, x, w, 4)
+    with pytest.raises(RuntimeError, match="3 masks but the input has 2 channels"):
+        op(g[:, :2], x[:, :2], w, 1)
 
 
 def test_conv1d_bitwise_over_threads(gen):
@@ -235,6 +295,8 @@ def test_conv1d_opcheck(device, gen):
     opcheck(torch.ops.gpureduce.conv1d.default, (x[0, 0], w[0], None, "same"))
     opcheck(torch.ops.gpureduce._conv1d_padded.default, (x, w, b, 4, 20))
     opcheck(torch.ops.gpureduce._conv1d_padded.default, (x.double(), w.double(), None, 0, 5))
+    opcheck(torch.ops.gpureduce._conv1d_weight_grad.default, (_randn((2, 3, 11), torch.float32, gen).to(device), x, w, 2))
+    opcheck(torch.ops.gpureduce._conv1d_weight_grad.default, (x[0], x[0], w[0], 0))
 
 
 @pytest.mark.slow

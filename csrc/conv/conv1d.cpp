@@ -9,19 +9,17 @@
 //   length L (so `left` stays within [0, K - 1]);
 // - grad_w[j] = sum_i g[i] in[i - left + j] over the batch (and the
 //   channels, for one mask), and grad_bias the gradient's sum likewise.
-// grad_in goes through _conv1d_padded itself and grad_w and grad_bias
-// through ATen ops, each differentiable, so double backward works; the
-// sums run in a fixed order (ATen's CPU sum), with no atomics.
+// grad_in goes through _conv1d_padded itself, grad_w through
+// _conv1d_weight_grad (a kernel of each device's, summing in an order fixed
+// by the shapes, with no atomics) and grad_bias through ATen's sum. Each is
+// differentiable: _conv1d_weight_grad's own backward is two correlations,
+// through _conv1d_padded (ConvWeightGrad below), so double backward works.
 #include "conv1d.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/flip.h>
-#include <ATen/ops/mul.h>
-#include <ATen/ops/stack.h>
 #include <ATen/ops/sum.h>
-#include <ATen/ops/zeros.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
 
@@ -131,10 +129,50 @@ Conv1dOperands prepare_operands(const at::Tensor& input, const at::Tensor& weigh
   return o;
 }
 
+void check_weight_grad_args(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
+                            const c10::SymInt& left) {
+  TORCH_CHECK(grad.dim() >= 1, "gpureduce._conv1d_weight_grad: expected a gradient of the output's shape, got a ",
+              "0-dim tensor");
+  check_args(input, weight, std::nullopt, left, grad.sym_size(-1));
+  TORCH_CHECK(grad.dim() == input.dim(), "gpureduce._conv1d_weight_grad: the gradient has ", std::to_string(grad.dim()),
+              " dims but the input has ", std::to_string(input.dim()));
+  for (int64_t d = 0; d + 1 < input.dim(); ++d)
+    TORCH_SYM_CHECK(grad.sym_size(d).sym_eq(input.sym_size(d)), "gpureduce._conv1d_weight_grad: expected a gradient ",
+                    "of shape [..., out_len] with the input's leading dims ", shape_text(input.sym_sizes()),
+                    ", got ", shape_text(grad.sym_sizes()));
+  TORCH_CHECK(grad.scalar_type() == input.scalar_type(), "gpureduce._conv1d_weight_grad: the gradient (",
+              c10::toString(grad.scalar_type()), ") and the input (", c10::toString(input.scalar_type()),
+              ") must have the same dtype");
+  TORCH_CHECK(grad.device() == input.device(),
+              "Expected all tensors to be on the same device, but found at least two devices, ", input.device(),
+              " and ", grad.device(), "!");
+}
+
+WeightGradOperands prepare_weight_grad(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
+                                       int64_t left) {
+  check_weight_grad_args(grad, input, weight, left);
+  WeightGradOperands o;
+  o.grad = grad.contiguous();
+  o.input = input.contiguous();
+  o.out = at::empty(weight.sizes(), weight.options());
+  o.L = o.input.size(-1);
+  o.out_len = o.grad.size(-1);
+  o.rows = 1;  // the product of the leading dims, which L = 0 would hide in numel
+  for (int64_t d = 0; d + 1 < o.input.dim(); ++d) o.rows *= o.input.size(d);
+  o.per_channel = per_channel(weight);
+  o.channels = o.per_channel ? o.input.size(1) : 1;
+  o.K = weight.size(-1);
+  o.left = left;
+  return o;
+}
+
 namespace {
 
 using PaddedOp = c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&,
                                                       const std::optional<at::Tensor>&, c10::SymInt, c10::SymInt)>;
+
+using WeightGradOp = c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                          c10::SymInt)>;
 
 const PaddedOp& padded_op() {
   static const PaddedOp op = c10::Dispatcher::singleton()
@@ -162,31 +200,70 @@ at::Tensor conv1d_padded_meta(const at::Tensor& input, const at::Tensor& weight,
   return at::empty_symint(sizes, input.options());
 }
 
-// grad_w: for each tap j, the products of the gradient with the input's
-// window j (the input padded or cropped to out_len + K - 1 elements, from
-// element j on), summed over every dim but the channel's for a mask per
-// channel; in float32 for 16-bit inputs. A tap at a time holds products the
-// size of the gradient, and uses only slices: DTensor has no sharding rule
-// for unfold, and the backward of a sharded conv1d runs these ops on
-// DTensors. It also beat an unfold taking 8 taps at a time on the CPU
-// (2 cores, [8, 256, 2048] K=4: 17.7 ms against 25.7; [2^22] K=31: 136
-// against 191).
-at::Tensor weight_grad(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
-                       const c10::SymInt& left, const c10::SymInt& out_len) {
-  const c10::SymInt K = weight.sym_size(-1);
-  const c10::SymInt L = input.sym_size(-1);
-  if (out_len.sym_eq(0).guard_bool(__FILE__, __LINE__)) return at::zeros_like(weight);
-  const auto acc = input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-  const int64_t k = K.guard_int(__FILE__, __LINE__);
-  const c10::SymInt right = out_len + K - 1 - left - L;
-  const at::Tensor padded = at::constant_pad_nd_symint(input.to(acc), {left, right}, 0);
-  const at::Tensor g = grad.to(acc);
-  std::vector<at::Tensor> taps;
-  for (int64_t j = 0; j < k; ++j) {
-    const at::Tensor products = at::mul(g, padded.narrow_symint(-1, j, out_len));
-    taps.push_back(per_channel(weight) ? at::sum(products, at::IntArrayRef{0, 2}) : products.sum());  // [C] or []
+const WeightGradOp& weight_grad_op() {
+  static const WeightGradOp op = c10::Dispatcher::singleton()
+                                     .findSchemaOrThrow("gpureduce::_conv1d_weight_grad", "")
+                                     .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                       c10::SymInt)>();
+  return op;
+}
+
+at::Tensor conv1d_weight_grad_meta(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
+                                   c10::SymInt left) {
+  check_weight_grad_args(grad, input, weight, left);
+  return at::empty_symint(weight.sym_sizes(), weight.options());
+}
+
+// _conv1d_weight_grad's backward: with gw[c][j] = sum g[r][i] x[r][i - left
+// + j], a gradient ggw of gw gives
+// - for g: sum_j ggw[c][j] x[r][i - left + j], the forward correlation of
+//   the input with ggw as its mask (left, out_len);
+// - for x: sum_j ggw[c][j] g[r][t + left - j], the gradient correlated with
+//   the flipped ggw (left K - 1 - left, length L), as grad_in is.
+// The weight gives only the shape: no gradient.
+class ConvWeightGrad : public torch::autograd::Function<ConvWeightGrad> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad, const at::Tensor& input,
+                            const at::Tensor& weight, c10::SymInt left) {
+    ctx->save_for_backward({grad, input});
+    ctx->saved_data["left"] = left;
+    ctx->saved_data["K"] = weight.sym_size(-1);
+    at::AutoDispatchBelowADInplaceOrView guard;
+    return weight_grad_op().call(grad, input, weight, left);
   }
-  return at::stack(taps, -1).to(weight.scalar_type());
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& grad = saved[0];
+    const at::Tensor& input = saved[1];
+    const c10::SymInt left = ctx->saved_data["left"].toSymInt();
+    const c10::SymInt K = ctx->saved_data["K"].toSymInt();
+    const at::Tensor& ggw = grads[0];
+    at::Tensor for_grad, for_input;
+    if (ggw.defined()) {
+      if (ctx->needs_input_grad(0)) for_grad = padded_op().call(input, ggw, std::nullopt, left, grad.sym_size(-1));
+      if (ctx->needs_input_grad(1))
+        for_input = padded_op().call(grad, at::flip(ggw, {-1}), std::nullopt, K - 1 - left, input.sym_size(-1));
+    }
+    return {for_grad, for_input, at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor conv1d_weight_grad_autograd(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
+                                       c10::SymInt left) {
+  check_weight_grad_args(grad, input, weight, left);
+  return ConvWeightGrad::apply(grad, input, weight, std::move(left));
+}
+
+// grad_w, by the op (its CPU and CUDA kernels sum each channel's products
+// in one fixed order). The old form, a tap at a time through ATen's mul and
+// sum, read the gradient and the input K times: [8, 1024, 8192] float32
+// K = 4 took 1783 us on the H200 against F.conv1d's backward's 445
+// (NOTES.md, session 91).
+at::Tensor weight_grad(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
+                       const c10::SymInt& left) {
+  return weight_grad_op().call(grad, input, weight, left);
 }
 
 at::Tensor bias_grad(const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& bias) {
@@ -224,7 +301,7 @@ class Conv1dPadded : public torch::autograd::Function<Conv1dPadded> {
         const c10::SymInt K = weight.sym_size(-1);
         grad_input = padded_op().call(grad, at::flip(weight, {-1}), std::nullopt, K - 1 - left, input.sym_size(-1));
       }
-      if (ctx->needs_input_grad(1)) grad_weight = weight_grad(grad, input, weight, left, out_len);
+      if (ctx->needs_input_grad(1)) grad_weight = weight_grad(grad, input, weight, left);
       if (bias.defined() && ctx->needs_input_grad(2)) grad_bias = bias_grad(grad, weight, bias);
     }
     return {grad_input, grad_weight, grad_bias, at::Tensor(), at::Tensor()};
@@ -246,6 +323,12 @@ at::Tensor conv1d_padded_autograd(const at::Tensor& input, const at::Tensor& wei
 
 TORCH_LIBRARY_IMPL(gpureduce, CompositeImplicitAutograd, m) { m.impl("conv1d", &gpureduce::conv::conv1d_composite); }
 
-TORCH_LIBRARY_IMPL(gpureduce, Meta, m) { m.impl("_conv1d_padded", &gpureduce::conv::conv1d_padded_meta); }
+TORCH_LIBRARY_IMPL(gpureduce, Meta, m) {
+  m.impl("_conv1d_padded", &gpureduce::conv::conv1d_padded_meta);
+  m.impl("_conv1d_weight_grad", &gpureduce::conv::conv1d_weight_grad_meta);
+}
 
-TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) { m.impl("_conv1d_padded", &gpureduce::conv::conv1d_padded_autograd); }
+TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
+  m.impl("_conv1d_padded", &gpureduce::conv::conv1d_padded_autograd);
+  m.impl("_conv1d_weight_grad", &gpureduce::conv::conv1d_weight_grad_autograd);
+}

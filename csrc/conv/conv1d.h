@@ -72,6 +72,25 @@ struct Conv1dOperands {
 Conv1dOperands prepare_operands(const at::Tensor& input, const at::Tensor& weight,
                                 const std::optional<at::Tensor>& bias, int64_t left, int64_t out_len);
 
+// _conv1d_weight_grad(grad, input, weight, left): the mask's gradient of
+// _conv1d_padded(input, weight, bias, left, grad.size(-1)), in weight's shape
+// and dtype: grad_w[c][j] = sum over the rows of channel c (every row, for
+// one mask) and i < out_len of grad[r][i] * input[r][i - left + j] (zero
+// outside the row), summed in acc_of<scalar_t> in an order fixed by the
+// shapes. Every device's kernel starts from these operands: checked (the
+// input and weight as check_args does, the gradient of the output's shape,
+// dtype and device), contiguous, and the output allocated.
+struct WeightGradOperands {
+  at::Tensor grad, input;
+  at::Tensor out;  // weight's shape and dtype
+  int64_t rows = 0, L = 0, out_len = 0, channels = 1, K = 0, left = 0;
+  bool per_channel = false;
+};
+void check_weight_grad_args(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
+                            const c10::SymInt& left);
+WeightGradOperands prepare_weight_grad(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
+                                       int64_t left);
+
 // The four steps of PMPP chapter 8 (classic_conv1d, CUDA only:
 // cuda/conv1d_cuda.cu), in the book's order.
 inline std::vector<std::string> book_kernel_names() { return {"basic", "constant", "tiled_halo", "tiled_l2"}; }

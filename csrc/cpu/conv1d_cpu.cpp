@@ -80,8 +80,80 @@ at::Tensor conv1d_padded_cpu(const at::Tensor& input, const at::Tensor& weight, 
   return o.out;
 }
 
+// The mask's gradient (_conv1d_weight_grad): a task is a chunk of kChunk
+// outputs of one row, whose K sums (one a tap: the dot product of the
+// chunk's gradient with its window of inputs from tap j on) go to a slot of
+// their own; then each channel adds its tasks' slots in task order. The
+// partition is the shapes', not the thread count's: bitwise reproducible.
+// A dot product runs in 8 lanes (the compiler vectorises independent
+// chains, not one chain it may not reorder), added pairwise at the end.
+template <typename scalar_t>
+void weight_grad_rows(const WeightGradOperands& o) {
+  using acc_t = acc_of<scalar_t>;
+  const scalar_t* g = o.grad.const_data_ptr<scalar_t>();
+  const scalar_t* in = o.input.const_data_ptr<scalar_t>();
+  const int64_t K = o.K, L = o.L, out_len = o.out_len, left = o.left;
+  const int64_t chunks = (out_len + kChunk - 1) / kChunk;
+  const int64_t tasks = o.rows * chunks;
+  std::vector<acc_t> slots(static_cast<size_t>(tasks * K));
+  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, std::min(out_len, kChunk) * K));
+  at::parallel_for(0, tasks, grain, [&](int64_t t0, int64_t t1) {
+    std::vector<acc_t> x(static_cast<size_t>(kChunk + K - 1)), gv(static_cast<size_t>(kChunk));
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t r = task / chunks;
+      const int64_t first = (task - r * chunks) * kChunk;
+      const int64_t n = std::min(kChunk, out_len - first);
+      const scalar_t* row = in + r * L;
+      for (int64_t k = 0; k < n + K - 1; ++k) {  // window k holds input first - left + k
+        const int64_t t = first - left + k;
+        x[k] = t >= 0 && t < L ? static_cast<acc_t>(row[t]) : acc_t(0);
+      }
+      for (int64_t i = 0; i < n; ++i) gv[i] = static_cast<acc_t>(g[r * out_len + first + i]);
+      acc_t* slot = slots.data() + task * K;
+      for (int64_t j = 0; j < K; ++j) {
+        acc_t lane[8] = {};
+        const acc_t* xj = x.data() + j;
+        int64_t i = 0;
+        for (; i + 8 <= n; i += 8)
+          for (int e = 0; e < 8; ++e) lane[e] += gv[i + e] * xj[i + e];
+        for (int e = 0; i < n; ++i, ++e) lane[e] += gv[i] * xj[i];
+        slot[j] = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+      }
+    }
+  });
+  // Each channel's tasks in order: rows r = b * channels + c, chunk by chunk.
+  scalar_t* out = o.out.mutable_data_ptr<scalar_t>();
+  const int64_t groups = o.per_channel ? o.channels : 1;
+  const int64_t group_rows = groups > 0 ? o.rows / groups : 0;
+  at::parallel_for(0, groups, 1, [&](int64_t c0, int64_t c1) {
+    std::vector<acc_t> total(static_cast<size_t>(K));
+    for (int64_t c = c0; c < c1; ++c) {
+      std::fill(total.begin(), total.end(), acc_t(0));
+      for (int64_t q = 0; q < group_rows; ++q) {
+        const int64_t r = o.per_channel ? q * o.channels + c : q;
+        for (int64_t u = 0; u < chunks; ++u) {
+          const acc_t* slot = slots.data() + (r * chunks + u) * K;
+          for (int64_t j = 0; j < K; ++j) total[j] += slot[j];
+        }
+      }
+      for (int64_t j = 0; j < K; ++j) out[c * K + j] = static_cast<scalar_t>(total[j]);
+    }
+  });
+}
+
+at::Tensor conv1d_weight_grad_cpu(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
+                                  int64_t left) {
+  const WeightGradOperands o = prepare_weight_grad(grad, input, weight, left);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, o.input.scalar_type(), "gpureduce_conv1d_weight_grad_cpu",
+                                  [&] { weight_grad_rows<scalar_t>(o); });
+  return o.out;
+}
+
 }  // namespace
 }  // namespace conv
 }  // namespace gpureduce
 
-TORCH_LIBRARY_IMPL(gpureduce, CPU, m) { m.impl("_conv1d_padded", &gpureduce::conv::conv1d_padded_cpu); }
+TORCH_LIBRARY_IMPL(gpureduce, CPU, m) {
+  m.impl("_conv1d_padded", &gpureduce::conv::conv1d_padded_cpu);
+  m.impl("_conv1d_weight_grad", &gpureduce::conv::conv1d_weight_grad_cpu);
+}
