@@ -332,16 +332,30 @@ def conv1d(mesh, device):
             same(got.full_tensor(), want, False, label)
         check(label, case)
 
-    def backward_case():
-        dx = distribute_tensor(x, mesh, [Shard(0)]).requires_grad_()
-        dw = distribute_tensor(w, mesh, [Replicate()]).requires_grad_()
-        reduce_op.conv1d(dx, dw, padding="causal").sum().full_tensor().backward()
-        rx, rw = x.clone().requires_grad_(), w.clone().requires_grad_()
-        F.conv1d(F.pad(rx, (3, 0)), rw[:, None], groups=rw.shape[0]).sum().backward()
-        same(dx.grad.full_tensor(), rx.grad, False, "conv1d grad_input")
-        same(dw.grad.full_tensor(), rw.grad, False, "conv1d grad_weight")
+    # The backward, the mask's gradient by its own op's rule: batch shards
+    # and, under one mask, channel shards give partial sums; channel shards of
+    # masks per channel give the mask's rows; sequence shards are gathered.
+    g = random_tensor(x.shape, torch.float32, device, seed=11)
+    for xp, wp, one_mask in (([Shard(0)], [Replicate()], False), ([Shard(1)], [Shard(0)], False),
+                             ([Shard(1)], [Replicate()], True), ([Shard(2)], [Replicate()], False),
+                             ([Replicate()], [Replicate()], True)):
+        label = f"conv1d backward input {xp[0]} weight {wp[0]}{' one mask' if one_mask else ''}"
 
-    check("conv1d backward Shard(0)", backward_case)
+        def backward_case(xp=xp, wp=wp, one_mask=one_mask, label=label):
+            mask = w[0] if one_mask else w
+            dx = distribute_tensor(x, mesh, xp).requires_grad_()
+            dw = distribute_tensor(mask, mesh, wp).requires_grad_()
+            dg = distribute_tensor(g, mesh, xp)
+            reduce_op.conv1d(dx, dw, padding="causal").backward(dg)
+            rx, rw = x.clone().requires_grad_(), mask.clone().requires_grad_()
+            if one_mask:
+                y = F.conv1d(F.pad(rx.reshape(-1, 1, x.shape[-1]), (3, 0)), rw.view(1, 1, -1)).reshape(x.shape)
+            else:
+                y = F.conv1d(F.pad(rx, (3, 0)), rw[:, None], groups=rw.shape[0])
+            y.backward(g)
+            same(dx.grad.full_tensor(), rx.grad, False, f"{label}: grad_input")
+            same(dw.grad.full_tensor(), rw.grad, False, f"{label}: grad_weight")
+        check(label, backward_case)
 
     for kernel in (reduce_op.conv1d_kernels() if device.type == "cuda" and hasattr(reduce_op, "conv1d_kernels") else []):
         def book_case(kernel=kernel):

@@ -194,9 +194,9 @@ def test_conv1d_gradients_match_f_conv1d(device, dtype, gen):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("K", [8, 9, 19, 33, 1024])
 def test_conv1d_long_mask_gradients(device, K, gen):
-    # The mask's gradient keeps up to 8 taps' sums in registers on the GPU,
-    # then goes 32 taps at a time: both sides of each step, a ragged last
-    # group, and the longest mask; against F.conv1d's in float64.
+    # Masks from short to the longest, through the whole backward (the
+    # CPU kernel's dot products go 8 lanes at a time: both sides of 8 and 32
+    # taps), against F.conv1d's in float64.
     for per_channel, x_shape in ((True, (2, 3, 1500)), (False, (3, 1100))):
         x = _randn(x_shape, torch.float64, gen).requires_grad_()
         w = _randn((3, K) if per_channel else (K,), torch.float64, gen).requires_grad_()
@@ -225,12 +225,12 @@ def _weight_grad_reference(g, x, K, left, per_channel):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_conv1d_weight_grad_random(device, dtype, gen):
     # The mask's gradient op alone over random shapes: lengths around the
-    # GPU's tile of 2048 outputs and its vector widths, masks on both sides
-    # of 8 and 32 taps, every padding, one mask and a mask per channel;
-    # against float64, relative to the sum of the products' sizes.
+    # CPU kernel's chunks of 4096 outputs and a GPU tile of 2048, short and
+    # long masks, every padding, one mask and a mask per channel; against
+    # float64, relative to the sum of the products' sizes.
     for trial in range(40):
         K = int(torch.randint(1, 41, (), generator=gen)) if trial % 8 else int(torch.randint(41, 300, (), generator=gen))
-        L = [int(torch.randint(0, 40, (), generator=gen)), 2047, 2048, 2049, 4103,
+        L = [int(torch.randint(0, 40, (), generator=gen)), 2047, 2049, 4095, 4103,
              int(torch.randint(1, 9000, (), generator=gen))][trial % 6]
         per_channel = trial % 2 == 0
         shape = ((int(torch.randint(1, 4, (), generator=gen)), int(torch.randint(1, 6, (), generator=gen)), L)

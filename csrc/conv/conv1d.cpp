@@ -10,8 +10,8 @@
 // - grad_w[j] = sum_i g[i] in[i - left + j] over the batch (and the
 //   channels, for one mask), and grad_bias the gradient's sum likewise.
 // grad_in goes through _conv1d_padded itself, grad_w through
-// _conv1d_weight_grad (a kernel of each device's, summing in an order fixed
-// by the shapes, with no atomics) and grad_bias through ATen's sum. Each is
+// _conv1d_weight_grad (each device's kernel sums in an order fixed by the
+// shapes, with no atomics) and grad_bias through ATen's sum. Each is
 // differentiable: _conv1d_weight_grad's own backward is two correlations,
 // through _conv1d_padded (ConvWeightGrad below), so double backward works.
 #include "conv1d.h"
@@ -256,11 +256,10 @@ at::Tensor conv1d_weight_grad_autograd(const at::Tensor& grad, const at::Tensor&
   return ConvWeightGrad::apply(grad, input, weight, std::move(left));
 }
 
-// grad_w, by the op (its CPU and CUDA kernels sum each channel's products
-// in one fixed order). The old form, a tap at a time through ATen's mul and
-// sum, read the gradient and the input K times: [8, 1024, 8192] float32
-// K = 4 took 1783 us on the H200 against F.conv1d's backward's 445
-// (NOTES.md, session 91).
+// grad_w, by the op: one node for DTensor's rules and for the double
+// backward, whatever each device's kernel does (the CPU's sums each chunk's
+// products in one pass over the gradient and the input; CUDA's, for now, a
+// tap at a time through ATen's ops).
 at::Tensor weight_grad(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
                        const c10::SymInt& left) {
   return weight_grad_op().call(grad, input, weight, left);
