@@ -270,7 +270,8 @@ def test_conv1d_weight_grad_errors(gen):
 
 
 def test_conv1d_bitwise_over_threads(gen):
-    # Many rows, and one row of many chunks: the same bits on 1 thread and on several.
+    # Many rows, and one row of many chunks: the same bits on 1 thread and on
+    # several, of the output and of the mask's gradient.
     for x, w, b in ((_randn((8, 16, 3000), torch.float32, gen), _randn((16, 7), torch.float32, gen),
                      _randn((16,), torch.float32, gen)),
                     (_randn((100003,), torch.float32, gen), _randn((13,), torch.float32, gen), None)):
@@ -284,6 +285,17 @@ def test_conv1d_bitwise_over_threads(gen):
             torch.set_num_threads(threads)
         assert torch.equal(one, many)
         assert torch.equal(one, reduce_op.conv1d(x, w, b, "causal"))
+        # The mask's gradient: runs of chunks set by the shapes, not the threads.
+        g = _randn(x.shape, torch.float32, gen)
+        left = w.shape[-1] - 1
+        try:
+            torch.set_num_threads(1)
+            one = torch.ops.gpureduce._conv1d_weight_grad(g, x, w, left)
+            torch.set_num_threads(max(2, threads))
+            many = torch.ops.gpureduce._conv1d_weight_grad(g, x, w, left)
+        finally:
+            torch.set_num_threads(threads)
+        assert torch.equal(one, many)
 
 
 @pytest.mark.slow

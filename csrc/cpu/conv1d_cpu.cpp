@@ -80,65 +80,69 @@ at::Tensor conv1d_padded_cpu(const at::Tensor& input, const at::Tensor& weight, 
   return o.out;
 }
 
-// The mask's gradient (_conv1d_weight_grad): a task is a chunk of kChunk
-// outputs of one row, whose K sums (one a tap: the dot product of the
-// chunk's gradient with its window of inputs from tap j on) go to a slot of
-// their own; then each channel adds its tasks' slots in task order. The
-// partition is the shapes', not the thread count's: bitwise reproducible.
-// A dot product runs in 8 lanes (the compiler vectorises independent
-// chains, not one chain it may not reorder), added pairwise at the end.
+// The mask's gradient (_conv1d_weight_grad). A channel's work is its rows'
+// chunks of kChunk outputs, in order (row by row, chunk by chunk), cut into
+// runs of consecutive chunks; a task is a run, whose K sums (one a tap: for
+// each chunk, the dot product of its gradient with its window of inputs
+// from tap j on) add up in chunk order into a slot of its own; then each
+// channel adds its runs' slots in order. The runs are the shapes' (about
+// kWeightGradRuns in all), not the thread count's: bitwise reproducible,
+// and the slots stay small beside the input whatever the mask's length. A
+// dot product runs in 8 lanes (the compiler vectorises independent chains,
+// not one chain it may not reorder), added pairwise at the end.
+constexpr int64_t kWeightGradRuns = 256;
+
 template <typename scalar_t>
 void weight_grad_rows(const WeightGradOperands& o) {
   using acc_t = acc_of<scalar_t>;
   const scalar_t* g = o.grad.const_data_ptr<scalar_t>();
   const scalar_t* in = o.input.const_data_ptr<scalar_t>();
   const int64_t K = o.K, L = o.L, out_len = o.out_len, left = o.left;
+  const int64_t groups = o.per_channel ? o.channels : 1;
   const int64_t chunks = (out_len + kChunk - 1) / kChunk;
-  const int64_t tasks = o.rows * chunks;
-  std::vector<acc_t> slots(static_cast<size_t>(tasks * K));
-  const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, std::min(out_len, kChunk) * K));
-  at::parallel_for(0, tasks, grain, [&](int64_t t0, int64_t t1) {
+  const int64_t group_chunks = (groups > 0 ? o.rows / groups : 0) * chunks;
+  const int64_t want = std::max<int64_t>(1, (kWeightGradRuns + groups - 1) / std::max<int64_t>(groups, 1));
+  const int64_t run_len = std::max<int64_t>(1, (group_chunks + want - 1) / want);
+  const int64_t runs = (group_chunks + run_len - 1) / run_len;
+  std::vector<acc_t> slots(static_cast<size_t>(groups * runs * K));
+  at::parallel_for(0, groups * runs, 1, [&](int64_t t0, int64_t t1) {
     std::vector<acc_t> x(static_cast<size_t>(kChunk + K - 1)), gv(static_cast<size_t>(kChunk));
     for (int64_t task = t0; task < t1; ++task) {
-      const int64_t r = task / chunks;
-      const int64_t first = (task - r * chunks) * kChunk;
-      const int64_t n = std::min(kChunk, out_len - first);
-      const scalar_t* row = in + r * L;
-      for (int64_t k = 0; k < n + K - 1; ++k) {  // window k holds input first - left + k
-        const int64_t t = first - left + k;
-        x[k] = t >= 0 && t < L ? static_cast<acc_t>(row[t]) : acc_t(0);
-      }
-      for (int64_t i = 0; i < n; ++i) gv[i] = static_cast<acc_t>(g[r * out_len + first + i]);
+      const int64_t c = task / runs;
+      const int64_t first_chunk = (task - c * runs) * run_len;
+      const int64_t last_chunk = std::min(group_chunks, first_chunk + run_len);
       acc_t* slot = slots.data() + task * K;
-      for (int64_t j = 0; j < K; ++j) {
-        acc_t lane[8] = {};
-        const acc_t* xj = x.data() + j;
-        int64_t i = 0;
-        for (; i + 8 <= n; i += 8)
-          for (int e = 0; e < 8; ++e) lane[e] += gv[i + e] * xj[i + e];
-        for (int e = 0; i < n; ++i, ++e) lane[e] += gv[i] * xj[i];
-        slot[j] = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-      }
-    }
-  });
-  // Each channel's tasks in order: rows r = b * channels + c, chunk by chunk.
-  scalar_t* out = o.out.mutable_data_ptr<scalar_t>();
-  const int64_t groups = o.per_channel ? o.channels : 1;
-  const int64_t group_rows = groups > 0 ? o.rows / groups : 0;
-  at::parallel_for(0, groups, 1, [&](int64_t c0, int64_t c1) {
-    std::vector<acc_t> total(static_cast<size_t>(K));
-    for (int64_t c = c0; c < c1; ++c) {
-      std::fill(total.begin(), total.end(), acc_t(0));
-      for (int64_t q = 0; q < group_rows; ++q) {
+      for (int64_t t = first_chunk; t < last_chunk; ++t) {
+        const int64_t q = t / chunks;  // the channel's q-th row
+        const int64_t first = (t - q * chunks) * kChunk;
+        const int64_t n = std::min(kChunk, out_len - first);
         const int64_t r = o.per_channel ? q * o.channels + c : q;
-        for (int64_t u = 0; u < chunks; ++u) {
-          const acc_t* slot = slots.data() + (r * chunks + u) * K;
-          for (int64_t j = 0; j < K; ++j) total[j] += slot[j];
+        const scalar_t* row = in + r * L;
+        for (int64_t k = 0; k < n + K - 1; ++k) {  // window k holds input first - left + k
+          const int64_t i = first - left + k;
+          x[k] = i >= 0 && i < L ? static_cast<acc_t>(row[i]) : acc_t(0);
+        }
+        for (int64_t i = 0; i < n; ++i) gv[i] = static_cast<acc_t>(g[r * out_len + first + i]);
+        for (int64_t j = 0; j < K; ++j) {
+          acc_t lane[8] = {};
+          const acc_t* xj = x.data() + j;
+          int64_t i = 0;
+          for (; i + 8 <= n; i += 8)
+            for (int e = 0; e < 8; ++e) lane[e] += gv[i + e] * xj[i + e];
+          for (int e = 0; i < n; ++i, ++e) lane[e] += gv[i] * xj[i];
+          slot[j] += ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
         }
       }
-      for (int64_t j = 0; j < K; ++j) out[c * K + j] = static_cast<scalar_t>(total[j]);
     }
   });
+  scalar_t* out = o.out.mutable_data_ptr<scalar_t>();
+  for (int64_t c = 0; c < groups; ++c) {
+    for (int64_t j = 0; j < K; ++j) {
+      acc_t total(0);
+      for (int64_t u = 0; u < runs; ++u) total += slots[(c * runs + u) * K + j];
+      out[c * K + j] = static_cast<scalar_t>(total);
+    }
+  }
 }
 
 at::Tensor conv1d_weight_grad_cpu(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
