@@ -194,9 +194,9 @@ def test_conv1d_gradients_match_f_conv1d(device, dtype, gen):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("K", [8, 9, 19, 33, 1024])
 def test_conv1d_long_mask_gradients(device, K, gen):
-    # Masks from short to the longest, through the whole backward (the
-    # CPU kernel's dot products go 8 lanes at a time: both sides of 8 and 32
-    # taps), against F.conv1d's in float64.
+    # Masks from short to the longest (both sides of 8 and 32 taps, and a
+    # ragged last group of either), through the whole backward, against
+    # F.conv1d's in float64.
     for per_channel, x_shape in ((True, (2, 3, 1500)), (False, (3, 1100))):
         x = _randn(x_shape, torch.float64, gen).requires_grad_()
         w = _randn((3, K) if per_channel else (K,), torch.float64, gen).requires_grad_()

@@ -256,15 +256,6 @@ at::Tensor conv1d_weight_grad_autograd(const at::Tensor& grad, const at::Tensor&
   return ConvWeightGrad::apply(grad, input, weight, std::move(left));
 }
 
-// grad_w, by the op: one node for DTensor's rules and for the double
-// backward, whatever each device's kernel does (the CPU's sums each chunk's
-// products in one pass over the gradient and the input; CUDA's, for now, a
-// tap at a time through ATen's ops).
-at::Tensor weight_grad(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
-                       const c10::SymInt& left) {
-  return weight_grad_op().call(grad, input, weight, left);
-}
-
 at::Tensor bias_grad(const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& bias) {
   const auto acc = grad.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   at::Tensor g = per_channel(weight) ? at::sum(grad.to(acc), at::IntArrayRef{0, 2}) : grad.to(acc).sum();
@@ -300,7 +291,9 @@ class Conv1dPadded : public torch::autograd::Function<Conv1dPadded> {
         const c10::SymInt K = weight.sym_size(-1);
         grad_input = padded_op().call(grad, at::flip(weight, {-1}), std::nullopt, K - 1 - left, input.sym_size(-1));
       }
-      if (ctx->needs_input_grad(1)) grad_weight = weight_grad(grad, input, weight, left);
+      // The mask's by its own op: one node for DTensor's rule and for the
+      // double backward, whatever each device's kernel does.
+      if (ctx->needs_input_grad(1)) grad_weight = weight_grad_op().call(grad, input, weight, left);
       if (bias.defined() && ctx->needs_input_grad(2)) grad_bias = bias_grad(grad, weight, bias);
     }
     return {grad_input, grad_weight, grad_bias, at::Tensor(), at::Tensor()};

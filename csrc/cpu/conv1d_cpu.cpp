@@ -30,6 +30,15 @@ namespace {
 // long row ([L], a single channel) spreads over the threads as many rows do.
 constexpr int64_t kChunk = 4096;
 
+// x[k] = row[start + k] for k < len, zero outside the row (the ghost cells).
+template <typename scalar_t, typename acc_t>
+void fill_window(const scalar_t* row, int64_t L, int64_t start, int64_t len, acc_t* x) {
+  for (int64_t k = 0; k < len; ++k) {
+    const int64_t t = start + k;
+    x[k] = t >= 0 && t < L ? static_cast<acc_t>(row[t]) : acc_t(0);
+  }
+}
+
 template <typename scalar_t>
 void conv1d_rows(const scalar_t* in, const scalar_t* w, const scalar_t* bias, scalar_t* out, int64_t rows,
                  int64_t channels, bool mask_per_channel, int64_t L, int64_t K, int64_t left, int64_t out_len) {
@@ -48,11 +57,7 @@ void conv1d_rows(const scalar_t* in, const scalar_t* w, const scalar_t* bias, sc
       const int64_t c = mask_per_channel ? r % channels : 0;
       const scalar_t* wr = w + (mask_per_channel ? c * K : 0);
       const scalar_t* row = in + r * L;
-      // Window k holds input first - left + k.
-      for (int64_t k = 0; k < n + K - 1; ++k) {
-        const int64_t t = first - left + k;
-        x[k] = t >= 0 && t < L ? static_cast<acc_t>(row[t]) : acc_t(0);
-      }
+      fill_window(row, L, first - left, n + K - 1, x.data());
       const acc_t b = bias != nullptr ? static_cast<acc_t>(bias[mask_per_channel ? c : 0]) : acc_t(0);
       std::fill(acc.begin(), acc.begin() + n, b);
       for (const auto j : c10::irange(K)) {
@@ -118,10 +123,7 @@ void weight_grad_rows(const WeightGradOperands& o) {
         const int64_t n = std::min(kChunk, out_len - first);
         const int64_t r = o.per_channel ? q * o.channels + c : q;
         const scalar_t* row = in + r * L;
-        for (int64_t k = 0; k < n + K - 1; ++k) {  // window k holds input first - left + k
-          const int64_t i = first - left + k;
-          x[k] = i >= 0 && i < L ? static_cast<acc_t>(row[i]) : acc_t(0);
-        }
+        fill_window(row, L, first - left, n + K - 1, x.data());
         for (int64_t i = 0; i < n; ++i) gv[i] = static_cast<acc_t>(g[r * out_len + first + i]);
         for (int64_t j = 0; j < K; ++j) {
           acc_t lane[8] = {};
