@@ -35,11 +35,7 @@
 #include <ATen/Dispatch.h>
 #include <ATen/core/Tensor.h>
 #include <c10/cuda/CUDAStream.h>
-#include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/mul.h>
-#include <ATen/ops/stack.h>
-#include <ATen/ops/sum.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
@@ -517,28 +513,220 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
   return o.out;
 }
 
-// The mask's gradient (_conv1d_weight_grad) on CUDA, through ATen's ops: a
-// tap at a time, the products of the gradient with the input's window j
-// (the input padded or cropped to out_len + K - 1 elements, from element j
-// on), summed over every dim but the channel's for a mask per channel; in
-// float32 for 16-bit inputs, in ATen's fixed order. It reads the gradient
-// and the input K times: [8, 1024, 8192] float32 K = 4 took 1783 us on the
-// H200 against F.conv1d's backward's 445 (NOTES.md, session 91).
+// The mask's gradient (_conv1d_weight_grad): grad_w[c][j] = sum over the
+// rows r of channel c (all rows, for one mask) and outputs i of g[r][i] *
+// x[r][i - left + j]. A channel's rows, cut into tiles of kGradTile outputs,
+// are split into runs of split_tiles tiles, a block a run. A block loads a
+// tile's gradient and its window of inputs (zeros outside the row) into
+// shared memory; a thread holds kGradPerThread consecutive gradients in
+// registers and slides their inputs through registers tap by tap, adding
+// each tap's kGradPerThread products into that tap's sum. Masks of up to
+// kTaps taps keep every tap's sum in registers over all the block's tiles
+// and reduce them once; longer ones go kTaps taps at a time, reduced into
+// shared memory after each tile. The block's K sums are the channel's
+// result where a channel is one run; otherwise they go to a workspace, and
+// a second kernel adds each channel's runs in order. Every order is fixed by
+// the shapes (the split too): bitwise reproducible, with no atomics.
+constexpr int kGradThreads = 256;
+constexpr int kGradWarps = kGradThreads / 32;
+constexpr int kGradPerThread = 8;
+constexpr int kGradTile = kGradThreads * kGradPerThread;
+// Blocks a launch aims at: several waves of resident blocks on an H200 (132
+// SMs, 8 of these blocks an SM). A constant, not the SM count, so that the
+// split, and so the bits, are the same on every GPU.
+constexpr int64_t kGradTargetBlocks = 2048;
+
+struct WeightGradArgs {
+  int64_t rows, L, out_len, channels;
+  int K, left;
+  bool per_channel;
+  int64_t row_tiles, group_tiles, split_tiles, splits;
+};
+
+// The warp's sums of N values a lane (N a power of 2 up to 32), lane l
+// ending with the sum of value l % N: each step halves the values a lane
+// holds, swapping half with the partner lane (31 shuffles for 32 values
+// where 32 separate reductions take 160).
+template <int N, typename T>
+__device__ __forceinline__ T warp_sums_transposed(T (&v)[N]) {
+#pragma unroll
+  for (int h = N / 2; h >= 1; h /= 2) {
+    const bool upper = (threadIdx.x & h) != 0;
+#pragma unroll
+    for (int i = 0; i < h; ++i) {
+      const T send = upper ? v[i] : v[i + h];
+      const T keep = upper ? v[i + h] : v[i];
+      v[i] = keep + __shfl_xor_sync(0xffffffffu, send, h);
+    }
+  }
+#pragma unroll
+  for (int off = N; off < 32; off *= 2) v[0] += __shfl_xor_sync(0xffffffffu, v[0], off);
+  return v[0];
+}
+
+// Adds the block's sums of the threads' N values into total[0, n), warps in
+// order; the values are consumed.
+template <int N, typename acc_t>
+__device__ __forceinline__ void block_add_sums(acc_t (&v)[N], acc_t* warp_sums, acc_t* total, int n) {
+  const acc_t s = warp_sums_transposed<N>(v);
+  const int lane = threadIdx.x & 31;
+  if (lane < N) warp_sums[(threadIdx.x >> 5) * N + lane] = s;
+  __syncthreads();
+  if (int(threadIdx.x) < n) {
+    acc_t t = total[threadIdx.x];
+#pragma unroll
+    for (int w = 0; w < kGradWarps; ++w) t += warp_sums[w * N + threadIdx.x];
+    total[threadIdx.x] = t;
+  }
+  __syncthreads();
+}
+
+template <typename acc_t, int kTaps>
+constexpr size_t weight_grad_smem_bytes(int K) {
+  return sizeof(acc_t) * (size_t(padded(kGradTile)) + size_t(padded(kGradTile + K - 1)) + kGradWarps * kTaps + K);
+}
+
+template <typename scalar_t, int kTaps>
+__global__ void __launch_bounds__(kGradThreads)
+    gpureduce_conv1d_weight_grad(WeightGradArgs a, const scalar_t* __restrict__ g, const scalar_t* __restrict__ in,
+                                 acc_of<scalar_t>* __restrict__ runs, scalar_t* __restrict__ out) {
+  using acc_t = acc_of<scalar_t>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  acc_t* gs = reinterpret_cast<acc_t*>(smem_raw);  // padded(kGradTile) words
+  acc_t* xs = gs + padded(kGradTile);               // padded(kGradTile + K - 1) words
+  acc_t* warp_sums = xs + padded(kGradTile + a.K - 1);
+  acc_t* total = warp_sums + kGradWarps * kTaps;  // K
+  const int64_t c = blockIdx.x / a.splits;
+  const int64_t split = blockIdx.x - c * a.splits;
+  for (int j = threadIdx.x; j < a.K; j += kGradThreads) total[j] = acc_t(0);
+  const bool whole_mask = a.K <= kTaps;  // every tap's sum in registers over all tiles
+  const int window_len = kGradTile + a.K - 1;
+  const int base = threadIdx.x * kGradPerThread;
+  acc_t acc[kTaps];
+#pragma unroll
+  for (int j = 0; j < kTaps; ++j) acc[j] = acc_t(0);
+  const int64_t t_end = std::min(a.group_tiles, (split + 1) * a.split_tiles);
+  for (int64_t t = split * a.split_tiles; t < t_end; ++t) {
+    const int64_t q = t / a.row_tiles;  // the channel's q-th row
+    const int64_t first = (t - q * a.row_tiles) * kGradTile;
+    const int64_t r = a.per_channel ? q * a.channels + c : q;
+    const scalar_t* grow = g + r * a.out_len;
+    const scalar_t* xrow = in + r * a.L;
+    for (int k = threadIdx.x; k < kGradTile; k += kGradThreads) {
+      const int64_t i = first + k;
+      gs[padded(k)] = i < a.out_len ? static_cast<acc_t>(grow[i]) : acc_t(0);
+    }
+    for (int k = threadIdx.x; k < window_len; k += kGradThreads) {
+      const int64_t x = first - a.left + k;
+      xs[padded(k)] = x >= 0 && x < a.L ? static_cast<acc_t>(xrow[x]) : acc_t(0);
+    }
+    __syncthreads();
+    acc_t gv[kGradPerThread];
+#pragma unroll
+    for (int e = 0; e < kGradPerThread; ++e) gv[e] = gs[padded(base + e)];
+    for (int j0 = 0; j0 < a.K; j0 += kTaps) {
+      acc_t v[kGradPerThread];
+#pragma unroll
+      for (int e = 0; e < kGradPerThread; ++e) v[e] = xs[padded(base + j0 + e)];
+#pragma unroll
+      for (int jj = 0; jj < kTaps; ++jj) {
+        if (j0 + jj < a.K) {
+          acc_t sum = acc[jj];
+#pragma unroll
+          for (int e = 0; e < kGradPerThread; ++e) sum += gv[e] * v[e];
+          acc[jj] = sum;
+#pragma unroll
+          for (int e = 0; e + 1 < kGradPerThread; ++e) v[e] = v[e + 1];
+          // Index at most base + K - 2 + kGradPerThread < window_len.
+          if (j0 + jj + 1 < a.K) v[kGradPerThread - 1] = xs[padded(base + j0 + jj + kGradPerThread)];
+        }
+      }
+      if (!whole_mask) {
+        block_add_sums<kTaps>(acc, warp_sums, total + j0, std::min(kTaps, a.K - j0));
+#pragma unroll
+        for (int j = 0; j < kTaps; ++j) acc[j] = acc_t(0);
+      }
+    }
+    __syncthreads();  // the tile is read before the next one's loads
+  }
+  if (whole_mask) block_add_sums<kTaps>(acc, warp_sums, total, a.K);
+  for (int j = threadIdx.x; j < a.K; j += kGradThreads) {
+    if (a.splits == 1)
+      out[c * a.K + j] = static_cast<scalar_t>(total[j]);
+    else
+      runs[(c * a.splits + split) * a.K + j] = total[j];
+  }
+}
+
+// A thread a (channel, tap): the channel's runs added in order.
+template <typename scalar_t>
+__global__ void gpureduce_conv1d_weight_grad_runs(const acc_of<scalar_t>* __restrict__ runs, int64_t splits,
+                                                  int64_t n, int K, scalar_t* __restrict__ out) {
+  using acc_t = acc_of<scalar_t>;
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int64_t c = i / K;
+  const int64_t j = i - c * K;
+  acc_t sum(0);
+  for (int64_t s = 0; s < splits; ++s) sum += runs[(c * splits + s) * K + j];
+  out[i] = static_cast<scalar_t>(sum);
+}
+
+template <typename scalar_t, int kTaps>
+void launch_weight_grad(const WeightGradArgs& a, const WeightGradOperands& o, at::Tensor& runs, cudaStream_t stream) {
+  using acc_t = acc_of<scalar_t>;
+  const auto kernel = gpureduce_conv1d_weight_grad<scalar_t, kTaps>;
+  const size_t smem = weight_grad_smem_bytes<acc_t, kTaps>(a.K);
+  if (smem > 48 * 1024) {  // float64 masks of several hundred taps
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  }
+  const int64_t blocks = a.channels * a.splits;
+  kernel<<<static_cast<unsigned>(blocks), kGradThreads, smem, stream>>>(
+      a, o.grad.const_data_ptr<scalar_t>(), o.input.const_data_ptr<scalar_t>(),
+      runs.defined() ? runs.mutable_data_ptr<acc_t>() : nullptr, o.out.mutable_data_ptr<scalar_t>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 at::Tensor conv1d_weight_grad_cuda(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
                                    int64_t left) {
   const c10::cuda::CUDAGuard guard(input.device());
-  WeightGradOperands o = prepare_weight_grad(grad, input, weight, left);
+  const WeightGradOperands o = prepare_weight_grad(grad, input, weight, left);
   if (o.out.numel() == 0) return o.out;
-  if (o.out_len == 0 || o.rows == 0) return o.out.zero_();
-  const auto acc = o.input.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-  const at::Tensor padded = at::constant_pad_nd(o.input.to(acc), {o.left, o.out_len + o.K - 1 - o.left - o.L}, 0);
-  const at::Tensor g = o.grad.to(acc);
-  std::vector<at::Tensor> taps;
-  for (int64_t j = 0; j < o.K; ++j) {
-    const at::Tensor products = at::mul(g, padded.narrow(-1, j, o.out_len));
-    taps.push_back(o.per_channel ? at::sum(products, at::IntArrayRef{0, 2}) : products.sum());  // [C] or []
-  }
-  o.out.copy_(at::stack(taps, -1));
+  const auto stream = c10::cuda::getCurrentCUDAStream();
+  WeightGradArgs a{};
+  a.rows = o.rows;
+  a.L = o.L;
+  a.out_len = o.out_len;
+  a.channels = o.per_channel ? o.channels : 1;
+  a.K = static_cast<int>(o.K);
+  a.left = static_cast<int>(o.left);
+  a.per_channel = o.per_channel;
+  a.row_tiles = (o.out_len + kGradTile - 1) / kGradTile;
+  a.group_tiles = (o.rows / a.channels) * a.row_tiles;
+  // Runs of whole tiles, enough of them for kGradTargetBlocks in all (a
+  // channel with no tiles still takes one block, which writes its zeros).
+  const int64_t want = std::max<int64_t>(1, (kGradTargetBlocks + a.channels - 1) / a.channels);
+  a.split_tiles = std::max<int64_t>(1, (a.group_tiles + want - 1) / want);
+  a.splits = std::max<int64_t>(1, (a.group_tiles + a.split_tiles - 1) / a.split_tiles);
+  TORCH_CHECK(a.channels * a.splits < (int64_t(1) << 31), "gpureduce._conv1d_weight_grad: too many channels (",
+              std::to_string(a.channels), ")");
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, o.input.scalar_type(), "gpureduce_conv1d_weight_grad", [&] {
+    using acc_t = acc_of<scalar_t>;
+    at::Tensor runs;
+    if (a.splits > 1)
+      runs = at::empty({a.channels * a.splits * a.K},
+                       o.input.options().dtype(c10::CppTypeToScalarType<acc_t>::value));
+    if (a.K <= 8)
+      launch_weight_grad<scalar_t, 8>(a, o, runs, stream);
+    else
+      launch_weight_grad<scalar_t, 32>(a, o, runs, stream);
+    if (a.splits > 1) {
+      const int64_t n = a.channels * a.K;
+      gpureduce_conv1d_weight_grad_runs<scalar_t><<<static_cast<unsigned>((n + 255) / 256), 256, 0, stream>>>(
+          runs.const_data_ptr<acc_t>(), a.splits, n, a.K, o.out.mutable_data_ptr<scalar_t>());
+      C10_CUDA_KERNEL_LAUNCH_CHECK();
+    }
+  });
   return o.out;
 }
 
