@@ -531,6 +531,9 @@ constexpr int kGradThreads = 256;
 constexpr int kGradWarps = kGradThreads / 32;
 constexpr int kGradPerThread = 8;
 constexpr int kGradTile = kGradThreads * kGradPerThread;
+// The constant shared-memory offsets need a thread's first output, each
+// group of taps and the loads' stride to be multiples of 8 (padded's period).
+static_assert(kGradPerThread % 8 == 0 && kGradThreads % 8 == 0);
 // Blocks a launch aims at: several waves of resident blocks on an H200 (132
 // SMs, 8 of these blocks an SM). A constant, not the SM count, so that the
 // split, and so the bits, are the same on every GPU.
@@ -547,18 +550,25 @@ struct WeightGradArgs {
 // ending with the sum of value l % N: each step halves the values a lane
 // holds, swapping half with the partner lane (31 shuffles for 32 values
 // where 32 separate reductions take 160).
+//
+// One step per power of 2 down from N / 2, each a template instance so that
+// every index into v is a constant and v stays in registers (a loop with
+// h /= 2 was not unrolled for N = 32, which put v in local memory).
+template <int H, int N, typename T>
+__device__ __forceinline__ void transpose_halves(T (&v)[N]) {
+  const bool upper = (threadIdx.x & H) != 0;
+#pragma unroll
+  for (int i = 0; i < H; ++i) {
+    const T send = upper ? v[i] : v[i + H];
+    const T keep = upper ? v[i + H] : v[i];
+    v[i] = keep + __shfl_xor_sync(0xffffffffu, send, H);
+  }
+  if constexpr (H > 1) transpose_halves<H / 2>(v);
+}
+
 template <int N, typename T>
 __device__ __forceinline__ T warp_sums_transposed(T (&v)[N]) {
-#pragma unroll
-  for (int h = N / 2; h >= 1; h /= 2) {
-    const bool upper = (threadIdx.x & h) != 0;
-#pragma unroll
-    for (int i = 0; i < h; ++i) {
-      const T send = upper ? v[i] : v[i + h];
-      const T keep = upper ? v[i + h] : v[i];
-      v[i] = keep + __shfl_xor_sync(0xffffffffu, send, h);
-    }
-  }
+  if constexpr (N > 1) transpose_halves<N / 2>(v);
 #pragma unroll
   for (int off = N; off < 32; off *= 2) v[0] += __shfl_xor_sync(0xffffffffu, v[0], off);
   return v[0];
@@ -600,45 +610,91 @@ __global__ void __launch_bounds__(kGradThreads)
   const int64_t split = blockIdx.x - c * a.splits;
   for (int j = threadIdx.x; j < a.K; j += kGradThreads) total[j] = acc_t(0);
   const bool whole_mask = a.K <= kTaps;  // every tap's sum in registers over all tiles
+  static_assert(kTaps % 8 == 0 || kTaps == 4, "a group of taps starts on a multiple of 8 or holds the whole mask");
   const int window_len = kGradTile + a.K - 1;
   const int base = threadIdx.x * kGradPerThread;
   acc_t acc[kTaps];
 #pragma unroll
   for (int j = 0; j < kTaps; ++j) acc[j] = acc_t(0);
+  const int64_t t_first = split * a.split_tiles;
   const int64_t t_end = std::min(a.group_tiles, (split + 1) * a.split_tiles);
-  for (int64_t t = split * a.split_tiles; t < t_end; ++t) {
-    const int64_t q = t / a.row_tiles;  // the channel's q-th row
-    const int64_t first = (t - q * a.row_tiles) * kGradTile;
+  // A thread's share of a tile, loaded into registers while the block works
+  // on the previous tile: its kGradPerThread gradients and the first
+  // kGradTile inputs of the window, kGradThreads apart (coalesced), so that
+  // 2 * kGradPerThread loads are in flight a thread during the arithmetic.
+  // The window's last K - 1 inputs go straight to shared memory.
+  scalar_t g_next[kGradPerThread], x_next[kGradPerThread];
+  // The tile to load next: the channel's q-th row, from output `first` on;
+  // one division for the block's first tile, then steps along the rows.
+  int64_t q = t_first / a.row_tiles;
+  int64_t first = (t_first - q * a.row_tiles) * kGradTile;
+  // Bounds in 32 bits, relative to the thread's first output i0, and
+  // constant offsets from two pointers: the element checks are one compare
+  // each. (Each element's own 64-bit index and compares cost about 330
+  // instructions a tile beside the 8-tap loop's 182.)
+  auto load_tile = [&]() {
     const int64_t r = a.per_channel ? q * a.channels + c : q;
-    const scalar_t* grow = g + r * a.out_len;
-    const scalar_t* xrow = in + r * a.L;
-    for (int k = threadIdx.x; k < kGradTile; k += kGradThreads) {
-      const int64_t i = first + k;
-      gs[padded(k)] = i < a.out_len ? static_cast<acc_t>(grow[i]) : acc_t(0);
+    const int64_t i0 = first + threadIdx.x;
+    const scalar_t* gp = g + r * a.out_len + i0;
+    const scalar_t* xp = in + r * a.L + (i0 - a.left);  // only read at offsets inside the row
+    const int g_end = static_cast<int>(std::min<int64_t>(a.out_len - i0, kGradTile));
+    const int x_begin = static_cast<int>(std::clamp<int64_t>(a.left - i0, 0, kGradTile));
+    const int x_end = static_cast<int>(std::clamp<int64_t>(a.L + a.left - i0, 0, kGradTile));
+#pragma unroll
+    for (int e = 0; e < kGradPerThread; ++e) {
+      const int off = e * kGradThreads;
+      g_next[e] = off < g_end ? gp[off] : scalar_t(0);
+      x_next[e] = off >= x_begin && off < x_end ? xp[off] : scalar_t(0);
     }
-    for (int k = threadIdx.x; k < window_len; k += kGradThreads) {
+  };
+  if (t_first < t_end) load_tile();
+  acc_t* gs_t = gs + padded(threadIdx.x);  // padded(tid + e * kGradThreads) = padded(tid) + padded(e * kGradThreads)
+  acc_t* xs_t = xs + padded(threadIdx.x);
+  for (int64_t t = t_first; t < t_end; ++t) {
+#pragma unroll
+    for (int e = 0; e < kGradPerThread; ++e) {
+      gs_t[padded(e * kGradThreads)] = static_cast<acc_t>(g_next[e]);
+      xs_t[padded(e * kGradThreads)] = static_cast<acc_t>(x_next[e]);
+    }
+    const scalar_t* xrow = in + (a.per_channel ? q * a.channels + c : q) * a.L;
+    for (int k = kGradTile + threadIdx.x; k < window_len; k += kGradThreads) {
       const int64_t x = first - a.left + k;
       xs[padded(k)] = x >= 0 && x < a.L ? static_cast<acc_t>(xrow[x]) : acc_t(0);
     }
     __syncthreads();
+    first += kGradTile;
+    if (first >= a.out_len) {
+      first = 0;
+      ++q;
+    }
+    if (t + 1 < t_end) load_tile();
     acc_t gv[kGradPerThread];
 #pragma unroll
     for (int e = 0; e < kGradPerThread; ++e) gv[e] = gs[padded(base + e)];
     for (int j0 = 0; j0 < a.K; j0 += kTaps) {
+      // base and j0 are multiples of 8 (j0 is 0 for kTaps = 4, whose masks
+      // are whole), so padded(base + j0 + m) is
+      // padded(base + j0) + padded(m): constant offsets from one address.
+      const acc_t* xw = xs + padded(base + j0);
+      const int w_left = window_len - base - j0;  // inputs of xw in the window
       acc_t v[kGradPerThread];
 #pragma unroll
-      for (int e = 0; e < kGradPerThread; ++e) v[e] = xs[padded(base + j0 + e)];
+      for (int e = 0; e < kGradPerThread; ++e) v[e] = xw[padded(e)];  // e < w_left
+      // All kTaps taps, with no branch on K: a tap at or past K adds into a
+      // sum that is never read (its inputs past the window read as zeros),
+      // and the unrolled loop's shifts of v become renamed registers (with
+      // a branch a tap, the 32-tap loop spent 436 moves on 256 FMAs).
 #pragma unroll
       for (int jj = 0; jj < kTaps; ++jj) {
-        if (j0 + jj < a.K) {
-          acc_t sum = acc[jj];
+        acc_t sum = acc[jj];
 #pragma unroll
-          for (int e = 0; e < kGradPerThread; ++e) sum += gv[e] * v[e];
-          acc[jj] = sum;
+        for (int e = 0; e < kGradPerThread; ++e) sum += gv[e] * v[e];
+        acc[jj] = sum;
+        if (jj + 1 < kTaps) {
 #pragma unroll
           for (int e = 0; e + 1 < kGradPerThread; ++e) v[e] = v[e + 1];
-          // Index at most base + K - 2 + kGradPerThread < window_len.
-          if (j0 + jj + 1 < a.K) v[kGradPerThread - 1] = xs[padded(base + j0 + jj + kGradPerThread)];
+          const int m = jj + kGradPerThread;
+          v[kGradPerThread - 1] = m < w_left ? xw[padded(m)] : acc_t(0);
         }
       }
       if (!whole_mask) {
@@ -647,7 +703,7 @@ __global__ void __launch_bounds__(kGradThreads)
         for (int j = 0; j < kTaps; ++j) acc[j] = acc_t(0);
       }
     }
-    __syncthreads();  // the tile is read before the next one's loads
+    __syncthreads();  // the tile is read before the next one is stored
   }
   if (whole_mask) block_add_sums<kTaps>(acc, warp_sums, total, a.K);
   for (int j = threadIdx.x; j < a.K; j += kGradThreads) {
@@ -716,7 +772,11 @@ at::Tensor conv1d_weight_grad_cuda(const at::Tensor& grad, const at::Tensor& inp
     if (a.splits > 1)
       runs = at::empty({a.channels * a.splits * a.K},
                        o.input.options().dtype(c10::CppTypeToScalarType<acc_t>::value));
-    if (a.K <= 8)
+    // The tap loop runs all kTaps taps (no branch on K), so short masks
+    // take the smallest instance that holds them.
+    if (a.K <= 4)
+      launch_weight_grad<scalar_t, 4>(a, o, runs, stream);
+    else if (a.K <= 8)
       launch_weight_grad<scalar_t, 8>(a, o, runs, stream);
     else
       launch_weight_grad<scalar_t, 32>(a, o, runs, stream);
