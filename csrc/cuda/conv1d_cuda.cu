@@ -59,7 +59,7 @@ constexpr int kTile = kThreads * kPerThread;
 __host__ __device__ constexpr int padded(int p) { return p + (p >> 3); }
 // A block's shared memory, the window and the mask in float64 at the
 // longest mask, stays within the 48 KB a launch gets without opting in.
-static_assert(sizeof(double) * (kMaxTaps + kTile + kMaxTaps - 1 + (kTile + kMaxTaps - 1) / 8 + 1) <= 48 * 1024,
+static_assert(sizeof(double) * (kMaxTaps + kTile + kMaxTaps + 7 + (kTile + kMaxTaps + 7) / 8 + 1) <= 48 * 1024,
               "conv1d tiles' shared memory");
 
 // The rows every kernel here computes (Conv1dOperands' geometry, in the
@@ -81,17 +81,72 @@ struct RowsArgs : RowGeometry {
   int64_t tiles, total;
 };
 
+// kWindowSlack words after the window: add_taps_by_eight loads a tap group's
+// 8 inputs whole, up to 8 past the last one a pass uses (never used).
+constexpr int kWindowSlack = 8;
+
+// acc[e] += mask[j] * window[at + e + j] for the 8 outputs from window word
+// `at` (a multiple of 8) and the taps j = 0, 1, ..., K - 1 in order (the
+// same sums, in the same order, as a tap at a time). The taps go 8 at a
+// time over 16 inputs held in registers, every index a constant of the
+// unrolled code: a tap costs its 8 multiply-adds, one shared load of an
+// input and one of the tap, where the tap-at-a-time loop's runtime shift of
+// 8 registers and its padded index for every load took 2.8 instructions a
+// multiply-add (SASS of the float32 kernel, compiled for sm_90). On the
+// H200 it took one channel of 2^26 float32 at K = 31 from 40% to 59% of the
+// copy roof, depthwise K = 7 from 73% to 85% (float32) and 49% to 58%
+// (bfloat16), with K = 3 within 2% either way (NOTES.md, session 93). `pad`
+// maps a window index to its word: q + q / kV, so 8 inputs from a multiple
+// of 8 are 8 consecutive words when kV is a multiple of 8.
+template <int kV, typename acc_t, typename Pad>
+__device__ __forceinline__ void add_taps_by_eight(const acc_t* __restrict__ window, const acc_t* __restrict__ mask,
+                                                  int at, int K, Pad pad, acc_t (&acc)[8]) {
+  static_assert(kV % 8 == 0, "8 inputs from a multiple of 8 must not cross a pad word");
+  acc_t v[16];
+  const acc_t* first = window + pad(at);
+#pragma unroll
+  for (int e = 0; e < 8; ++e) v[e] = first[e];
+  int j0 = 0;
+  for (; j0 + 8 <= K; j0 += 8) {
+    const acc_t* next = window + pad(at + j0 + 8);  // up to 8 words past the last input used: the slack
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[8 + e] = next[e];
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) {
+      const acc_t w = mask[j0 + jj];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc[e] += w * v[e + jj];
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] = v[8 + e];
+  }
+  if (j0 < K) {  // the last K % 8 taps, which read K - j0 - 1 more inputs
+    // (with all 8 loaded, as a full group does, the float32 tile-ahead
+    // kernel took 64 registers, not 48, and depthwise K = 3 ran 1% behind
+    // the tap-at-a-time loop; with these loads, 2-3% ahead: session 93)
+    const int rest = K - j0;
+    const acc_t* next = window + pad(at + j0 + 8);
+#pragma unroll
+    for (int e = 0; e < 7; ++e) v[8 + e] = e + 1 < rest ? next[e] : acc_t(0);
+#pragma unroll
+    for (int jj = 0; jj < 7; ++jj) {
+      if (jj < rest) {
+        const acc_t w = mask[j0 + jj];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[e] += w * v[e + jj];
+      }
+    }
+  }
+}
+
 // A block a tile: its window into shared memory in coalesced element
 // loads, a barrier, then each thread's kPerThread consecutive outputs, their
-// inputs slid through registers, one shared-memory load a tap for all of
-// them (with the tap's, a broadcast); the window has a pad word after every
-// 8, so that threads 8 outputs apart read distinct banks, and the outputs
+// inputs slid through registers 8 taps at a time (add_taps_by_eight, which
+// the tile-ahead kernel shares); the window has a pad word after every 8,
+// so that threads 8 outputs apart read distinct banks, and the outputs
 // leave as 16-byte stores where aligned. Sliding took the element-strided
 // form's 1129 GB/s to 1557 at [2^26] float32 K = 31, and 1131 to 1588 at a
-// depthwise bfloat16 K = 4, on the H200 (NOTES.md, session 86). The slide
-// is written out again in gpureduce_conv1d_rows_ahead, whose code the
-// session 87 A/B measured; shared device functions for both compile to
-// other code (NOTES.md, session 87) and wait for a GPU run.
+// depthwise bfloat16 K = 4, on the H200 (NOTES.md, session 86).
 template <typename scalar_t>
 __global__ void __launch_bounds__(kThreads)
     gpureduce_conv1d_rows(RowsArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
@@ -115,20 +170,10 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     const acc_t b = a.has_bias ? static_cast<acc_t>(bias[a.per_channel ? c : 0]) : acc_t(0);
     const int base = threadIdx.x * kPerThread;
-    acc_t acc[kPerThread], v[kPerThread];
+    acc_t acc[kPerThread];
 #pragma unroll
-    for (int e = 0; e < kPerThread; ++e) {
-      acc[e] = b;
-      v[e] = window[padded(base + e)];
-    }
-    for (int j = 0; j < a.K; ++j) {
-      const acc_t wj = mask[j];
-#pragma unroll
-      for (int e = 0; e < kPerThread; ++e) acc[e] += wj * v[e];
-#pragma unroll
-      for (int e = 0; e + 1 < kPerThread; ++e) v[e] = v[e + 1];
-      if (j + 1 < a.K) v[kPerThread - 1] = window[padded(base + kPerThread + j)];  // < window_len
-    }
+    for (int e = 0; e < kPerThread; ++e) acc[e] = b;
+    add_taps_by_eight<8>(window, mask, base, a.K, [](int q) { return padded(q); }, acc);
     scalar_t* dst = out + r * a.out_len + first + base;
     const int64_t n = a.out_len - first - base;  // outputs of this thread's 8 that exist
     if (n >= kPerThread && reinterpret_cast<uintptr_t>(dst) % 16 == 0 &&
@@ -164,7 +209,8 @@ constexpr int ahead_per_thread() {
 template <typename scalar_t, int kV>
 constexpr size_t ahead_smem_bytes(int K) {
   constexpr int kTileV = kThreads * kV;
-  return sizeof(acc_of<scalar_t>) * (size_t(K) + size_t(kTileV + K - 1) + size_t(kTileV + K - 1) / kV + 1);
+  const size_t window = size_t(kTileV + K - 1 + kWindowSlack);
+  return sizeof(acc_of<scalar_t>) * (size_t(K) + window + window / kV + 1);
 }
 static_assert(ahead_smem_bytes<double, ahead_per_thread<double>()>(kMaxTaps) <= 48 * 1024 &&
                   ahead_smem_bytes<float, ahead_per_thread<float>()>(kMaxTaps) <= 48 * 1024 &&
@@ -250,25 +296,15 @@ __global__ void __launch_bounds__(kThreads)
     if (work + gridDim.x < a.total) load_tile_ahead<scalar_t, kV>(a, work + gridDim.x, in, w, bias, p);
     __syncthreads();
     // The thread's kV outputs in passes of kPass (the registers of a pass:
-    // kPass sums and kPass inputs sliding through).
-    constexpr int kPass = kV < 8 ? kV : 8;
+    // kPass sums and 2 kPass inputs, add_taps_by_eight).
+    constexpr int kPass = 8;
 #pragma unroll
     for (int part = 0; part < kV; part += kPass) {
       const int at = base + part;
-      acc_t acc[kPass], v[kPass];
+      acc_t acc[kPass];
 #pragma unroll
-      for (int e = 0; e < kPass; ++e) {
-        acc[e] = b;
-        v[e] = window[pad(at + e)];
-      }
-      for (int j = 0; j < a.K; ++j) {
-        const acc_t wj = mask[j];
-#pragma unroll
-        for (int e = 0; e < kPass; ++e) acc[e] += wj * v[e];
-#pragma unroll
-        for (int e = 0; e + 1 < kPass; ++e) v[e] = v[e + 1];
-        if (j + 1 < a.K) v[kPass - 1] = window[pad(at + kPass + j)];  // < kTileV + K - 1
-      }
+      for (int e = 0; e < kPass; ++e) acc[e] = b;
+      add_taps_by_eight<kV>(window, mask, at, a.K, pad, acc);
       scalar_t* dst = out + r * a.out_len + first + at;
       const int64_t n = a.out_len - first - at;  // outputs of this pass that exist
       if (n >= kPass && reinterpret_cast<uintptr_t>(dst) % 16 == 0 && (sizeof(scalar_t) * kPass) % 16 == 0) {
@@ -493,7 +529,7 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
       a.tiles = (o.out_len + kTile - 1) / kTile;
       a.total = a.rows * a.tiles;
       const int64_t blocks = std::min<int64_t>(a.total, int64_t(1) << 30);
-      const size_t smem = sizeof(acc_t) * (size_t(a.K) + size_t(padded(kTile + a.K - 1)) + 1);
+      const size_t smem = sizeof(acc_t) * (size_t(a.K) + size_t(padded(kTile + a.K - 1 + kWindowSlack)) + 1);
       gpureduce_conv1d_rows<scalar_t><<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(
           a, in, o.weight.const_data_ptr<scalar_t>(), bp, o.out.mutable_data_ptr<scalar_t>());
       C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -516,14 +552,18 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
 // The mask's gradient (_conv1d_weight_grad): grad_w[c][j] = sum over the
 // rows r of channel c (all rows, for one mask) and outputs i of g[r][i] *
 // x[r][i - left + j]. A channel's rows, cut into tiles of kGradTile outputs,
-// are split into runs of split_tiles tiles, a block a run. A block loads a
+// are split into runs of split_tiles tiles, a block a run. A block stores a
 // tile's gradient and its window of inputs (zeros outside the row) into
-// shared memory; a thread holds kGradPerThread consecutive gradients in
+// shared memory from registers, which then load the next tile while the
+// block computes; a thread holds kGradPerThread consecutive gradients in
 // registers and slides their inputs through registers tap by tap, adding
 // each tap's kGradPerThread products into that tap's sum. Masks of up to
-// kTaps taps keep every tap's sum in registers over all the block's tiles
-// and reduce them once; longer ones go kTaps taps at a time, reduced into
-// shared memory after each tile. The block's K sums are the channel's
+// kTaps taps (4, 8 or 32) keep every tap's sum in registers over all the
+// block's tiles and reduce them once; longer ones go 32 taps at a time,
+// reduced into shared memory after each tile. On the H200 this is 1.8-5x
+// F.conv1d's backward over conv1d_bench's depthwise cases (NOTES.md,
+// session 93); loading each tile only after the previous one's arithmetic
+// had made it 1.3-2.4x. The block's K sums are the channel's
 // result where a channel is one run; otherwise they go to a workspace, and
 // a second kernel adds each channel's runs in order. Every order is fixed by
 // the shapes (the split too): bitwise reproducible, with no atomics.
