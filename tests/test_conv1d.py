@@ -253,6 +253,31 @@ def test_conv1d_weight_grad_random(device, dtype, gen):
             assert torch.equal(got, again), (shape, K, padding)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the CUDA kernel's runs of several tiles")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_conv1d_weight_grad_cuda_runs(dtype, gen):
+    # Shapes large enough that a block of the CUDA kernel takes several
+    # tiles of 2048 outputs, loading each next one during the arithmetic:
+    # one mask over rows of 900,001 outputs (runs that cross ragged row
+    # ends, a channel of many runs), 2100 channels of two tiles a row (one
+    # run a channel, written directly), and one long row with 40 taps (the
+    # 32-tap groups). Against float64 on the GPU.
+    cases = [((5, 900_001), 3, False, "same"), ((2, 2100, 3000), 5, True, "causal"),
+             (((1 << 22) + 3,), 40, False, "valid")]
+    for shape, K, per_channel, padding in cases:
+        L = shape[-1]
+        left, out_len = _left_and_length(padding, L, K)
+        x = _randn(shape, dtype, gen).cuda()
+        g = _randn(shape[:-1] + (out_len,), dtype, gen).cuda()
+        w = torch.empty((shape[1], K) if per_channel else (K,), dtype=dtype, device="cuda")
+        got = torch.ops.gpureduce._conv1d_weight_grad(g, x, w, left)
+        want = _weight_grad_reference(g, x, K, left, per_channel)
+        scale = _weight_grad_reference(g.abs(), x.abs(), K, left, per_channel) + 1e-30
+        err = ((got.double() - want).abs() / scale).max().item()
+        assert err <= {torch.float32: 1e-5, torch.bfloat16: 8e-3}[dtype], (err, shape, K, padding)
+        assert torch.equal(got, torch.ops.gpureduce._conv1d_weight_grad(g, x, w, left)), (shape, K)
+
+
 def test_conv1d_weight_grad_errors(gen):
     x, w = _randn((2, 3, 10), torch.float32, gen), _randn((3, 4), torch.float32, gen)
     g = _randn((2, 3, 10), torch.float32, gen)
