@@ -575,8 +575,9 @@ constexpr int kGradTile = kGradThreads * kGradPerThread;
 // group of taps and the loads' stride to be multiples of 8 (padded's period).
 static_assert(kGradPerThread % 8 == 0 && kGradThreads % 8 == 0);
 // Blocks a launch aims at: several waves of resident blocks on an H200 (132
-// SMs, 8 of these blocks an SM). A constant, not the SM count, so that the
-// split, and so the bits, are the same on every GPU.
+// SMs, 2 to 5 of these blocks an SM, as the instance's registers allow). A
+// constant, not the SM count, so that the split, and so the bits, are the
+// same on every GPU.
 constexpr int64_t kGradTargetBlocks = 2048;
 
 struct WeightGradArgs {
