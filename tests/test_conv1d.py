@@ -70,8 +70,9 @@ def test_conv1d_matches_reference(device, dtype, padding, gen):
             bias_shape = (w_shape[0],) if len(w_shape) == 2 else (1,)
             _check(x, w, None, padding, device)
             _check(x, w, _randn(bias_shape, dtype, gen), padding, device)
-    # Rows longer than a tile (2048 or 4096 outputs on the GPU), and tiles' edges.
-    for L in (2047, 2048, 2049, 4100):
+    # Rows longer than a tile (2048 or 4096 outputs on the GPU), and tiles'
+    # edges, on 16-byte boundaries (4104: the staged tile-ahead kernel) or not.
+    for L in (2047, 2048, 2049, 4100, 4104):
         for K in (1, 4, 31):
             _check(_randn((2, 3, L), dtype, gen), _randn((3, K), dtype, gen), _randn((3,), dtype, gen), padding, device)
 
@@ -79,11 +80,12 @@ def test_conv1d_matches_reference(device, dtype, padding, gen):
 @pytest.mark.parametrize("device", DEVICES)
 def test_conv1d_many_tiles(device, gen):
     # More tiles than the GPU holds blocks at once, so that a block goes on
-    # to further tiles (loading each next one while it computes the last),
-    # with rows on and off 16-byte boundaries, and a halo wider than a
-    # block's threads (K = 300).
+    # to further tiles (copying the next ones in while it computes one),
+    # with rows on and off 16-byte boundaries (4104 and 8192 on them, for
+    # every dtype), and a halo wider than a block's threads (K = 300).
     for dtype in (torch.float32, torch.bfloat16):
-        for L, K, padding in ((4100, 4, "causal"), (4099, 7, "same"), (4096, 300, "same"), (3001, 300, "valid")):
+        for L, K, padding in ((4100, 4, "causal"), (4099, 7, "same"), (4104, 5, "causal"), (8192, 31, "same"),
+                              (4096, 300, "same"), (3001, 300, "valid")):
             _check(_randn((8, 64, L), dtype, gen), _randn((64, K), dtype, gen), _randn((64,), dtype, gen), padding,
                    device)
 

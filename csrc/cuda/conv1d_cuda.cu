@@ -6,10 +6,11 @@
 // the taps in order j = 0, 1, ..., K - 1 after the bias. Every output's sum
 // has one order, fixed by K alone, in both kernels below: bitwise
 // reproducible whichever runs. 16-bit inputs accumulate in float32.
-// - gpureduce_conv1d_rows_ahead, for rows on 16-byte boundaries: a block
-//   works through tiles one after another, a tile's window loaded into
-//   registers (16-byte vectors, 32 bytes a thread) a tile ahead, so that a
-//   tile's compute overlaps the next one's loads;
+// - gpureduce_conv1d_rows_ahead, for rows on 16-byte boundaries and masks
+//   of up to 31 taps: a block works through tiles one after another, a
+//   tile's window loaded into registers (16-byte vectors, 32 bytes a
+//   thread) a tile ahead, so that a tile's compute overlaps the next one's
+//   loads;
 // - gpureduce_conv1d_rows, for the others: a block a tile, loaded in
 //   coalesced element loads.
 // conv1d_padded_cuda says which runs when, and the measurements behind it.
@@ -47,6 +48,7 @@
 #include <vector>
 
 #include "../conv/conv1d.h"
+#include "../engine/fast_divmod.h"
 #include "launch.h"
 
 namespace gpureduce {
@@ -139,6 +141,27 @@ __device__ __forceinline__ void add_taps_by_eight(const acc_t* __restrict__ wind
   }
 }
 
+// A pass's kPass sums out to dst, where `n` of them exist (the rest would
+// lie past the row's end): as 16-byte vectors when all exist and dst is on
+// a 16-byte boundary (`aligned`), else one at a time.
+template <int kPass, typename scalar_t, typename acc_t>
+__device__ __forceinline__ void store_outputs(scalar_t* __restrict__ dst, const acc_t (&acc)[kPass], int64_t n,
+                                              bool aligned) {
+  if (aligned && n >= kPass && (sizeof(scalar_t) * kPass) % 16 == 0) {
+    alignas(16) scalar_t vals[kPass];
+#pragma unroll
+    for (int e = 0; e < kPass; ++e) vals[e] = static_cast<scalar_t>(acc[e]);
+#pragma unroll
+    for (int q = 0; q < int(sizeof(scalar_t) * kPass / 16); ++q)
+      reinterpret_cast<uint4*>(dst)[q] = reinterpret_cast<const uint4*>(vals)[q];
+  } else {
+    const int m = n < kPass ? static_cast<int>(n) : kPass;
+#pragma unroll
+    for (int e = 0; e < kPass; ++e)
+      if (e < m) dst[e] = static_cast<scalar_t>(acc[e]);
+  }
+}
+
 // A block a tile: its window into shared memory in coalesced element
 // loads, a barrier, then each thread's kPerThread consecutive outputs, their
 // inputs slid through registers 8 taps at a time (add_taps_by_eight, which
@@ -175,20 +198,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int e = 0; e < kPerThread; ++e) acc[e] = b;
     add_taps_by_eight<8>(window, mask, base, a.K, [](int q) { return padded(q); }, acc);
     scalar_t* dst = out + r * a.out_len + first + base;
-    const int64_t n = a.out_len - first - base;  // outputs of this thread's 8 that exist
-    if (n >= kPerThread && reinterpret_cast<uintptr_t>(dst) % 16 == 0 &&
-        (sizeof(scalar_t) * kPerThread) % 16 == 0) {
-      alignas(16) scalar_t vals[kPerThread];
-#pragma unroll
-      for (int e = 0; e < kPerThread; ++e) vals[e] = static_cast<scalar_t>(acc[e]);
-#pragma unroll
-      for (int q = 0; q < int(sizeof(scalar_t) * kPerThread / 16); ++q)
-        reinterpret_cast<uint4*>(dst)[q] = reinterpret_cast<const uint4*>(vals)[q];
-    } else {
-#pragma unroll
-      for (int e = 0; e < kPerThread; ++e)
-        if (e < n) dst[e] = static_cast<scalar_t>(acc[e]);
-    }
+    // outputs of this thread's 8 that exist: a.out_len - first - base
+    store_outputs<kPerThread>(dst, acc, a.out_len - first - base, reinterpret_cast<uintptr_t>(dst) % 16 == 0);
     __syncthreads();
   }
 }
@@ -199,23 +210,53 @@ __global__ void __launch_bounds__(kThreads)
 // 32 bytes of input, two 16-byte loads, so 16 for 2-byte types and 8 for
 // the others (16 bytes a thread, 8 outputs of bfloat16, measured 0.88-0.95x
 // of one tile a block; NOTES.md, session 87).
+//
+// kMinBlocks: the blocks an SM holds (__launch_bounds__), four: 64 registers
+// a thread. Left to itself the compiler took 77 for 2-byte types (three
+// blocks). For float32 four blocks without spills ran 4-5% ahead of five
+// with 24 bytes spilled (H200, in one run: depthwise K = 3 to 7 at 89% of
+// the copy roof against 85%; NOTES.md, session 94).
 template <typename scalar_t>
-constexpr int ahead_per_thread() {
-  return sizeof(scalar_t) == 2 ? 16 : 8;
-}
+struct AheadPolicy {
+  static constexpr int kV = sizeof(scalar_t) == 2 ? 16 : 8;
+  static constexpr int kMinBlocks = sizeof(scalar_t) == 8 ? 2 : 4;
+};
+// The masks it takes: a thread loads a tap, and a halo cell.
+constexpr int kAheadMaxTaps = 31;
+static_assert(kAheadMaxTaps <= kThreads, "a tap and a halo cell a thread");
 
-// Its shared memory, the padded window and the mask at the longest mask,
-// stays within the 48 KB a launch gets without opting in.
+// Its shared memory, the padded window and the mask, within the 48 KB a
+// launch gets without opting in.
 template <typename scalar_t, int kV>
 constexpr size_t ahead_smem_bytes(int K) {
   constexpr int kTileV = kThreads * kV;
   const size_t window = size_t(kTileV + K - 1 + kWindowSlack);
   return sizeof(acc_of<scalar_t>) * (size_t(K) + window + window / kV + 1);
 }
-static_assert(ahead_smem_bytes<double, ahead_per_thread<double>()>(kMaxTaps) <= 48 * 1024 &&
-                  ahead_smem_bytes<float, ahead_per_thread<float>()>(kMaxTaps) <= 48 * 1024 &&
-                  ahead_smem_bytes<c10::BFloat16, ahead_per_thread<c10::BFloat16>()>(kMaxTaps) <= 48 * 1024,
+static_assert(ahead_smem_bytes<double, AheadPolicy<double>::kV>(kAheadMaxTaps) <= 48 * 1024 &&
+                  ahead_smem_bytes<float, AheadPolicy<float>::kV>(kAheadMaxTaps) <= 48 * 1024 &&
+                  ahead_smem_bytes<c10::BFloat16, AheadPolicy<c10::BFloat16>::kV>(kAheadMaxTaps) <= 48 * 1024,
               "conv1d tiles' shared memory");
+
+// Its arguments: the tile count and the channel count as multiply-and-shift
+// divisors (a 64-bit division is some 20 instructions even on its 32-bit
+// path, and a tile took four).
+struct AheadArgs : RowsArgs {
+  FastDivmod tiles_div, channels_div;
+};
+
+// Tile `work`'s row, its first output and its mask's row.
+struct TilePlace {
+  int64_t r, first, c;
+};
+
+template <int kTileV>
+__device__ __forceinline__ TilePlace place_of(const AheadArgs& a, int64_t work) {
+  const int64_t r = static_cast<int64_t>(a.tiles_div.div(static_cast<uint64_t>(work)));
+  const int64_t c = a.per_channel ? r - static_cast<int64_t>(a.channels_div.div(static_cast<uint64_t>(r))) * a.channels
+                                  : 0;
+  return {r, (work - r * a.tiles) * kTileV, c};
+}
 
 template <typename scalar_t, int V>
 struct TileAhead {
@@ -229,15 +270,12 @@ struct TileAhead {
 // The rows start on 16-byte boundaries (the launch checks): a thread's kV
 // inputs are whole 16-byte vectors, but at the row's end.
 template <typename scalar_t, int kV>
-__device__ __forceinline__ void load_tile_ahead(const RowsArgs& a, int64_t work, const scalar_t* __restrict__ in,
-                                              const scalar_t* __restrict__ w, const scalar_t* __restrict__ bias,
-                                              TileAhead<scalar_t, kV>& p) {
+__device__ __forceinline__ void load_tile_ahead(const AheadArgs& a, const TilePlace& at,
+                                                const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
+                                                const scalar_t* __restrict__ bias, TileAhead<scalar_t, kV>& p) {
   constexpr int kTileV = kThreads * kV;
-  const int64_t r = work / a.tiles;
-  const int64_t first = (work - r * a.tiles) * kTileV;
-  const int64_t c = a.per_channel ? r % a.channels : 0;
-  const scalar_t* row = in + r * a.L;
-  const int64_t q0 = first + int64_t(threadIdx.x) * kV;
+  const scalar_t* row = in + at.r * a.L;
+  const int64_t q0 = at.first + int64_t(threadIdx.x) * kV;
   if (q0 + kV <= a.L) {
 #pragma unroll
     for (int u = 0; u < int(sizeof(scalar_t) * kV / 16); ++u)
@@ -248,16 +286,25 @@ __device__ __forceinline__ void load_tile_ahead(const RowsArgs& a, int64_t work,
   }
   const int h = threadIdx.x;  // halo cell h: left of the tile for h < left, right of it after
   if (h < a.K - 1) {
-    const int64_t t = h < a.left ? first - a.left + h : first + kTileV + (h - a.left);
+    const int64_t t = h < a.left ? at.first - a.left + h : at.first + kTileV + (h - a.left);
     p.halo = t >= 0 && t < a.L ? row[t] : scalar_t(0);
   }
-  if (int(threadIdx.x) < a.K) p.tap = w[c * a.K + threadIdx.x];
-  p.bias = a.has_bias ? bias[a.per_channel ? c : 0] : scalar_t(0);
+  if (int(threadIdx.x) < a.K) p.tap = w[at.c * a.K + threadIdx.x];
+  p.bias = a.has_bias ? bias[at.c] : scalar_t(0);
 }
 
-template <typename scalar_t, int kV>
-__global__ void __launch_bounds__(kThreads)
-    gpureduce_conv1d_rows_ahead(RowsArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
+// The per-tile work outside the taps is kept small: a tile's place by
+// multiply-and-shift (place_of), its body stored through two base pointers
+// whose split is the same for every tile, no loop for the halo or the taps,
+// and a pass's stores tested once. ncu had counted about 530 warp
+// instructions a warp's tile before (bfloat16, K = 4: issue slots 61% busy,
+// DRAM 48%); the SASS along a tile's path is about a third shorter now.
+// On the H200, in one run: bfloat16 depthwise went from 57-58% of the copy
+// roof to 65-67%, float32 depthwise from 85-87% to 89%, one float32 channel
+// at K = 31 from 58% to 67% (NOTES.md, session 94).
+template <typename scalar_t, int kV, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    gpureduce_conv1d_rows_ahead(AheadArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
                                 const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
   using acc_t = acc_of<scalar_t>;
   constexpr int kTileV = kThreads * kV;
@@ -270,55 +317,42 @@ __global__ void __launch_bounds__(kThreads)
   int64_t work = blockIdx.x;
   if (work >= a.total) return;
   TileAhead<scalar_t, kV> p;
-  load_tile_ahead<scalar_t, kV>(a, work, in, w, bias, p);
+  load_tile_ahead<scalar_t, kV>(a, place_of<kTileV>(a, work), in, w, bias, p);
+  // The thread's body inputs, window indices left + base + e, go to words
+  // q + q / kV: from `lo` for the first `split` of them and from lo + 1 (past
+  // a pad word) after, with `left` the same for every tile.
+  const int base = threadIdx.x * kV;
+  const unsigned q0 = unsigned(a.left + base);
+  acc_t* const lo = window + q0 + q0 / kV;
+  const int split = kV - int(q0 % kV);
   for (; work < a.total; work += gridDim.x) {
-    const int64_t r = work / a.tiles;
-    const int64_t first = (work - r * a.tiles) * kTileV;
-    const int64_t c = a.per_channel ? r % a.channels : 0;
-    const scalar_t* row = in + r * a.L;
     // This tile into shared memory, from the registers.
-    const int base = threadIdx.x * kV;
 #pragma unroll
-    for (int e = 0; e < kV; ++e) window[pad(a.left + base + e)] = static_cast<acc_t>(p.body[e]);
-    for (int h = threadIdx.x; h < a.K - 1; h += kThreads) {
-      acc_t v = static_cast<acc_t>(p.halo);
-      const int k = h < a.left ? h : kTileV + h;  // window index of halo cell h
-      if (h >= kThreads) {  // masks of more than kThreads + 1 taps: the rest from global memory
-        const int64_t t = first - a.left + k;
-        v = t >= 0 && t < a.L ? static_cast<acc_t>(row[t]) : acc_t(0);
-      }
-      window[pad(k)] = v;
+    for (int e = 0; e < kV; ++e) (e < split ? lo : lo + 1)[e] = static_cast<acc_t>(p.body[e]);
+    if (int(threadIdx.x) < a.K - 1) {
+      const int h = threadIdx.x;
+      window[pad(h < a.left ? h : kTileV + h)] = static_cast<acc_t>(p.halo);
     }
-    for (int j = threadIdx.x; j < a.K; j += kThreads)
-      mask[j] = static_cast<acc_t>(j < kThreads ? p.tap : w[c * a.K + j]);
+    if (int(threadIdx.x) < a.K) mask[threadIdx.x] = static_cast<acc_t>(p.tap);
     const acc_t b = static_cast<acc_t>(p.bias);
     // The next tile's loads, in flight while this one is computed.
-    if (work + gridDim.x < a.total) load_tile_ahead<scalar_t, kV>(a, work + gridDim.x, in, w, bias, p);
+    if (work + gridDim.x < a.total)
+      load_tile_ahead<scalar_t, kV>(a, place_of<kTileV>(a, work + gridDim.x), in, w, bias, p);
     __syncthreads();
+    const TilePlace at = place_of<kTileV>(a, work);  // again: cheaper than registers held across the loads
     // The thread's kV outputs in passes of kPass (the registers of a pass:
     // kPass sums and 2 kPass inputs, add_taps_by_eight).
     constexpr int kPass = 8;
+    scalar_t* const dst = out + at.r * a.out_len + at.first + base;
+    const int64_t left_in_row = a.out_len - at.first - base;  // of the thread's kV outputs, those that exist
 #pragma unroll
     for (int part = 0; part < kV; part += kPass) {
-      const int at = base + part;
+      if (left_in_row <= part) break;
       acc_t acc[kPass];
 #pragma unroll
       for (int e = 0; e < kPass; ++e) acc[e] = b;
-      add_taps_by_eight<kV>(window, mask, at, a.K, pad, acc);
-      scalar_t* dst = out + r * a.out_len + first + at;
-      const int64_t n = a.out_len - first - at;  // outputs of this pass that exist
-      if (n >= kPass && reinterpret_cast<uintptr_t>(dst) % 16 == 0 && (sizeof(scalar_t) * kPass) % 16 == 0) {
-        alignas(16) scalar_t vals[kPass];
-#pragma unroll
-        for (int e = 0; e < kPass; ++e) vals[e] = static_cast<scalar_t>(acc[e]);
-#pragma unroll
-        for (int q = 0; q < int(sizeof(scalar_t) * kPass / 16); ++q)
-          reinterpret_cast<uint4*>(dst)[q] = reinterpret_cast<const uint4*>(vals)[q];
-      } else {
-#pragma unroll
-        for (int e = 0; e < kPass; ++e)
-          if (e < n) dst[e] = static_cast<scalar_t>(acc[e]);
-      }
+      add_taps_by_eight<kV>(window, mask, base + part, a.K, pad, acc);
+      store_outputs<kPass>(dst + part, acc, left_in_row - part, reinterpret_cast<uintptr_t>(dst + part) % 16 == 0);
     }
     __syncthreads();
   }
@@ -498,6 +532,25 @@ at::Tensor classic_conv1d_cuda(const at::Tensor& input, const at::Tensor& weight
   return o.out;
 }
 
+// The tile-ahead kernel over o's rows: a resident wave of blocks (or
+// fewer, one a tile), each looping over tiles.
+template <typename scalar_t, int kV, int kMinBlocks>
+void launch_rows_ahead(const Conv1dOperands& o, cudaStream_t stream) {
+  AheadArgs a{};
+  static_cast<RowGeometry&>(a) = geometry_of(o);
+  a.tiles = (o.out_len + kThreads * kV - 1) / (kThreads * kV);
+  a.total = a.rows * a.tiles;
+  a.tiles_div = FastDivmod(static_cast<uint64_t>(a.tiles));
+  a.channels_div = FastDivmod(static_cast<uint64_t>(std::max<int64_t>(1, a.channels)));
+  static cuda::ResidentWave wave;
+  const auto kernel = gpureduce_conv1d_rows_ahead<scalar_t, kV, kMinBlocks>;
+  const int64_t blocks = std::min<int64_t>(a.total, wave.blocks(kernel, kThreads));
+  kernel<<<static_cast<unsigned>(blocks), kThreads, ahead_smem_bytes<scalar_t, kV>(a.K), stream>>>(
+      a, o.input.const_data_ptr<scalar_t>(), o.weight.const_data_ptr<scalar_t>(),
+      o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr, o.out.mutable_data_ptr<scalar_t>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                               int64_t left, int64_t out_len) {
   const c10::cuda::CUDAGuard guard(input.device());
@@ -518,33 +571,24 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
   // not measured.
   const size_t elem = o.input.element_size();
   const bool aligned = reinterpret_cast<uintptr_t>(o.input.const_data_ptr()) % 16 == 0 && (o.L * elem) % 16 == 0;
-  const int64_t ahead_tile = kThreads * (elem == 2 ? 16 : 8);
-  const bool ahead = aligned && o.K <= 31 && (elem != 2 || o.out_len >= ahead_tile);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, o.input.scalar_type(), "gpureduce_conv1d_cuda", [&] {
     using acc_t = acc_of<scalar_t>;
     const scalar_t* in = o.input.const_data_ptr<scalar_t>();
     const scalar_t* bp = o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr;
-    RowsArgs a{geometry_of(o)};
-    if (!ahead) {
+    scalar_t* out = o.out.mutable_data_ptr<scalar_t>();
+    if (!aligned || o.K > kAheadMaxTaps || (elem == 2 && o.out_len < kThreads * AheadPolicy<scalar_t>::kV)) {
+      RowsArgs a{geometry_of(o)};
       a.tiles = (o.out_len + kTile - 1) / kTile;
       a.total = a.rows * a.tiles;
       const int64_t blocks = std::min<int64_t>(a.total, int64_t(1) << 30);
       const size_t smem = sizeof(acc_t) * (size_t(a.K) + size_t(padded(kTile + a.K - 1 + kWindowSlack)) + 1);
       gpureduce_conv1d_rows<scalar_t><<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(
-          a, in, o.weight.const_data_ptr<scalar_t>(), bp, o.out.mutable_data_ptr<scalar_t>());
+          a, in, o.weight.const_data_ptr<scalar_t>(), bp, out);
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }
-    constexpr int kV = ahead_per_thread<scalar_t>();
-    a.tiles = (o.out_len + kThreads * kV - 1) / (kThreads * kV);
-    a.total = a.rows * a.tiles;
-    // A resident wave of blocks (or fewer, one a tile), each looping over tiles.
-    static cuda::ResidentWave wave;
-    const auto kernel = gpureduce_conv1d_rows_ahead<scalar_t, kV>;
-    const int64_t blocks = std::min<int64_t>(a.total, wave.blocks(kernel, kThreads));
-    kernel<<<static_cast<unsigned>(blocks), kThreads, ahead_smem_bytes<scalar_t, kV>(a.K), stream>>>(
-        a, in, o.weight.const_data_ptr<scalar_t>(), bp, o.out.mutable_data_ptr<scalar_t>());
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    using Policy = AheadPolicy<scalar_t>;
+    launch_rows_ahead<scalar_t, Policy::kV, Policy::kMinBlocks>(o, stream);
   });
   return o.out;
 }
