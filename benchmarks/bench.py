@@ -197,7 +197,11 @@ class Timer:
     def __init__(self, device: str, replays: int, warmup: int, warmup_ms: float = 0.0):
         self.device, self.replays, self.warmup, self.warmup_ms = device, replays, warmup, warmup_ms
 
-    def graph_us(self, fn: Callable, inputs: Sequence[torch.Tensor]) -> float:
+    def graph_us(self, fn: Callable, inputs: Sequence[torch.Tensor],
+                 stream: Optional[torch.cuda.Stream] = None) -> float:
+        """Median us a call of fn over CUDA-graph replays. `stream`: where to
+        warm up and capture (a backward must be captured on the stream its
+        forward ran on, where autograd runs it)."""
         if self.device != "cuda":
             return self.cpu_us(fn, inputs)
         for x in inputs:
@@ -209,13 +213,13 @@ class Timer:
         per_graph = max(len(inputs), min(400, int(math.ceil(2000.0 / max(est, 1.0)))))
         per_graph = int(math.ceil(per_graph / len(inputs)) * len(inputs))
         g = torch.cuda.CUDAGraph()
-        s = torch.cuda.Stream()
+        s = stream if stream is not None else torch.cuda.Stream()
         s.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(s):
             for x in inputs:
                 fn(x)
         torch.cuda.current_stream().wait_stream(s)
-        with torch.cuda.graph(g):
+        with torch.cuda.graph(g, stream=stream):
             for i in range(per_graph):
                 fn(inputs[i % len(inputs)])
         for _ in range(self.warmup):
