@@ -90,6 +90,32 @@ def test_conv1d_many_tiles(device, gen):
                    device)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the CUDA stream kernel's runs of several chunks")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_conv1d_short_masks_cuda_runs(dtype, gen):
+    # Masks of up to 8 taps over 2-byte rows on 16-byte boundaries go to the
+    # stream kernel, a kernel for each left padding (0 to 7). With more
+    # chunks (512 outputs of a row) than the GPU holds warps, a warp's run of
+    # chunks starts inside a row and crosses into the next; 2056 is a whole
+    # number of 16-byte vectors but not of chunks.
+    x = _randn((4, 512, 2056), dtype, gen)
+    for K in range(1, 9):
+        w, b = _randn((512, K), dtype, gen), _randn((512,), dtype, gen)
+        for padding in PADDINGS if K in (2, 5, 8) else ["causal"]:
+            _check(x, w, b, padding, "cuda")
+    # Outputs past the input's end (as in the input's gradient of a "valid"
+    # conv), for every left padding of K = 8: the right halo past the last
+    # chunk is read from memory, zeros past the row.
+    w = _randn((512, 8), dtype, gen)
+    out_len = 2064
+    for left in range(8):
+        got = torch.ops.gpureduce._conv1d_padded(x.cuda(), w.cuda(), None, left, out_len).cpu()
+        pad = (left, out_len + 7 - left - 2056)
+        ref = F.conv1d(F.pad(x.double(), pad), w.double().unsqueeze(1), groups=512)
+        scale = F.conv1d(F.pad(x.double().abs(), pad), w.double().abs().unsqueeze(1), groups=512) + 1e-30
+        assert ((got.double() - ref).abs() / scale).max().item() <= TOL[dtype], left
+
+
 @pytest.mark.parametrize("K", [1, 2, 3, 4, 7, 8])
 def test_conv1d_same_and_valid_are_f_conv1d(K, gen):
     # torch's own "same" (left (K - 1) // 2, the rest right, for even K

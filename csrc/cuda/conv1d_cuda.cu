@@ -4,13 +4,17 @@
 // ghost cells) goes into shared memory, with the row's mask, and each
 // thread then slides consecutive outputs' inputs through registers, adding
 // the taps in order j = 0, 1, ..., K - 1 after the bias. Every output's sum
-// has one order, fixed by K alone, in both kernels below: bitwise
+// has one order, fixed by K alone, in all three kernels below: bitwise
 // reproducible whichever runs. 16-bit inputs accumulate in float32.
-// - gpureduce_conv1d_rows_ahead, for rows on 16-byte boundaries and masks
-//   of up to 31 taps: a block works through tiles one after another, a
-//   tile's window loaded into registers (16-byte vectors, 32 bytes a
-//   thread) a tile ahead, so that a tile's compute overlaps the next one's
-//   loads;
+// - gpureduce_conv1d_rows_stream, for 2-byte rows (input and output) on
+//   16-byte boundaries and masks of up to 8 taps: no shared window, a
+//   warp's run of chunks of a row, the halo from the neighbouring threads
+//   by shuffles;
+// - gpureduce_conv1d_rows_ahead, for the other rows on 16-byte boundaries
+//   and masks of up to 31 taps: a block works through tiles one after
+//   another, a tile's window loaded into registers (16-byte vectors, 32
+//   bytes a thread) a tile ahead, so that a tile's compute overlaps the
+//   next one's loads;
 // - gpureduce_conv1d_rows, for the others: a block a tile, loaded in
 //   coalesced element loads.
 // conv1d_padded_cuda says which runs when, and the measurements behind it.
@@ -45,6 +49,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../conv/conv1d.h"
@@ -144,6 +150,16 @@ __device__ __forceinline__ void add_taps_by_eight(const acc_t* __restrict__ wind
 // A pass's kPass sums out to dst, where `n` of them exist (the rest would
 // lie past the row's end): as 16-byte vectors when all exist and dst is on
 // a 16-byte boundary (`aligned`), else one at a time.
+// 16 bytes to global memory as one store. Written in C++ (a uint4 through a
+// cast pointer), the first of a pass's vector stores in the stream kernel
+// came out of the compiler's front end as four 4-byte stores shared with the
+// element path's first four (PTX, CUDA 13.0): a warp's 4-byte stores 32
+// bytes apart write 8 times the L2 sectors of one 16-byte store each.
+__device__ __forceinline__ void store_16_bytes(void* dst, const uint4& v) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(dst)), "r"(v.x), "r"(v.y),
+               "r"(v.z), "r"(v.w));
+}
+
 template <int kPass, typename scalar_t, typename acc_t>
 __device__ __forceinline__ void store_outputs(scalar_t* __restrict__ dst, const acc_t (&acc)[kPass], int64_t n,
                                               bool aligned) {
@@ -153,7 +169,7 @@ __device__ __forceinline__ void store_outputs(scalar_t* __restrict__ dst, const 
     for (int e = 0; e < kPass; ++e) vals[e] = static_cast<scalar_t>(acc[e]);
 #pragma unroll
     for (int q = 0; q < int(sizeof(scalar_t) * kPass / 16); ++q)
-      reinterpret_cast<uint4*>(dst)[q] = reinterpret_cast<const uint4*>(vals)[q];
+      store_16_bytes(reinterpret_cast<uint4*>(dst) + q, reinterpret_cast<const uint4*>(vals)[q]);
   } else {
     const int m = n < kPass ? static_cast<int>(n) : kPass;
 #pragma unroll
@@ -358,6 +374,200 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   }
 }
 
+
+// Short masks over 2-byte rows on 16-byte boundaries, with no shared window
+// and no barrier: a warp streams a run of chunks, a chunk 32 * kV
+// consecutive outputs of one row, each thread kV = 16 of them (32 bytes of
+// input, two 16-byte loads). A thread's inputs are its own kV and the
+// `left` before them and `right` after them (left + right = K - 1 <= 7),
+// which are the neighbouring threads' last and first inputs: they come by
+// shuffles, and at the chunk's two ends from the chunk before (kept from
+// the previous step of the run) and the chunk after (loaded a step ahead,
+// which keeps loads in flight during the arithmetic). Which of a thread's
+// inputs tap j of output e reads, e + j - left, is a constant of the
+// unrolled code only with `left` a constant: a kernel for each left, 0 to
+// kStreamMaxTaps - 1. The taps go in order j = 0, 1, ..., K - 1 after the
+// bias, as in the other kernels: the same sums, bit for bit (compared on
+// the H200 over 36 shapes).
+//
+// On the H200, in one run against the tile-ahead kernel (NOTES.md, session
+// 95): bfloat16 depthwise [8, 1024, 16384] K = 3/4/7 at 66-69% of the copy
+// roof against 65%, and 2-byte rows shorter than the tile-ahead kernel's
+// 4096 outputs, which went to the one-tile kernel, 15-35% faster ([32, 1536,
+// 2048] bfloat16's input gradient 2742 GB/s against 2037). float32 lost
+// 3-14% against the tile-ahead kernel's 90-94% (the same kernel with 8
+// outputs a thread), and stays there. ncu (bfloat16, K = 4): no barrier
+// stalls, issue slots 32% busy, stalls on shuffles and the taps' shared
+// loads (short scoreboard) and on global loads about equally; DRAM 57%.
+constexpr int kStreamMaxTaps = 8;
+
+template <typename scalar_t>
+struct StreamPolicy {
+  static_assert(sizeof(scalar_t) == 2, "16 2-byte inputs a thread");
+  static constexpr int kV = 16;  // a thread's outputs: 8 words of input
+  static constexpr int kPerWord = 2;
+  static constexpr int kMinBlocks = 4;  // 64 registers, 12 bytes spilled outside the loop
+};
+
+struct StreamArgs : RowGeometry {
+  int64_t chunks;  // a row's chunks of 32 * kV outputs
+  int64_t total;   // rows * chunks
+  int64_t warps;   // the warps launched, each a run of total / warps chunks (in row order)
+  FastDivmod chunks_div, channels_div;
+};
+
+// Inputs q to q + kV - 1 of `row` as 8 words (zeros outside [0, L)).
+template <typename scalar_t>
+__device__ __forceinline__ void load_words(const scalar_t* __restrict__ row, int64_t q, int64_t L,
+                                           uint32_t (&w)[8]) {
+  constexpr int kV = StreamPolicy<scalar_t>::kV;
+  constexpr int kPer = StreamPolicy<scalar_t>::kPerWord;
+  if (q >= 0 && q + kV <= L) {
+    const uint4* p = reinterpret_cast<const uint4*>(row + q);
+    const uint4 lo = p[0], hi = p[1];
+    w[0] = lo.x, w[1] = lo.y, w[2] = lo.z, w[3] = lo.w, w[4] = hi.x, w[5] = hi.y, w[6] = hi.z, w[7] = hi.w;
+  } else {
+    const uint16_t* b = reinterpret_cast<const uint16_t*>(row);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      uint32_t word = 0;
+#pragma unroll
+      for (int h = 0; h < kPer; ++h) {
+        const int64_t t = q + k * kPer + h;
+        if (t >= 0 && t < L) word |= uint32_t(b[t]) << (16 * h);
+      }
+      w[k] = word;
+    }
+  }
+}
+
+// Element h (0 or 1) of a word, in float (exact).
+template <typename scalar_t>
+__device__ __forceinline__ float word_element(uint32_t w, int h) {
+  if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
+    return __uint_as_float(h == 0 ? w << 16 : w & 0xffff0000u);
+  } else {
+    static_assert(std::is_same_v<scalar_t, c10::Half>);
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(h == 0 ? w & 0xffffu : w >> 16)));
+  }
+}
+
+template <typename scalar_t, int kLeft>
+__global__ void __launch_bounds__(kThreads, StreamPolicy<scalar_t>::kMinBlocks)
+    gpureduce_conv1d_rows_stream(StreamArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
+                                 const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
+  constexpr int kV = StreamPolicy<scalar_t>::kV;
+  constexpr int kPer = StreamPolicy<scalar_t>::kPerWord;
+  constexpr int kChunk = 32 * kV;
+  constexpr int kRight = kStreamMaxTaps - 1 - kLeft;       // the most inputs a thread reads past its kV
+  constexpr int kLeftWords = (kLeft + kPer - 1) / kPer;    // words of the thread before it reads
+  constexpr int kRightWords = (kRight + kPer - 1) / kPer;  // and of the thread after it, at most
+  __shared__ float taps[kThreads / 32][kStreamMaxTaps];    // each warp's row's mask
+  const int lane = threadIdx.x & 31;
+  float* const mask = taps[threadIdx.x >> 5];
+  const int64_t warp = int64_t(blockIdx.x) * (kThreads / 32) + (threadIdx.x >> 5);
+  if (warp >= a.warps) return;
+  int64_t chunk = a.total * warp / a.warps;
+  const int64_t end = a.total * (warp + 1) / a.warps;
+  int64_t r = static_cast<int64_t>(a.chunks_div.div(static_cast<uint64_t>(chunk)));
+  int64_t c = chunk - r * a.chunks;
+  const int right = a.K - 1 - kLeft;  // the inputs past its kV a thread reads for this mask
+  float b = 0.f;
+  // Row r's mask and bias (every lane has read the last row's first).
+  const auto start_row = [&]() {
+    const int64_t ch =
+        a.per_channel ? r - static_cast<int64_t>(a.channels_div.div(static_cast<uint64_t>(r))) * a.channels : 0;
+    __syncwarp();
+    if (lane < a.K) mask[lane] = static_cast<float>(w[ch * a.K + lane]);
+    __syncwarp();
+    b = a.has_bias ? static_cast<float>(bias[ch]) : 0.f;
+  };
+  start_row();
+  const scalar_t* row = in + r * a.L;
+  uint32_t cur[8], next[8];
+  load_words(row, c * kChunk + lane * kV, a.L, cur);
+  // Lane 31's inputs of the chunk before, which lane 0 reads (zeros before
+  // a row's start).
+  uint32_t before[kLeftWords > 0 ? kLeftWords : 1];
+  if constexpr (kLeftWords > 0) {
+    uint32_t t[8] = {};
+    if (lane == 31 && c > 0) load_words(row, c * kChunk - kV, a.L, t);
+#pragma unroll
+    for (int k = 0; k < kLeftWords; ++k) before[k] = t[8 - kLeftWords + k];
+  }
+  for (;;) {
+    const bool more = chunk + 1 < end;
+    const int64_t next_r = c + 1 == a.chunks ? r + 1 : r;
+    const int64_t next_c = c + 1 == a.chunks ? 0 : c + 1;
+    if (more) load_words(in + next_r * a.L, next_c * kChunk + lane * kV, a.L, next);
+    // The first words of the thread after, lane 0's of the next chunk for
+    // lane 31: the step ahead's, or from memory past the run or the row.
+    uint32_t after[kRightWords > 0 ? kRightWords : 1];
+    if constexpr (kRightWords > 0) {
+      if (right > 0) {
+        uint32_t edge[8];
+        if (more && next_c != 0) {
+#pragma unroll
+          for (int k = 0; k < 8; ++k) edge[k] = next[k];
+        } else {
+#pragma unroll
+          for (int k = 0; k < 8; ++k) edge[k] = 0;
+          if (lane == 0) load_words(row, (c + 1) * kChunk, a.L, edge);
+        }
+#pragma unroll
+        for (int k = 0; k < kRightWords; ++k)
+          if (k * kPer < right) after[k] = __shfl_sync(0xffffffffu, lane == 0 ? edge[k] : cur[k], (lane + 1) & 31);
+      }
+    }
+    uint32_t prev[kLeftWords > 0 ? kLeftWords : 1];
+    if constexpr (kLeftWords > 0) {
+#pragma unroll
+      for (int k = 0; k < kLeftWords; ++k) {
+        prev[k] = __shfl_sync(0xffffffffu, lane == 31 ? before[k] : cur[8 - kLeftWords + k], (lane + 31) & 31);
+        before[k] = cur[8 - kLeftWords + k];
+      }
+    }
+    // Input q + m of the row, m from -kLeft to kV + kRight - 1 (a constant).
+    const auto input = [&](int m) -> float {
+      if (m < 0) return word_element<scalar_t>(prev[(kV + m) / kPer - (8 - kLeftWords)], (kV + m) % kPer);
+      if (m >= kV) return word_element<scalar_t>(after[(m - kV) / kPer], (m - kV) % kPer);
+      return word_element<scalar_t>(cur[m / kPer], m % kPer);
+    };
+    const int64_t q = c * kChunk + lane * kV;
+    scalar_t* const dst = out + r * a.out_len + q;
+    const int64_t outputs = a.out_len - q;  // of the thread's kV, those that exist
+#pragma unroll
+    for (int part = 0; part < kV; part += 8) {
+      if (outputs <= part) break;
+      float acc[8];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc[e] = b;
+#pragma unroll
+      for (int j = 0; j < kStreamMaxTaps; ++j) {
+        if (j >= a.K) break;
+        const float t = mask[j];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[e] += t * input(part + e + j - kLeft);
+      }
+      store_outputs<8>(dst + part, acc, outputs - part, reinterpret_cast<uintptr_t>(dst + part) % 16 == 0);
+    }
+    if (!more) break;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) cur[k] = next[k];
+    ++chunk;
+    c = next_c;
+    if (next_r != r) {
+      r = next_r;
+      row = in + r * a.L;
+      start_row();
+      if constexpr (kLeftWords > 0) {
+#pragma unroll
+        for (int k = 0; k < kLeftWords; ++k) before[k] = 0;
+      }
+    }
+  }
+}
+
 // The book's kernels: blocks of kBookThreads outputs of one row.
 constexpr int kBookThreads = 256;
 // The taps a kernel parameter carries (constant, tiled_halo, tiled_l2): C *
@@ -551,6 +761,32 @@ void launch_rows_ahead(const Conv1dOperands& o, cudaStream_t stream) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// The stream kernel over o's rows: a resident wave of warps (or one a
+// chunk, if fewer), each a run of consecutive chunks.
+template <typename scalar_t, int kLeft>
+void launch_rows_stream_left(const StreamArgs& a, const Conv1dOperands& o, cudaStream_t stream) {
+  static cuda::ResidentWave wave;
+  const auto kernel = gpureduce_conv1d_rows_stream<scalar_t, kLeft>;
+  StreamArgs args = a;
+  args.warps = std::min<int64_t>(a.total, wave.blocks(kernel, kThreads) * (kThreads / 32));
+  const int64_t blocks = (args.warps + kThreads / 32 - 1) / (kThreads / 32);
+  kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      args, o.input.const_data_ptr<scalar_t>(), o.weight.const_data_ptr<scalar_t>(),
+      o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr, o.out.mutable_data_ptr<scalar_t>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename scalar_t, int... kLefts>
+void launch_rows_stream(const Conv1dOperands& o, cudaStream_t stream, std::integer_sequence<int, kLefts...>) {
+  StreamArgs a{};
+  static_cast<RowGeometry&>(a) = geometry_of(o);
+  a.chunks = (o.out_len + 32 * StreamPolicy<scalar_t>::kV - 1) / (32 * StreamPolicy<scalar_t>::kV);
+  a.total = a.rows * a.chunks;
+  a.chunks_div = FastDivmod(static_cast<uint64_t>(a.chunks));
+  a.channels_div = FastDivmod(static_cast<uint64_t>(std::max<int64_t>(1, a.channels)));
+  ((o.left == kLefts ? launch_rows_stream_left<scalar_t, kLefts>(a, o, stream) : void()), ...);
+}
+
 at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                               int64_t left, int64_t out_len) {
   const c10::cuda::CUDAGuard guard(input.device());
@@ -576,6 +812,16 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
     const scalar_t* in = o.input.const_data_ptr<scalar_t>();
     const scalar_t* bp = o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr;
     scalar_t* out = o.out.mutable_data_ptr<scalar_t>();
+    if constexpr (sizeof(scalar_t) == 2) {
+      // (outputs too: rows off 16-byte boundaries store element by element,
+      // which made a "valid" float16 [58, 37, 3088] K = 8 run at 53 us here
+      // against 27 in the tile-ahead kernel)
+      if (aligned && (o.out_len * elem) % 16 == 0 && o.K <= kStreamMaxTaps && o.left >= 0 &&
+          o.left < kStreamMaxTaps) {
+        launch_rows_stream<scalar_t>(o, stream, std::make_integer_sequence<int, kStreamMaxTaps>{});
+        return;
+      }
+    }
     if (!aligned || o.K > kAheadMaxTaps || (elem == 2 && o.out_len < kThreads * AheadPolicy<scalar_t>::kV)) {
       RowsArgs a{geometry_of(o)};
       a.tiles = (o.out_len + kTile - 1) / kTile;
