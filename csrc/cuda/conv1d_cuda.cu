@@ -813,9 +813,11 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
     const scalar_t* bp = o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr;
     scalar_t* out = o.out.mutable_data_ptr<scalar_t>();
     if constexpr (sizeof(scalar_t) == 2) {
-      // (outputs too: rows off 16-byte boundaries store element by element,
-      // which made a "valid" float16 [58, 37, 3088] K = 8 run at 53 us here
-      // against 27 in the tile-ahead kernel)
+      // The stream kernel, for 2-byte input and output rows on 16-byte
+      // boundaries and masks of up to 8 taps (NOTES.md, session 95). Output
+      // rows off them are stored element by element, where it ran at half
+      // the tile-ahead kernel's speed ("valid" float16 [58, 37, 3088], K =
+      // 8: 53 us against 27).
       if (aligned && (o.out_len * elem) % 16 == 0 && o.K <= kStreamMaxTaps && o.left >= 0 &&
           o.left < kStreamMaxTaps) {
         launch_rows_stream<scalar_t>(o, stream, std::make_integer_sequence<int, kStreamMaxTaps>{});
