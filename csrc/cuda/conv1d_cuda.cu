@@ -503,6 +503,7 @@ __global__ void __launch_bounds__(kThreads, StreamPolicy<scalar_t>::kMinBlocks)
     // The first words of the thread after, lane 0's of the next chunk for
     // lane 31: the step ahead's, or from memory past the run or the row.
     uint32_t after[kRightWords > 0 ? kRightWords : 1];
+    if constexpr (kRightWords == 0) after[0] = 0;  // never read (no input past kV), but set
     if constexpr (kRightWords > 0) {
       if (right > 0) {
         uint32_t edge[8];
@@ -520,6 +521,7 @@ __global__ void __launch_bounds__(kThreads, StreamPolicy<scalar_t>::kMinBlocks)
       }
     }
     uint32_t prev[kLeftWords > 0 ? kLeftWords : 1];
+    if constexpr (kLeftWords == 0) prev[0] = 0;  // never read (no input before the thread's), but set
     if constexpr (kLeftWords > 0) {
 #pragma unroll
       for (int k = 0; k < kLeftWords; ++k) {
