@@ -406,7 +406,9 @@ struct StreamPolicy {
   static_assert(sizeof(scalar_t) == 2, "16 2-byte inputs a thread");
   static constexpr int kV = 16;  // a thread's outputs: 8 words of input
   static constexpr int kPerWord = 2;
-  static constexpr int kMinBlocks = 4;  // 64 registers, 12 bytes spilled outside the loop
+  // 64 registers; 12-36 bytes spilled, reloaded only at a run's or a row's
+  // last chunk (SASS, sm_90)
+  static constexpr int kMinBlocks = 4;
 };
 
 struct StreamArgs : RowGeometry {
