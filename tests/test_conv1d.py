@@ -97,7 +97,9 @@ def test_conv1d_short_masks_cuda_runs(dtype, gen):
     # stream kernel, a kernel for each left padding (0 to 7). With more
     # chunks (512 outputs of a row) than the GPU holds warps, a warp's run of
     # chunks starts inside a row and crosses into the next; 2056 is a whole
-    # number of 16-byte vectors but not of chunks.
+    # number of 16-byte vectors but not of chunks. ("valid" rows of 2057 - K
+    # outputs, off 16-byte boundaries but for K = 1, go to the tile-ahead
+    # kernel instead.)
     x = _randn((4, 512, 2056), dtype, gen)
     for K in range(1, 9):
         w, b = _randn((512, K), dtype, gen), _randn((512,), dtype, gen)

@@ -147,9 +147,6 @@ __device__ __forceinline__ void add_taps_by_eight(const acc_t* __restrict__ wind
   }
 }
 
-// A pass's kPass sums out to dst, where `n` of them exist (the rest would
-// lie past the row's end): as 16-byte vectors when all exist and dst is on
-// a 16-byte boundary (`aligned`), else one at a time.
 // 16 bytes to global memory as one store. Written in C++ (a uint4 through a
 // cast pointer), the first of a pass's vector stores in the stream kernel
 // came out of the compiler's front end as four 4-byte stores shared with the
@@ -160,6 +157,9 @@ __device__ __forceinline__ void store_16_bytes(void* dst, const uint4& v) {
                "r"(v.z), "r"(v.w));
 }
 
+// A pass's kPass sums out to dst, where `n` of them exist (the rest would
+// lie past the row's end): as 16-byte vectors when all exist and dst is on
+// a 16-byte boundary (`aligned`), else one at a time.
 template <int kPass, typename scalar_t, typename acc_t>
 __device__ __forceinline__ void store_outputs(scalar_t* __restrict__ dst, const acc_t (&acc)[kPass], int64_t n,
                                               bool aligned) {
