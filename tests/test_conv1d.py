@@ -118,6 +118,24 @@ def test_conv1d_short_masks_cuda_runs(dtype, gen):
         assert ((got.double() - ref).abs() / scale).max().item() <= TOL[dtype], left
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the CUDA tile-ahead kernel's staged tiles")
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_conv1d_staged_tiles_cuda(dtype, gen):
+    # "valid" output rows off 16-byte boundaries, from input rows on them
+    # (8200 elements): the tile-ahead kernel stages a tile whose first output
+    # is off one through shared memory and stores it from its first 16-byte
+    # boundary, the elements before it and after the last one singly. The 15
+    # rows start at every offset a dtype allows; K = 2 and 8 leave a last
+    # tile of 7 and 1 outputs (tiles of 2048, 4096 for 2-byte types), fewer
+    # than the elements before a boundary in some rows. K = 5 keeps float32's
+    # and float64's rows on boundaries: tiles stored directly, in the same run.
+    x = _randn((3, 5, 8200), dtype, gen)
+    for K in (2, 5, 8, 16, 31):
+        w, b = _randn((5, K), dtype, gen), _randn((5,), dtype, gen)
+        _check(x, w, b, "valid", "cuda")
+        _check(x[0, 0], w[0], b[:1], "valid", "cuda")  # one row: its start on a boundary
+
+
 @pytest.mark.parametrize("K", [1, 2, 3, 4, 7, 8])
 def test_conv1d_same_and_valid_are_f_conv1d(K, gen):
     # torch's own "same" (left (K - 1) // 2, the rest right, for even K

@@ -157,25 +157,32 @@ __device__ __forceinline__ void store_16_bytes(void* dst, const uint4& v) {
                "r"(v.z), "r"(v.w));
 }
 
-// A pass's kPass sums out to dst, where `n` of them exist (the rest would
-// lie past the row's end): as 16-byte vectors when all exist and dst is on
-// a 16-byte boundary (`aligned`), else one at a time.
+// kN values out to dst, where `n` of them exist (the rest would lie past
+// the row's end): as 16-byte vectors, back to back, when all exist and dst
+// is on a 16-byte boundary (`aligned`), else one at a time.
+template <int kN, typename scalar_t>
+__device__ __forceinline__ void store_values(scalar_t* __restrict__ dst, const scalar_t (&vals)[kN], int64_t n,
+                                             bool aligned) {
+  if (aligned && n >= kN && (sizeof(scalar_t) * kN) % 16 == 0) {
+#pragma unroll
+    for (int q = 0; q < int(sizeof(scalar_t) * kN / 16); ++q)
+      store_16_bytes(reinterpret_cast<uint4*>(dst) + q, reinterpret_cast<const uint4*>(vals)[q]);
+  } else {
+    const int m = n < kN ? static_cast<int>(n) : kN;
+#pragma unroll
+    for (int e = 0; e < kN; ++e)
+      if (e < m) dst[e] = vals[e];
+  }
+}
+
+// A pass's kPass sums out to dst, rounded to scalar_t (store_values).
 template <int kPass, typename scalar_t, typename acc_t>
 __device__ __forceinline__ void store_outputs(scalar_t* __restrict__ dst, const acc_t (&acc)[kPass], int64_t n,
                                               bool aligned) {
-  if (aligned && n >= kPass && (sizeof(scalar_t) * kPass) % 16 == 0) {
-    alignas(16) scalar_t vals[kPass];
+  alignas(16) scalar_t vals[kPass];
 #pragma unroll
-    for (int e = 0; e < kPass; ++e) vals[e] = static_cast<scalar_t>(acc[e]);
-#pragma unroll
-    for (int q = 0; q < int(sizeof(scalar_t) * kPass / 16); ++q)
-      store_16_bytes(reinterpret_cast<uint4*>(dst) + q, reinterpret_cast<const uint4*>(vals)[q]);
-  } else {
-    const int m = n < kPass ? static_cast<int>(n) : kPass;
-#pragma unroll
-    for (int e = 0; e < kPass; ++e)
-      if (e < m) dst[e] = static_cast<scalar_t>(acc[e]);
-  }
+  for (int e = 0; e < kPass; ++e) vals[e] = static_cast<scalar_t>(acc[e]);
+  store_values<kPass>(dst, vals, n, aligned);
 }
 
 // A block a tile: its window into shared memory in coalesced element
@@ -241,18 +248,50 @@ struct AheadPolicy {
 constexpr int kAheadMaxTaps = 31;
 static_assert(kAheadMaxTaps <= kThreads, "a tap and a halo cell a thread");
 
-// Its shared memory, the padded window and the mask, within the 48 KB a
-// launch gets without opting in.
+// Its shared memory, the padded window and the mask, then (kStaged) a
+// tile's outputs on a 16-byte boundary, within the 48 KB a launch gets
+// without opting in.
 template <typename scalar_t, int kV>
-constexpr size_t ahead_smem_bytes(int K) {
+constexpr size_t ahead_window_bytes(int K) {
   constexpr int kTileV = kThreads * kV;
   const size_t window = size_t(kTileV + K - 1 + kWindowSlack);
   return sizeof(acc_of<scalar_t>) * (size_t(K) + window + window / kV + 1);
 }
-static_assert(ahead_smem_bytes<double, AheadPolicy<double>::kV>(kAheadMaxTaps) <= 48 * 1024 &&
-                  ahead_smem_bytes<float, AheadPolicy<float>::kV>(kAheadMaxTaps) <= 48 * 1024 &&
-                  ahead_smem_bytes<c10::BFloat16, AheadPolicy<c10::BFloat16>::kV>(kAheadMaxTaps) <= 48 * 1024,
+template <typename scalar_t, int kV>
+constexpr size_t ahead_staging_offset(int K) {
+  return (ahead_window_bytes<scalar_t, kV>(K) + 15) / 16 * 16;
+}
+template <typename scalar_t, int kV, bool kStaged>
+constexpr size_t ahead_smem_bytes(int K) {
+  return kStaged ? ahead_staging_offset<scalar_t, kV>(K) + sizeof(scalar_t) * kThreads * kV
+                 : ahead_window_bytes<scalar_t, kV>(K);
+}
+static_assert(ahead_smem_bytes<double, AheadPolicy<double>::kV, true>(kAheadMaxTaps) <= 48 * 1024 &&
+                  ahead_smem_bytes<float, AheadPolicy<float>::kV, true>(kAheadMaxTaps) <= 48 * 1024 &&
+                  ahead_smem_bytes<c10::BFloat16, AheadPolicy<c10::BFloat16>::kV, true>(kAheadMaxTaps) <= 48 * 1024,
               "conv1d tiles' shared memory");
+
+// A tile's n outputs from shared memory (`staged`, on a 16-byte boundary)
+// to dst, which is off one: the elements before dst's first 16-byte
+// boundary and after its last one a thread each, the rest 16 bytes a
+// thread, gathered from shared memory element by element.
+template <typename scalar_t>
+__device__ __forceinline__ void store_staged_tile(scalar_t* __restrict__ dst, const scalar_t* __restrict__ staged,
+                                                  int n) {
+  constexpr int kPerVector = 16 / sizeof(scalar_t);
+  const int t = threadIdx.x;
+  const int head = int((16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16 / sizeof(scalar_t));
+  if (t < head && t < n) dst[t] = staged[t];
+  const int vectors = n > head ? (n - head) / kPerVector : 0;
+  for (int i = t; i < vectors; i += kThreads) {
+    alignas(16) scalar_t v[kPerVector];
+#pragma unroll
+    for (int e = 0; e < kPerVector; ++e) v[e] = staged[head + i * kPerVector + e];
+    store_16_bytes(dst + head + i * kPerVector, *reinterpret_cast<const uint4*>(v));
+  }
+  const int tail = (n > head ? head + vectors * kPerVector : n) + t;
+  if (tail < n) dst[tail] = staged[tail];
+}
 
 // Its arguments: the tile count and the channel count as multiply-and-shift
 // divisors (a 64-bit division is some 20 instructions even on its 32-bit
@@ -318,7 +357,17 @@ __device__ __forceinline__ void load_tile_ahead(const AheadArgs& a, const TilePl
 // On the H200, in one run: bfloat16 depthwise went from 57-58% of the copy
 // roof to 65-67%, float32 depthwise from 85-87% to 89%, one float32 channel
 // at K = 31 from 58% to 67% (NOTES.md, session 94).
-template <typename scalar_t, int kV, int kMinBlocks>
+//
+// kStaged, for output rows off 16-byte boundaries: a tile whose first
+// output is off one leaves through shared memory (store_staged_tile), as
+// 16-byte stores, where each thread's own outputs could only go element by
+// element, a warp's 2- or 4-byte stores 32 bytes apart. On the H200, in one
+// run: "valid" bfloat16 [1, 862, 77848] K = 5 took 113 us, not 352, float32
+// [1, 1221, 54960] K = 4 151 us, not 356. Tiles on a boundary store
+// directly, as before: staging every tile of a row whose start is on one
+// (one row of 2^27 float32, K = 15 "valid") had cost 17% (NOTES.md, session
+// 96).
+template <typename scalar_t, int kV, int kMinBlocks, bool kStaged>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gpureduce_conv1d_rows_ahead(AheadArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
                                 const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
@@ -330,6 +379,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   acc_t* mask = reinterpret_cast<acc_t*>(smem_raw);  // K taps
   acc_t* window = mask + a.K;                         // pad(kTileV + K - 1) words
+  scalar_t* const staging = reinterpret_cast<scalar_t*>(smem_raw + ahead_staging_offset<scalar_t, kV>(a.K));
   int64_t work = blockIdx.x;
   if (work >= a.total) return;
   TileAhead<scalar_t, kV> p;
@@ -359,8 +409,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     // The thread's kV outputs in passes of kPass (the registers of a pass:
     // kPass sums and 2 kPass inputs, add_taps_by_eight).
     constexpr int kPass = 8;
-    scalar_t* const dst = out + at.r * a.out_len + at.first + base;
+    scalar_t* const tile_dst = out + at.r * a.out_len + at.first;
+    scalar_t* const dst = tile_dst + base;
     const int64_t left_in_row = a.out_len - at.first - base;  // of the thread's kV outputs, those that exist
+    const bool staged = kStaged && reinterpret_cast<uintptr_t>(tile_dst) % 16 != 0;  // the same for the block
 #pragma unroll
     for (int part = 0; part < kV; part += kPass) {
       if (left_in_row <= part) break;
@@ -368,9 +420,22 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 #pragma unroll
       for (int e = 0; e < kPass; ++e) acc[e] = b;
       add_taps_by_eight<kV>(window, mask, base + part, a.K, pad, acc);
-      store_outputs<kPass>(dst + part, acc, left_in_row - part, reinterpret_cast<uintptr_t>(dst + part) % 16 == 0);
+      if (staged) {
+        alignas(16) scalar_t vals[kPass];
+#pragma unroll
+        for (int e = 0; e < kPass; ++e) vals[e] = static_cast<scalar_t>(acc[e]);
+#pragma unroll
+        for (int q = 0; q < int(sizeof(scalar_t) * kPass / 16); ++q)
+          reinterpret_cast<uint4*>(staging + base + part)[q] = reinterpret_cast<const uint4*>(vals)[q];
+      } else {
+        store_outputs<kPass>(dst + part, acc, left_in_row - part, reinterpret_cast<uintptr_t>(dst + part) % 16 == 0);
+      }
     }
     __syncthreads();
+    // (the next tile's staged outputs are written only after its first
+    // barrier, which every thread reaches after this copy)
+    if (staged)
+      store_staged_tile(tile_dst, staging, left_in_row + base < kTileV ? int(left_in_row + base) : kTileV);
   }
 }
 
@@ -390,15 +455,17 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 // bias, as in the other kernels: the same sums, bit for bit (compared on
 // the H200 over 36 shapes).
 //
-// On the H200, in one run against the tile-ahead kernel (NOTES.md, session
-// 95): bfloat16 depthwise [8, 1024, 16384] K = 3/4/7 at 66-69% of the copy
-// roof against 65%, and 2-byte rows shorter than the tile-ahead kernel's
-// 4096 outputs, which went to the one-tile kernel, 15-35% faster ([32, 1536,
-// 2048] bfloat16's input gradient 2742 GB/s against 2037). float32 lost
-// 3-14% against the tile-ahead kernel's 90-94% (the same kernel with 8
-// outputs a thread), and stays there. ncu (bfloat16, K = 4): no barrier
-// stalls, issue slots 32% busy, stalls on shuffles and the taps' shared
-// loads (short scoreboard) and on global loads about equally; DRAM 57%.
+// On the H200, in one run against the tile-ahead kernel (NOTES.md, sessions
+// 95-96): bfloat16 depthwise [8, 1024, 16384] K = 3/4/7 at 85-87% of the
+// copy roof against 65-66%, float16 [2, 2048, 16384] K = 4 at 83% against
+// 65%, once a thread's two 16-byte stores went out back to back (store
+// each pass on its own, it had run at 65-68%: ncu showed L2 88% busy with
+// three times the output's sectors written, DRAM 57%). 2-byte rows shorter than
+// the tile-ahead kernel's 4096 outputs, which went to the one-tile kernel,
+// also gain ([32, 1536, 2048] bfloat16's input gradient 2742 GB/s against
+// 2037, before the paired stores). float32 lost 3-14% in this kernel (8
+// outputs a thread, session 95) against the tile-ahead kernel's 90-94%,
+// and stays there.
 constexpr int kStreamMaxTaps = 8;
 
 template <typename scalar_t>
@@ -406,8 +473,10 @@ struct StreamPolicy {
   static_assert(sizeof(scalar_t) == 2, "16 2-byte inputs a thread");
   static constexpr int kV = 16;  // a thread's outputs: 8 words of input
   static constexpr int kPerWord = 2;
-  // 64 registers; 12-36 bytes spilled, reloaded only at a run's or a row's
-  // last chunk (SASS, sm_90)
+  // 64 registers; 4-12 bytes spilled (SASS, sm_90, CUDA 13.0): reloaded at
+  // a run's or a row's last chunk, except float16 at left 1, 3, 5 and 7,
+  // which store and reload a 2-byte value each chunk. Packing the outputs
+  // into words as they are made spilled 16-48 bytes instead.
   static constexpr int kMinBlocks = 4;
 };
 
@@ -540,9 +609,15 @@ __global__ void __launch_bounds__(kThreads, StreamPolicy<scalar_t>::kMinBlocks)
     const int64_t q = c * kChunk + lane * kV;
     scalar_t* const dst = out + r * a.out_len + q;
     const int64_t outputs = a.out_len - q;  // of the thread's kV, those that exist
+    // Both passes' sums leave together, as back-to-back 16-byte stores: a
+    // store each pass, 32 bytes apart across the warp, wrote three times
+    // the output's L2 sectors (ncu: 25.6 million for 8.4 million; L2 88%
+    // busy, DRAM 57%); stored together, 13.1 million, and bfloat16
+    // depthwise went from 65-68% of the copy to 85-87% (NOTES.md, session
+    // 96).
+    alignas(16) scalar_t vals[kV];
 #pragma unroll
     for (int part = 0; part < kV; part += 8) {
-      if (outputs <= part) break;
       float acc[8];
 #pragma unroll
       for (int e = 0; e < 8; ++e) acc[e] = b;
@@ -553,8 +628,10 @@ __global__ void __launch_bounds__(kThreads, StreamPolicy<scalar_t>::kMinBlocks)
 #pragma unroll
         for (int e = 0; e < 8; ++e) acc[e] += t * input(part + e + j - kLeft);
       }
-      store_outputs<8>(dst + part, acc, outputs - part, reinterpret_cast<uintptr_t>(dst + part) % 16 == 0);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) vals[part + e] = static_cast<scalar_t>(acc[e]);
     }
+    store_values<kV>(dst, vals, outputs, reinterpret_cast<uintptr_t>(dst) % 16 == 0);
     if (!more) break;
 #pragma unroll
     for (int k = 0; k < 8; ++k) cur[k] = next[k];
@@ -748,7 +825,7 @@ at::Tensor classic_conv1d_cuda(const at::Tensor& input, const at::Tensor& weight
 
 // The tile-ahead kernel over o's rows: a resident wave of blocks (or
 // fewer, one a tile), each looping over tiles.
-template <typename scalar_t, int kV, int kMinBlocks>
+template <typename scalar_t, int kV, int kMinBlocks, bool kStaged>
 void launch_rows_ahead(const Conv1dOperands& o, cudaStream_t stream) {
   AheadArgs a{};
   static_cast<RowGeometry&>(a) = geometry_of(o);
@@ -757,9 +834,9 @@ void launch_rows_ahead(const Conv1dOperands& o, cudaStream_t stream) {
   a.tiles_div = FastDivmod(static_cast<uint64_t>(a.tiles));
   a.channels_div = FastDivmod(static_cast<uint64_t>(std::max<int64_t>(1, a.channels)));
   static cuda::ResidentWave wave;
-  const auto kernel = gpureduce_conv1d_rows_ahead<scalar_t, kV, kMinBlocks>;
+  const auto kernel = gpureduce_conv1d_rows_ahead<scalar_t, kV, kMinBlocks, kStaged>;
   const int64_t blocks = std::min<int64_t>(a.total, wave.blocks(kernel, kThreads));
-  kernel<<<static_cast<unsigned>(blocks), kThreads, ahead_smem_bytes<scalar_t, kV>(a.K), stream>>>(
+  kernel<<<static_cast<unsigned>(blocks), kThreads, ahead_smem_bytes<scalar_t, kV, kStaged>(a.K), stream>>>(
       a, o.input.const_data_ptr<scalar_t>(), o.weight.const_data_ptr<scalar_t>(),
       o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr, o.out.mutable_data_ptr<scalar_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
@@ -818,10 +895,11 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
     scalar_t* out = o.out.mutable_data_ptr<scalar_t>();
     if constexpr (sizeof(scalar_t) == 2) {
       // The stream kernel, for 2-byte input and output rows on 16-byte
-      // boundaries and masks of up to 8 taps (NOTES.md, session 95). Output
-      // rows off them are stored element by element, where it ran at half
-      // the tile-ahead kernel's speed ("valid" float16 [58, 37, 3088], K =
-      // 8: 53 us against 27).
+      // boundaries and masks of up to 8 taps (NOTES.md, session 95). It
+      // stores output rows off them element by element, where it ran at
+      // half the tile-ahead kernel's speed ("valid" float16 [58, 37, 3088],
+      // K = 8: 53 us against 27); they go to the tile-ahead kernel, which
+      // stages such tiles (kStaged).
       if (aligned && (o.out_len * elem) % 16 == 0 && o.K <= kStreamMaxTaps && o.left >= 0 &&
           o.left < kStreamMaxTaps) {
         launch_rows_stream<scalar_t>(o, stream, std::make_integer_sequence<int, kStreamMaxTaps>{});
@@ -840,7 +918,10 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
       return;
     }
     using Policy = AheadPolicy<scalar_t>;
-    launch_rows_ahead<scalar_t, Policy::kV, Policy::kMinBlocks>(o, stream);
+    if (reinterpret_cast<uintptr_t>(out) % 16 == 0 && (o.out_len * elem) % 16 == 0)
+      launch_rows_ahead<scalar_t, Policy::kV, Policy::kMinBlocks, false>(o, stream);
+    else
+      launch_rows_ahead<scalar_t, Policy::kV, Policy::kMinBlocks, true>(o, stream);
   });
   return o.out;
 }
