@@ -439,7 +439,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   }
 }
 
-
 // Short masks over 2-byte rows on 16-byte boundaries, with no shared window
 // and no barrier: a warp streams a run of chunks, a chunk 32 * kV
 // consecutive outputs of one row, each thread kV = 16 of them (32 bytes of
