@@ -124,11 +124,13 @@ def test_conv1d_staged_tiles_cuda(dtype, gen):
     # "valid" output rows off 16-byte boundaries, from input rows on them
     # (8200 elements): the tile-ahead kernel stages a tile whose first output
     # is off one through shared memory and stores it from its first 16-byte
-    # boundary, the elements before it and after the last one singly. The 15
-    # rows start at every offset a dtype allows; K = 2 and 8 leave a last
-    # tile of 7 and 1 outputs (tiles of 2048, 4096 for 2-byte types), fewer
-    # than the elements before a boundary in some rows. K = 5 keeps float32's
-    # and float64's rows on boundaries: tiles stored directly, in the same run.
+    # boundary, the elements before it and after the last one singly. For K
+    # = 2, 8 and 16 (odd output lengths) the 15 rows start at every offset a
+    # dtype allows (K = 31's 8170 outputs start 2-byte rows every 4 bytes);
+    # K = 2 and 8 leave a last tile of 7 and 1 outputs (tiles of 2048, 4096
+    # for 2-byte types), fewer than the elements before a boundary in some
+    # rows. K = 5 keeps float32's and float64's rows on boundaries: tiles
+    # stored directly, in the same run.
     x = _randn((3, 5, 8200), dtype, gen)
     for K in (2, 5, 8, 16, 31):
         w, b = _randn((5, K), dtype, gen), _randn((5,), dtype, gen)
