@@ -138,6 +138,35 @@ def test_conv1d_staged_tiles_cuda(dtype, gen):
         _check(x[0, 0], w[0], b[:1], "valid", "cuda")  # one row: its start on a boundary
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the CUDA cp.async tile kernel")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_conv1d_input_rows_off_16_bytes_cuda(dtype, gen):
+    # Input rows whose length is not a multiple of 16 bytes (and a row that
+    # starts off a boundary) go to the cp.async tile kernel: rows of one
+    # tile and a bit (2049), of several with a last tile of 1 and of 2047
+    # inputs, masks from 1 to 31 taps, every padding, with and without bias,
+    # rows in runs of tiles across row ends (9 rows), against float64.
+    for L in (2049, 3 * 2048 + 1, 4 * 2048 - 1, 5):
+        for K in (1, 2, 8, 9, 31):
+            for padding in PADDINGS:
+                if padding == "valid" and L < K:
+                    continue
+                x, w, b = _randn((3, 3, L), dtype, gen), _randn((3, K), dtype, gen), _randn((3,), dtype, gen)
+                _check(x, w, b if K % 2 else None, padding, "cuda")
+    # Bitwise the tile-ahead kernel's sums, which the same rows get on
+    # 16-byte boundaries: a row that starts one element past one (a view
+    # into a longer row) against its aligned copy, and causal outputs,
+    # which depend on the inputs up to their own only, of rows of 6143
+    # inputs against those of the same rows 6144 long.
+    x, w = _randn((4 * 2048 + 1,), dtype, gen).cuda(), _randn((31,), dtype, gen).cuda()
+    shifted = reduce_op.conv1d(x[1:], w, None, "same")
+    assert torch.equal(shifted, reduce_op.conv1d(x[1:].clone(), w, None, "same"))
+    x, w = _randn((2, 3, 6144), dtype, gen).cuda(), _randn((3, 15), dtype, gen).cuda()
+    long_rows = reduce_op.conv1d(x, w, None, "causal")
+    short_rows = reduce_op.conv1d(x[..., :6143].contiguous(), w, None, "causal")
+    assert torch.equal(short_rows, long_rows[..., :6143])
+
+
 @pytest.mark.parametrize("K", [1, 2, 3, 4, 7, 8])
 def test_conv1d_same_and_valid_are_f_conv1d(K, gen):
     # torch's own "same" (left (K - 1) // 2, the rest right, for even K

@@ -4,7 +4,7 @@
 // ghost cells) goes into shared memory, with the row's mask, and each
 // thread then slides consecutive outputs' inputs through registers, adding
 // the taps in order j = 0, 1, ..., K - 1 after the bias. Every output's sum
-// has one order, fixed by K alone, in all three kernels below: bitwise
+// has one order, fixed by K alone, in all four kernels below: bitwise
 // reproducible whichever runs. 16-bit inputs accumulate in float32.
 // - gpureduce_conv1d_rows_stream, for 2-byte rows (input and output) on
 //   16-byte boundaries and masks of up to 8 taps: no shared window, a
@@ -15,6 +15,10 @@
 //   another, a tile's window loaded into registers (16-byte vectors, 32
 //   bytes a thread) a tile ahead, so that a tile's compute overlaps the
 //   next one's loads;
+// - gpureduce_conv1d_rows_async, for float32 and float64 rows off 16-byte
+//   boundaries and masks of up to 31 taps: the same tiles, the next one's
+//   window copied element by element into a second shared buffer by
+//   cp.async;
 // - gpureduce_conv1d_rows, for the others: a block a tile, loaded in
 //   coalesced element loads.
 // conv1d_padded_cuda says which runs when, and the measurements behind it.
@@ -439,6 +443,150 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   }
 }
 
+// Input rows off 16-byte boundaries, float32 and float64, masks of up to
+// kAheadMaxTaps taps: the tile-ahead kernel's tiles and sums (8 outputs a
+// thread, add_taps_by_eight over the same padded window), with the next
+// tile's window copied element by element into the other of two shared
+// buffers by cp.async while this one is computed. Thread t copies inputs
+// t, t + kThreads, ... of the tile, so that a warp's copies are coalesced
+// whatever the row's alignment; the tile-ahead kernel's 16-byte loads need
+// rows on 16-byte boundaries, and such rows went to the one-tile kernel,
+// whose element loads and barrier a tile left the loads of one tile in
+// flight at a time. On the H200, in one run (NOTES.md, session 97): float32
+// [8, 512, 16383] K = 3 "same" 176.4 us against 354.0 (36% -> 72% of the
+// copy roof), K = 15 causal 212.1 against 297.7, [2, 768, 4095] K = 4 19.2
+// us against 39.3, float64 [2, 512, 16383] K = 4 95.6 against 142.9, six
+// short or small rows in 7-32% less time, one row of 2^26 + 1 float32 at
+// K = 31 the same (225 us). Threads past a short row's end skip the sums:
+// computing them anyway had cost 3-6% on short rows. Rows on 16-byte
+// boundaries stay on the tile-ahead kernel: this one ran 4-22% behind it
+// there (float32 depthwise K = 3 to 7 at 79-80% of the copy against
+// 90-91%; ncu at K = 31: fewer instructions, but stalled on the cp.async
+// queue and the barrier).
+constexpr int kAsyncV = 8;  // a thread's outputs, as the tile-ahead kernel's
+constexpr int kAsyncTile = kThreads * kAsyncV;
+
+// One element (4 or 8 bytes) into shared memory by cp.async, or zeros
+// where !valid (the source is then not read, but must still be an address
+// in the row).
+template <typename T>
+__device__ __forceinline__ void copy_element_async(T* smem, const T* src, bool valid) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "cp.async copies 4, 8 or 16 bytes");
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(__cvta_generic_to_global(src)),
+               "n"(int(sizeof(T))), "r"(valid ? int(sizeof(T)) : 0)
+               : "memory");
+}
+
+// Each of the two buffers: the mask (kAheadMaxTaps words, the bias in the
+// word after), then the padded window (pad word after every kAsyncV), a
+// multiple of 4 words so that the second buffer's mask is on a 16-byte
+// boundary too (its taps are read 4 at a time). Then, for kStaged, a tile's
+// outputs.
+constexpr int kAsyncMaskWords = kAheadMaxTaps + 1;
+constexpr int kAsyncWindowWords = kAsyncTile + kAheadMaxTaps - 1 + kWindowSlack;
+constexpr int kAsyncBufferWords = (kAsyncMaskWords + kAsyncWindowWords + kAsyncWindowWords / kAsyncV + 1 + 3) / 4 * 4;
+
+template <typename scalar_t, bool kStaged>
+constexpr size_t async_smem_bytes() {
+  return sizeof(scalar_t) * (2 * size_t(kAsyncBufferWords) + (kStaged ? kAsyncTile : 0));
+}
+
+// Tile `at`'s taps, bias and window (zeros outside the row) into `buf`, as
+// one group of cp.async copies.
+template <typename scalar_t>
+__device__ __forceinline__ void copy_tile_async(const AheadArgs& a, const TilePlace& at,
+                                                const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
+                                                const scalar_t* __restrict__ bias, scalar_t* buf) {
+  // Words between a thread's copies: pad(q + kThreads) - pad(q).
+  constexpr int kStride = kThreads + kThreads / kAsyncV;
+  const int t = threadIdx.x;
+  const scalar_t* row = in + at.r * a.L;
+  scalar_t* const window = buf + kAsyncMaskWords;
+  const unsigned q0 = unsigned(a.left + t);  // input t of the tile is window word pad(left + t)
+  scalar_t* const dst = window + q0 + q0 / kAsyncV;
+  const scalar_t* const src = row + at.first + t;
+  if (at.first + kAsyncTile <= a.L) {
+#pragma unroll
+    for (int k = 0; k < kAsyncV; ++k) copy_element_async(dst + k * kStride, src + k * kThreads, true);
+  } else {
+    const int64_t left_in_row = a.L - at.first - t;
+#pragma unroll
+    for (int k = 0; k < kAsyncV; ++k) {
+      const bool valid = k * kThreads < left_in_row;
+      copy_element_async(dst + k * kStride, valid ? src + k * kThreads : row, valid);
+    }
+  }
+  if (t < a.K - 1) {  // halo cell t: left of the body for t < left, right of it after
+    const int q = t < a.left ? t : kAsyncTile + t;
+    const int64_t g = at.first - a.left + q;
+    const bool valid = g >= 0 && g < a.L;
+    copy_element_async(window + q + q / kAsyncV, valid ? row + g : row, valid);
+  }
+  if (t < a.K) copy_element_async(buf + t, w + at.c * a.K + t, true);
+  if (t == kThreads - 1) {
+    if (a.has_bias)
+      copy_element_async(buf + kAheadMaxTaps, bias + at.c, true);
+    else
+      buf[kAheadMaxTaps] = scalar_t(0);
+  }
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <typename scalar_t, int kMinBlocks, bool kStaged>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    gpureduce_conv1d_rows_async(AheadArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
+                                const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
+  static_assert(std::is_same_v<scalar_t, acc_of<scalar_t>>, "the window holds the input's own type");
+  const auto pad = [](int q) { return q + q / kAsyncV; };
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  scalar_t* const buffers = reinterpret_cast<scalar_t*>(smem_raw);
+  scalar_t* const staging = buffers + 2 * kAsyncBufferWords;
+  int64_t work = blockIdx.x;
+  if (work >= a.total) return;
+  TilePlace at = place_of<kAsyncTile>(a, work);
+  copy_tile_async<scalar_t>(a, at, in, w, bias, buffers);
+  const int base = threadIdx.x * kAsyncV;
+  for (int k = 0;; ++k) {
+    const scalar_t* const buf = buffers + (k & 1) * kAsyncBufferWords;
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    __syncthreads();  // this tile's window is in, and every thread is done with the other buffer
+    const int64_t next = work + gridDim.x;
+    TilePlace next_at{};
+    if (next < a.total) {
+      next_at = place_of<kAsyncTile>(a, next);
+      copy_tile_async<scalar_t>(a, next_at, in, w, bias, buffers + ((k + 1) & 1) * kAsyncBufferWords);
+    }
+    const scalar_t* const mask = buf;
+    const scalar_t* const window = buf + kAsyncMaskWords;
+    const scalar_t b = buf[kAheadMaxTaps];
+    scalar_t* const tile_dst = out + at.r * a.out_len + at.first;
+    scalar_t* const dst = tile_dst + base;
+    const int64_t left_in_row = a.out_len - at.first - base;  // of the thread's outputs, those that exist
+    const bool staged = kStaged && reinterpret_cast<uintptr_t>(tile_dst) % 16 != 0;  // the same for the block
+    if (left_in_row > 0) {
+      alignas(16) scalar_t acc[kAsyncV];
+#pragma unroll
+      for (int e = 0; e < kAsyncV; ++e) acc[e] = b;
+      add_taps_by_eight<kAsyncV>(window, mask, base, a.K, pad, acc);
+      if (staged) {
+#pragma unroll
+        for (int q = 0; q < int(sizeof(acc)) / 16; ++q)
+          reinterpret_cast<uint4*>(staging + base)[q] = reinterpret_cast<const uint4*>(acc)[q];
+      } else {
+        store_outputs<kAsyncV>(dst, acc, left_in_row, reinterpret_cast<uintptr_t>(dst) % 16 == 0);
+      }
+    }
+    if (staged) {
+      __syncthreads();
+      store_staged_tile(tile_dst, staging, left_in_row + base < kAsyncTile ? int(left_in_row + base) : kAsyncTile);
+    }
+    if (next >= a.total) break;
+    work = next;
+    at = next_at;
+  }
+}
+
 // Short masks over 2-byte rows on 16-byte boundaries, with no shared window
 // and no barrier: a warp streams a run of chunks, a chunk 32 * kV
 // consecutive outputs of one row, each thread kV = 16 of them (32 bytes of
@@ -841,6 +989,36 @@ void launch_rows_ahead(const Conv1dOperands& o, cudaStream_t stream) {
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
+// The cp.async tile kernel over o's rows: a resident wave of blocks (or
+// fewer, one a tile), each looping over tiles. For float64 its two buffers
+// and the staging buffer take more than the 48 KB of shared memory a
+// launch gets without opting in; it opts in, once per device.
+template <typename scalar_t, int kMinBlocks, bool kStaged>
+void launch_rows_async(const Conv1dOperands& o, cudaStream_t stream) {
+  AheadArgs a{};
+  static_cast<RowGeometry&>(a) = geometry_of(o);
+  a.tiles = (o.out_len + kAsyncTile - 1) / kAsyncTile;
+  a.total = a.rows * a.tiles;
+  a.tiles_div = FastDivmod(static_cast<uint64_t>(a.tiles));
+  a.channels_div = FastDivmod(static_cast<uint64_t>(std::max<int64_t>(1, a.channels)));
+  const auto kernel = gpureduce_conv1d_rows_async<scalar_t, kMinBlocks, kStaged>;
+  constexpr size_t smem = async_smem_bytes<scalar_t, kStaged>();
+  static PerDevice resident;
+  const int per_sm = resident.get([&](int) {
+    if constexpr (smem > 48 * 1024)
+      C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    // as measured: the carveout that holds the most shared memory
+    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+    return static_cast<int>(std::max<int64_t>(1, cuda::max_resident_blocks(kernel, kThreads, smem)));
+  });
+  const int64_t blocks = std::min<int64_t>(a.total, int64_t(sm_count()) * per_sm);
+  kernel<<<static_cast<unsigned>(blocks), kThreads, smem, stream>>>(
+      a, o.input.const_data_ptr<scalar_t>(), o.weight.const_data_ptr<scalar_t>(),
+      o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr, o.out.mutable_data_ptr<scalar_t>());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
 // The stream kernel over o's rows: a resident wave of warps (or one a
 // chunk, if fewer), each a run of consecutive chunks.
 template <typename scalar_t, int kLeft>
@@ -884,7 +1062,8 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
   // against 1407, half its threads idle), and a long mask (K = 300, 242
   // against 267; the one-tile kernel's 40 registers a thread against 48 let
   // an SM hold 6 blocks against 5). The boundary between K = 31 and 300 is
-  // not measured.
+  // not measured. Since session 97, float32 and float64 rows off 16-byte
+  // boundaries go to the cp.async tile kernel instead (1.3-2x).
   const size_t elem = o.input.element_size();
   const bool aligned = reinterpret_cast<uintptr_t>(o.input.const_data_ptr()) % 16 == 0 && (o.L * elem) % 16 == 0;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, o.input.scalar_type(), "gpureduce_conv1d_cuda", [&] {
@@ -905,6 +1084,17 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
         return;
       }
     }
+    const bool out_on_16 = reinterpret_cast<uintptr_t>(out) % 16 == 0 && (o.out_len * elem) % 16 == 0;
+    if constexpr (sizeof(scalar_t) >= 4) {
+      // Input rows off 16-byte boundaries: the cp.async tile kernel
+      // (gpureduce_conv1d_rows_async, which says what it measured).
+      if (!aligned && o.K <= kAheadMaxTaps) {
+        constexpr int kMinBlocks = AheadPolicy<scalar_t>::kMinBlocks;
+        out_on_16 ? launch_rows_async<scalar_t, kMinBlocks, false>(o, stream)
+                  : launch_rows_async<scalar_t, kMinBlocks, true>(o, stream);
+        return;
+      }
+    }
     if (!aligned || o.K > kAheadMaxTaps || (elem == 2 && o.out_len < kThreads * AheadPolicy<scalar_t>::kV)) {
       RowsArgs a{geometry_of(o)};
       a.tiles = (o.out_len + kTile - 1) / kTile;
@@ -917,7 +1107,7 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
       return;
     }
     using Policy = AheadPolicy<scalar_t>;
-    if (reinterpret_cast<uintptr_t>(out) % 16 == 0 && (o.out_len * elem) % 16 == 0)
+    if (out_on_16)
       launch_rows_ahead<scalar_t, Policy::kV, Policy::kMinBlocks, false>(o, stream);
     else
       launch_rows_ahead<scalar_t, Policy::kV, Policy::kMinBlocks, true>(o, stream);
