@@ -970,16 +970,23 @@ at::Tensor classic_conv1d_cuda(const at::Tensor& input, const at::Tensor& weight
   return o.out;
 }
 
+// The arguments of the kernels that loop over tiles of `tile` outputs
+// (tile-ahead and cp.async).
+AheadArgs ahead_args(const Conv1dOperands& o, int64_t tile) {
+  AheadArgs a{};
+  static_cast<RowGeometry&>(a) = geometry_of(o);
+  a.tiles = (o.out_len + tile - 1) / tile;
+  a.total = a.rows * a.tiles;
+  a.tiles_div = FastDivmod(static_cast<uint64_t>(a.tiles));
+  a.channels_div = FastDivmod(static_cast<uint64_t>(std::max<int64_t>(1, a.channels)));
+  return a;
+}
+
 // The tile-ahead kernel over o's rows: a resident wave of blocks (or
 // fewer, one a tile), each looping over tiles.
 template <typename scalar_t, int kV, int kMinBlocks, bool kStaged>
 void launch_rows_ahead(const Conv1dOperands& o, cudaStream_t stream) {
-  AheadArgs a{};
-  static_cast<RowGeometry&>(a) = geometry_of(o);
-  a.tiles = (o.out_len + kThreads * kV - 1) / (kThreads * kV);
-  a.total = a.rows * a.tiles;
-  a.tiles_div = FastDivmod(static_cast<uint64_t>(a.tiles));
-  a.channels_div = FastDivmod(static_cast<uint64_t>(std::max<int64_t>(1, a.channels)));
+  const AheadArgs a = ahead_args(o, kThreads * kV);
   static cuda::ResidentWave wave;
   const auto kernel = gpureduce_conv1d_rows_ahead<scalar_t, kV, kMinBlocks, kStaged>;
   const int64_t blocks = std::min<int64_t>(a.total, wave.blocks(kernel, kThreads));
@@ -995,12 +1002,7 @@ void launch_rows_ahead(const Conv1dOperands& o, cudaStream_t stream) {
 // launch gets without opting in; it opts in, once per device.
 template <typename scalar_t, int kMinBlocks, bool kStaged>
 void launch_rows_async(const Conv1dOperands& o, cudaStream_t stream) {
-  AheadArgs a{};
-  static_cast<RowGeometry&>(a) = geometry_of(o);
-  a.tiles = (o.out_len + kAsyncTile - 1) / kAsyncTile;
-  a.total = a.rows * a.tiles;
-  a.tiles_div = FastDivmod(static_cast<uint64_t>(a.tiles));
-  a.channels_div = FastDivmod(static_cast<uint64_t>(std::max<int64_t>(1, a.channels)));
+  const AheadArgs a = ahead_args(o, kAsyncTile);
   const auto kernel = gpureduce_conv1d_rows_async<scalar_t, kMinBlocks, kStaged>;
   constexpr size_t smem = async_smem_bytes<scalar_t, kStaged>();
   static PerDevice resident;
@@ -1063,7 +1065,7 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
   // against 267; the one-tile kernel's 40 registers a thread against 48 let
   // an SM hold 6 blocks against 5). The boundary between K = 31 and 300 is
   // not measured. Since session 97, float32 and float64 rows off 16-byte
-  // boundaries go to the cp.async tile kernel instead (1.3-2x).
+  // boundaries go to the cp.async tile kernel instead (1.0-2.0x).
   const size_t elem = o.input.element_size();
   const bool aligned = reinterpret_cast<uintptr_t>(o.input.const_data_ptr()) % 16 == 0 && (o.L * elem) % 16 == 0;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, o.input.scalar_type(), "gpureduce_conv1d_cuda", [&] {
