@@ -107,20 +107,30 @@ constexpr int kWindowSlack = 8;
 // multiply-add (SASS of the float32 kernel, compiled for sm_90). On the
 // H200 it took one channel of 2^26 float32 at K = 31 from 40% to 59% of the
 // copy roof, depthwise K = 7 from 73% to 85% (float32) and 49% to 58%
-// (bfloat16), with K = 3 within 2% either way (NOTES.md, session 93). `pad`
-// maps a window index to its word: q + q / kV, so 8 inputs from a multiple
-// of 8 are 8 consecutive words when kV is a multiple of 8.
-template <int kV, typename acc_t, typename Pad>
+// (bfloat16), with K = 3 within 2% either way (NOTES.md, session 93). The
+// window has a pad word after every kV inputs (window index q is word q +
+// q / kV), so 8 inputs from a multiple of 8 are 8 consecutive words when kV
+// is a multiple of 8. A group's inputs are found by stepping one pointer,
+// not by padding each group's index again: 17 instructions a group beside
+// its 64 multiply-adds, not 23 (SASS, float32), and one float32 channel at
+// K = 31 in 177 us, not 188, at K = 23 157, not 163, with K <= 15 within 1%
+// (H200, in one run; NOTES.md, session 98).
+template <int kV, typename acc_t>
 __device__ __forceinline__ void add_taps_by_eight(const acc_t* __restrict__ window, const acc_t* __restrict__ mask,
-                                                  int at, int K, Pad pad, acc_t (&acc)[8]) {
+                                                  int at, int K, acc_t (&acc)[8]) {
   static_assert(kV % 8 == 0, "8 inputs from a multiple of 8 must not cross a pad word");
   acc_t v[16];
-  const acc_t* first = window + pad(at);
+  // The inputs from at + j0 + 8 start 8 words after those from at + j0, or
+  // 9 where a pad word lies between ((at + j0 + 8) % kV == 0): for kV = 8
+  // always, a fixed step.
+  const unsigned u = static_cast<unsigned>(at);
+  const unsigned s = kV == 8 ? 0u : u % kV;
+  const acc_t* next = window + (u + u / kV);
 #pragma unroll
-  for (int e = 0; e < 8; ++e) v[e] = first[e];
+  for (int e = 0; e < 8; ++e) v[e] = next[e];
   int j0 = 0;
   for (; j0 + 8 <= K; j0 += 8) {
-    const acc_t* next = window + pad(at + j0 + 8);  // up to 8 words past the last input used: the slack
+    next += 8 + ((s + unsigned(j0) + 8) % kV == 0);  // up to 8 words past the last input used: the slack
 #pragma unroll
     for (int e = 0; e < 8; ++e) v[8 + e] = next[e];
 #pragma unroll
@@ -137,7 +147,7 @@ __device__ __forceinline__ void add_taps_by_eight(const acc_t* __restrict__ wind
     // kernel took 64 registers, not 48, and depthwise K = 3 ran 1% behind
     // the tap-at-a-time loop; with these loads, 2-3% ahead: session 93)
     const int rest = K - j0;
-    const acc_t* next = window + pad(at + j0 + 8);
+    next += 8 + ((s + unsigned(j0) + 8) % kV == 0);
 #pragma unroll
     for (int e = 0; e < 7; ++e) v[8 + e] = e + 1 < rest ? next[e] : acc_t(0);
 #pragma unroll
@@ -223,7 +233,7 @@ __global__ void __launch_bounds__(kThreads)
     acc_t acc[kPerThread];
 #pragma unroll
     for (int e = 0; e < kPerThread; ++e) acc[e] = b;
-    add_taps_by_eight<8>(window, mask, base, a.K, [](int q) { return padded(q); }, acc);
+    add_taps_by_eight<8>(window, mask, base, a.K, acc);
     scalar_t* dst = out + r * a.out_len + first + base;
     // outputs of this thread's 8 that exist: a.out_len - first - base
     store_outputs<kPerThread>(dst, acc, a.out_len - first - base, reinterpret_cast<uintptr_t>(dst) % 16 == 0);
@@ -265,14 +275,20 @@ template <typename scalar_t, int kV>
 constexpr size_t ahead_staging_offset(int K) {
   return (ahead_window_bytes<scalar_t, kV>(K) + 15) / 16 * 16;
 }
-template <typename scalar_t, int kV, bool kStaged>
+template <typename scalar_t, int kV, bool kStaged, bool kTwoWindows>
 constexpr size_t ahead_smem_bytes(int K) {
-  return kStaged ? ahead_staging_offset<scalar_t, kV>(K) + sizeof(scalar_t) * kThreads * kV
-                 : ahead_window_bytes<scalar_t, kV>(K);
+  return kStaged       ? ahead_staging_offset<scalar_t, kV>(K) + sizeof(scalar_t) * kThreads * kV
+         : kTwoWindows ? ahead_staging_offset<scalar_t, kV>(K) + ahead_window_bytes<scalar_t, kV>(K)
+                       : ahead_window_bytes<scalar_t, kV>(K);
 }
-static_assert(ahead_smem_bytes<double, AheadPolicy<double>::kV, true>(kAheadMaxTaps) <= 48 * 1024 &&
-                  ahead_smem_bytes<float, AheadPolicy<float>::kV, true>(kAheadMaxTaps) <= 48 * 1024 &&
-                  ahead_smem_bytes<c10::BFloat16, AheadPolicy<c10::BFloat16>::kV, true>(kAheadMaxTaps) <= 48 * 1024,
+static_assert(ahead_smem_bytes<double, AheadPolicy<double>::kV, true, false>(kAheadMaxTaps) <= 48 * 1024 &&
+                  ahead_smem_bytes<float, AheadPolicy<float>::kV, true, false>(kAheadMaxTaps) <= 48 * 1024 &&
+                  ahead_smem_bytes<c10::BFloat16, AheadPolicy<c10::BFloat16>::kV, true, false>(kAheadMaxTaps) <=
+                      48 * 1024 &&
+                  ahead_smem_bytes<double, AheadPolicy<double>::kV, false, true>(kAheadMaxTaps) <= 48 * 1024 &&
+                  ahead_smem_bytes<float, AheadPolicy<float>::kV, false, true>(kAheadMaxTaps) <= 48 * 1024 &&
+                  ahead_smem_bytes<c10::BFloat16, AheadPolicy<c10::BFloat16>::kV, false, true>(kAheadMaxTaps) <=
+                      48 * 1024,
               "conv1d tiles' shared memory");
 
 // A tile's n outputs from shared memory (`staged`, on a 16-byte boundary)
@@ -371,19 +387,31 @@ __device__ __forceinline__ void load_tile_ahead(const AheadArgs& a, const TilePl
 // directly, as before: staging every tile of a row whose start is on one
 // (one row of 2^27 float32, K = 15 "valid") had cost 17% (NOTES.md, session
 // 96).
-template <typename scalar_t, int kV, int kMinBlocks, bool kStaged>
+//
+// kTwoWindows: tiles alternate between two windows (and masks), the second
+// where kStaged puts its outputs, so that a tile needs one barrier, not
+// two. Where an SM holds two blocks (float64) the second barrier left it
+// idle: on the H200, in one run, float64 [4, 256, 8192] K = 3 to 15 in
+// 50-53 us against 55-57, one float64 channel of 2^25 at K = 31 204 against
+// 227. Where it holds four (float32 and 2-byte types), two windows lost
+// (one float32 channel at K = 31 184 us against 172; bfloat16 K = 15 245
+// against 220): they keep one (NOTES.md, session 98).
+template <typename scalar_t, int kV, int kMinBlocks, bool kStaged, bool kTwoWindows>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gpureduce_conv1d_rows_ahead(AheadArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
                                 const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
+  static_assert(!(kStaged && kTwoWindows), "the second window takes the staging buffer's place");
   using acc_t = acc_of<scalar_t>;
   constexpr int kTileV = kThreads * kV;
   // The window with a pad word after every kV: thread t's kV outputs start
   // at word t * (kV + 1), an odd stride, so a warp's reads meet no bank twice.
   const auto pad = [](int q) { return q + q / kV; };
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  acc_t* mask = reinterpret_cast<acc_t*>(smem_raw);  // K taps
-  acc_t* window = mask + a.K;                         // pad(kTileV + K - 1) words
+  acc_t* const mask0 = reinterpret_cast<acc_t*>(smem_raw);  // K taps
+  acc_t* const window0 = mask0 + a.K;                        // pad(kTileV + K - 1) words
   scalar_t* const staging = reinterpret_cast<scalar_t*>(smem_raw + ahead_staging_offset<scalar_t, kV>(a.K));
+  // kTwoWindows: odd tiles' mask and window at the staging offset.
+  const int second = int(ahead_staging_offset<scalar_t, kV>(a.K) / sizeof(acc_t));
   int64_t work = blockIdx.x;
   if (work >= a.total) return;
   TileAhead<scalar_t, kV> p;
@@ -393,9 +421,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   // a pad word) after, with `left` the same for every tile.
   const int base = threadIdx.x * kV;
   const unsigned q0 = unsigned(a.left + base);
-  acc_t* const lo = window + q0 + q0 / kV;
   const int split = kV - int(q0 % kV);
-  for (; work < a.total; work += gridDim.x) {
+  for (int k = 0; work < a.total; work += gridDim.x, ++k) {
+    const int shift = kTwoWindows && (k & 1) ? second : 0;
+    acc_t* const mask = mask0 + shift;
+    acc_t* const window = window0 + shift;
+    acc_t* const lo = window + q0 + q0 / kV;
     // This tile into shared memory, from the registers.
 #pragma unroll
     for (int e = 0; e < kV; ++e) (e < split ? lo : lo + 1)[e] = static_cast<acc_t>(p.body[e]);
@@ -423,7 +454,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
       acc_t acc[kPass];
 #pragma unroll
       for (int e = 0; e < kPass; ++e) acc[e] = b;
-      add_taps_by_eight<kV>(window, mask, base + part, a.K, pad, acc);
+      add_taps_by_eight<kV>(window, mask, base + part, a.K, acc);
       if (staged) {
         alignas(16) scalar_t vals[kPass];
 #pragma unroll
@@ -435,7 +466,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
         store_outputs<kPass>(dst + part, acc, left_in_row - part, reinterpret_cast<uintptr_t>(dst + part) % 16 == 0);
       }
     }
-    __syncthreads();
+    // With two windows, the next tile's window is the other one: this
+    // tile's is written again two tiles on, after the next tile's barrier,
+    // which every thread reaches only when done with this one.
+    if (!kTwoWindows) __syncthreads();
     // (the next tile's staged outputs are written only after its first
     // barrier, which every thread reaches after this copy)
     if (staged)
@@ -538,7 +572,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gpureduce_conv1d_rows_async(AheadArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
                                 const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
   static_assert(std::is_same_v<scalar_t, acc_of<scalar_t>>, "the window holds the input's own type");
-  const auto pad = [](int q) { return q + q / kAsyncV; };
   extern __shared__ __align__(16) unsigned char smem_raw[];
   scalar_t* const buffers = reinterpret_cast<scalar_t*>(smem_raw);
   scalar_t* const staging = buffers + 2 * kAsyncBufferWords;
@@ -568,7 +601,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
       alignas(16) scalar_t acc[kAsyncV];
 #pragma unroll
       for (int e = 0; e < kAsyncV; ++e) acc[e] = b;
-      add_taps_by_eight<kAsyncV>(window, mask, base, a.K, pad, acc);
+      add_taps_by_eight<kAsyncV>(window, mask, base, a.K, acc);
       if (staged) {
 #pragma unroll
         for (int q = 0; q < int(sizeof(acc)) / 16; ++q)
@@ -988,9 +1021,11 @@ template <typename scalar_t, int kV, int kMinBlocks, bool kStaged>
 void launch_rows_ahead(const Conv1dOperands& o, cudaStream_t stream) {
   const AheadArgs a = ahead_args(o, kThreads * kV);
   static cuda::ResidentWave wave;
-  const auto kernel = gpureduce_conv1d_rows_ahead<scalar_t, kV, kMinBlocks, kStaged>;
+  constexpr bool kTwoWindows = !kStaged && kMinBlocks <= 2;  // as measured: float64's two blocks an SM
+  const auto kernel = gpureduce_conv1d_rows_ahead<scalar_t, kV, kMinBlocks, kStaged, kTwoWindows>;
   const int64_t blocks = std::min<int64_t>(a.total, wave.blocks(kernel, kThreads));
-  kernel<<<static_cast<unsigned>(blocks), kThreads, ahead_smem_bytes<scalar_t, kV, kStaged>(a.K), stream>>>(
+  kernel<<<static_cast<unsigned>(blocks), kThreads, ahead_smem_bytes<scalar_t, kV, kStaged, kTwoWindows>(a.K),
+           stream>>>(
       a, o.input.const_data_ptr<scalar_t>(), o.weight.const_data_ptr<scalar_t>(),
       o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr, o.out.mutable_data_ptr<scalar_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
