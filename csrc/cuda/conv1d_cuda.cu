@@ -333,6 +333,25 @@ __device__ __forceinline__ TilePlace place_of(const AheadArgs& a, int64_t work) 
   return {r, (work - r * a.tiles) * kTileV, c};
 }
 
+// The cp.async kernel's: the same in 32 bits, its launch keeping `total`
+// (the rows' tiles, so also the row and channel indices) below 2^31.
+// Measured against the 64-bit form (H200, in one run; NOTES.md, session
+// 98): float32 [8, 512, 16383] K = 15 causal 201 us against 211, one row
+// of 2^26 + 1 at K = 31 213 against 222, [2, 768, 4095] K = 4 18.7 against
+// 19.5. In the tile-ahead kernel the same change cost 2-4% on long float32
+// rows at K <= 16 (ncu: more time waiting on its loads, the same bytes; not
+// understood), so it keeps the 64-bit form.
+struct AsyncArgs : RowsArgs {
+  FastDivmod32 tiles_div, channels_div;
+};
+
+template <int kTileV>
+__device__ __forceinline__ TilePlace place_of(const AsyncArgs& a, uint32_t work) {
+  const uint32_t r = a.tiles_div.div(work);
+  const uint32_t c = a.per_channel ? r - a.channels_div.div(r) * a.channels_div.divisor : 0;
+  return {r, int64_t(work - r * a.tiles_div.divisor) * kTileV, c};
+}
+
 template <typename scalar_t, int V>
 struct TileAhead {
   static constexpr int kV = V;
@@ -529,7 +548,7 @@ constexpr size_t async_smem_bytes() {
 // Tile `at`'s taps, bias and window (zeros outside the row) into `buf`, as
 // one group of cp.async copies.
 template <typename scalar_t>
-__device__ __forceinline__ void copy_tile_async(const AheadArgs& a, const TilePlace& at,
+__device__ __forceinline__ void copy_tile_async(const AsyncArgs& a, const TilePlace& at,
                                                 const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
                                                 const scalar_t* __restrict__ bias, scalar_t* buf) {
   // Words between a thread's copies: pad(q + kThreads) - pad(q).
@@ -569,14 +588,15 @@ __device__ __forceinline__ void copy_tile_async(const AheadArgs& a, const TilePl
 
 template <typename scalar_t, int kMinBlocks, bool kStaged>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
-    gpureduce_conv1d_rows_async(AheadArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
+    gpureduce_conv1d_rows_async(AsyncArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
                                 const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
   static_assert(std::is_same_v<scalar_t, acc_of<scalar_t>>, "the window holds the input's own type");
   extern __shared__ __align__(16) unsigned char smem_raw[];
   scalar_t* const buffers = reinterpret_cast<scalar_t*>(smem_raw);
   scalar_t* const staging = buffers + 2 * kAsyncBufferWords;
-  int64_t work = blockIdx.x;
-  if (work >= a.total) return;
+  const uint32_t total = static_cast<uint32_t>(a.total);  // below 2^31: work + gridDim.x cannot wrap
+  uint32_t work = blockIdx.x;
+  if (work >= total) return;
   TilePlace at = place_of<kAsyncTile>(a, work);
   copy_tile_async<scalar_t>(a, at, in, w, bias, buffers);
   const int base = threadIdx.x * kAsyncV;
@@ -584,9 +604,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     const scalar_t* const buf = buffers + (k & 1) * kAsyncBufferWords;
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     __syncthreads();  // this tile's window is in, and every thread is done with the other buffer
-    const int64_t next = work + gridDim.x;
+    const uint32_t next = work + gridDim.x;
     TilePlace next_at{};
-    if (next < a.total) {
+    if (next < total) {
       next_at = place_of<kAsyncTile>(a, next);
       copy_tile_async<scalar_t>(a, next_at, in, w, bias, buffers + ((k + 1) & 1) * kAsyncBufferWords);
     }
@@ -614,7 +634,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
       __syncthreads();
       store_staged_tile(tile_dst, staging, left_in_row + base < kAsyncTile ? int(left_in_row + base) : kAsyncTile);
     }
-    if (next >= a.total) break;
+    if (next >= total) break;
     work = next;
     at = next_at;
   }
@@ -1004,14 +1024,17 @@ at::Tensor classic_conv1d_cuda(const at::Tensor& input, const at::Tensor& weight
 }
 
 // The arguments of the kernels that loop over tiles of `tile` outputs
-// (tile-ahead and cp.async).
-AheadArgs ahead_args(const Conv1dOperands& o, int64_t tile) {
-  AheadArgs a{};
+// (tile-ahead: AheadArgs, cp.async: AsyncArgs, whose divisors are 32-bit).
+template <typename Args>
+Args tile_args(const Conv1dOperands& o, int64_t tile) {
+  Args a{};
   static_cast<RowGeometry&>(a) = geometry_of(o);
   a.tiles = (o.out_len + tile - 1) / tile;
   a.total = a.rows * a.tiles;
-  a.tiles_div = FastDivmod(static_cast<uint64_t>(a.tiles));
-  a.channels_div = FastDivmod(static_cast<uint64_t>(std::max<int64_t>(1, a.channels)));
+  using Divmod = decltype(a.tiles_div);
+  using Word = decltype(a.tiles_div.divisor);
+  a.tiles_div = Divmod(static_cast<Word>(a.tiles));
+  a.channels_div = Divmod(static_cast<Word>(std::max<int64_t>(1, a.channels)));
   return a;
 }
 
@@ -1019,7 +1042,7 @@ AheadArgs ahead_args(const Conv1dOperands& o, int64_t tile) {
 // fewer, one a tile), each looping over tiles.
 template <typename scalar_t, int kV, int kMinBlocks, bool kStaged>
 void launch_rows_ahead(const Conv1dOperands& o, cudaStream_t stream) {
-  const AheadArgs a = ahead_args(o, kThreads * kV);
+  const AheadArgs a = tile_args<AheadArgs>(o, kThreads * kV);
   static cuda::ResidentWave wave;
   constexpr bool kTwoWindows = !kStaged && kMinBlocks <= 2;  // as measured: float64's two blocks an SM
   const auto kernel = gpureduce_conv1d_rows_ahead<scalar_t, kV, kMinBlocks, kStaged, kTwoWindows>;
@@ -1037,7 +1060,7 @@ void launch_rows_ahead(const Conv1dOperands& o, cudaStream_t stream) {
 // launch gets without opting in; it opts in, once per device.
 template <typename scalar_t, int kMinBlocks, bool kStaged>
 void launch_rows_async(const Conv1dOperands& o, cudaStream_t stream) {
-  const AheadArgs a = ahead_args(o, kAsyncTile);
+  const AsyncArgs a = tile_args<AsyncArgs>(o, kAsyncTile);
   const auto kernel = gpureduce_conv1d_rows_async<scalar_t, kMinBlocks, kStaged>;
   constexpr size_t smem = async_smem_bytes<scalar_t, kStaged>();
   static PerDevice resident;
@@ -1124,8 +1147,11 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
     const bool out_on_16 = reinterpret_cast<uintptr_t>(out) % 16 == 0 && (o.out_len * elem) % 16 == 0;
     if constexpr (sizeof(scalar_t) >= 4) {
       // Input rows off 16-byte boundaries: the cp.async tile kernel
-      // (gpureduce_conv1d_rows_async, which says what it measured).
-      if (!aligned && o.K <= kAheadMaxTaps) {
+      // (gpureduce_conv1d_rows_async, which says what it measured). It
+      // counts tiles in 32 bits: only billions of short rows (tens of GB)
+      // have more, and go to the one-tile kernel.
+      const bool tiles_in_31_bits = o.rows * ((o.out_len + kAsyncTile - 1) / kAsyncTile) < (int64_t(1) << 31);
+      if (!aligned && o.K <= kAheadMaxTaps && tiles_in_31_bits) {
         constexpr int kMinBlocks = AheadPolicy<scalar_t>::kMinBlocks;
         out_on_16 ? launch_rows_async<scalar_t, kMinBlocks, false>(o, stream)
                   : launch_rows_async<scalar_t, kMinBlocks, true>(o, stream);
