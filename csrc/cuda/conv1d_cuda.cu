@@ -338,9 +338,9 @@ __device__ __forceinline__ TilePlace place_of(const AheadArgs& a, int64_t work) 
 // Measured against the 64-bit form (H200, in one run; NOTES.md, session
 // 98): float32 [8, 512, 16383] K = 15 causal 201 us against 211, one row
 // of 2^26 + 1 at K = 31 213 against 222, [2, 768, 4095] K = 4 18.7 against
-// 19.5. In the tile-ahead kernel the same change cost 2-4% on long float32
-// rows at K <= 16 (ncu: more time waiting on its loads, the same bytes; not
-// understood), so it keeps the 64-bit form.
+// 19.5; float64 rows within 1%. In the tile-ahead kernel the same change
+// cost 2-6% on long float32 rows at K <= 16 (ncu: more time waiting on its
+// loads, the same bytes; not understood), so it keeps the 64-bit form.
 struct AsyncArgs : RowsArgs {
   FastDivmod32 tiles_div, channels_div;
 };
@@ -410,11 +410,11 @@ __device__ __forceinline__ void load_tile_ahead(const AheadArgs& a, const TilePl
 // kTwoWindows: tiles alternate between two windows (and masks), the second
 // where kStaged puts its outputs, so that a tile needs one barrier, not
 // two. Where an SM holds two blocks (float64) the second barrier left it
-// idle: on the H200, in one run, float64 [4, 256, 8192] K = 3 to 15 in
-// 50-53 us against 55-57, one float64 channel of 2^25 at K = 31 204 against
-// 227. Where it holds four (float32 and 2-byte types), two windows lost
-// (one float32 channel at K = 31 184 us against 172; bfloat16 K = 15 245
-// against 220): they keep one (NOTES.md, session 98).
+// idle: on the H200, in one run, one float64 channel of 2^25 at K = 3 to
+// 31 in 196-206 us against 215-228, "valid" [2, 512, 16384] K = 4 81 against
+// 99. Where it holds four (float32 and 2-byte types), two windows lost (one
+// float32 channel at K = 31 184 us against 172; bfloat16 K = 15 245 against
+// 220): they keep one (NOTES.md, session 98).
 template <typename scalar_t, int kV, int kMinBlocks, bool kStaged, bool kTwoWindows>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gpureduce_conv1d_rows_ahead(AheadArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
