@@ -1,7 +1,10 @@
 // Division by a run-time constant with a multiply and a shift (Granlund and
 // Montgomery's round-up method), used by kernels that map linear indices to
-// strided offsets. 64-bit, since tensors may hold more than 2^32 elements;
-// FastDivmod32 where the indices are known to stay below 2^31.
+// strided offsets. FastDivmod is 64-bit, since tensors may hold more than
+// 2^32 elements; FastDivmod32, where the indices are known to stay below
+// 2^31 (tile and row counts that a launch checks), is a multiply-high, an
+// add and a shift, where the 64-bit form's __umul64hi and 64-bit shift are
+// some 15 instructions.
 #pragma once
 
 #include <c10/macros/Macros.h>
@@ -10,54 +13,37 @@
 
 namespace gpureduce {
 
-struct FastDivmod {
-  uint64_t divisor = 1;
-  uint64_t magic = 1;
+// Word: uint32_t or uint64_t; Wide: an unsigned type of twice its bits.
+template <typename Word, typename Wide>
+struct MultiplyShiftDivisor {
+  static constexpr int kBits = 8 * sizeof(Word);
+  Word divisor = 1;
+  Word magic = 1;
   int shift = 0;
 
-  FastDivmod() = default;
-  explicit FastDivmod(uint64_t d) : divisor(d) {
+  MultiplyShiftDivisor() = default;
+  explicit MultiplyShiftDivisor(Word d) : divisor(d) {
     shift = 0;
-    while (shift < 63 && (uint64_t(1) << shift) < d) ++shift;
-    const unsigned __int128 two64 = static_cast<unsigned __int128>(1) << 64;
-    magic = static_cast<uint64_t>(two64 * ((uint64_t(1) << shift) - d) / d + 1);
+    while (shift < kBits - 1 && (Word(1) << shift) < d) ++shift;
+    magic = static_cast<Word>((Wide(1) << kBits) * ((Word(1) << shift) - d) / d + 1);
   }
 
-  // Valid for n < 2^63, where the sum below cannot overflow.
-  C10_HOST_DEVICE uint64_t div(uint64_t n) const {
+  // Valid for n < 2^(kBits - 1), where the sum below cannot overflow.
+  C10_HOST_DEVICE Word div(Word n) const {
 #if defined(__CUDA_ARCH__)
-    const uint64_t t = __umul64hi(n, magic);
+    Word t;
+    if constexpr (sizeof(Word) == 8)
+      t = __umul64hi(n, magic);
+    else
+      t = __umulhi(n, magic);
 #else
-    const uint64_t t = static_cast<uint64_t>((static_cast<unsigned __int128>(n) * magic) >> 64);
+    const Word t = static_cast<Word>((static_cast<Wide>(n) * magic) >> kBits);
 #endif
     return (t + n) >> shift;
   }
 };
 
-// The same in 32 bits, for indices below 2^31 (tile and row counts, which
-// the launch checks): a multiply-high, an add and a shift, where the 64-bit
-// form's __umul64hi and 64-bit shift are some 15 instructions.
-struct FastDivmod32 {
-  uint32_t divisor = 1;
-  uint32_t magic = 1;
-  int shift = 0;
-
-  FastDivmod32() = default;
-  explicit FastDivmod32(uint32_t d) : divisor(d) {
-    shift = 0;
-    while (shift < 31 && (uint32_t(1) << shift) < d) ++shift;
-    magic = static_cast<uint32_t>((uint64_t(1) << 32) * ((uint64_t(1) << shift) - d) / d + 1);
-  }
-
-  // Valid for n < 2^31, where the sum below cannot overflow.
-  C10_HOST_DEVICE uint32_t div(uint32_t n) const {
-#if defined(__CUDA_ARCH__)
-    const uint32_t t = __umulhi(n, magic);
-#else
-    const uint32_t t = static_cast<uint32_t>((uint64_t(n) * magic) >> 32);
-#endif
-    return (t + n) >> shift;
-  }
-};
+using FastDivmod = MultiplyShiftDivisor<uint64_t, unsigned __int128>;
+using FastDivmod32 = MultiplyShiftDivisor<uint32_t, uint64_t>;
 
 }  // namespace gpureduce
