@@ -285,10 +285,7 @@ static_assert(ahead_smem_bytes<double, AheadPolicy<double>::kV, true, false>(kAh
                   ahead_smem_bytes<float, AheadPolicy<float>::kV, true, false>(kAheadMaxTaps) <= 48 * 1024 &&
                   ahead_smem_bytes<c10::BFloat16, AheadPolicy<c10::BFloat16>::kV, true, false>(kAheadMaxTaps) <=
                       48 * 1024 &&
-                  ahead_smem_bytes<double, AheadPolicy<double>::kV, false, true>(kAheadMaxTaps) <= 48 * 1024 &&
-                  ahead_smem_bytes<float, AheadPolicy<float>::kV, false, true>(kAheadMaxTaps) <= 48 * 1024 &&
-                  ahead_smem_bytes<c10::BFloat16, AheadPolicy<c10::BFloat16>::kV, false, true>(kAheadMaxTaps) <=
-                      48 * 1024,
+                  ahead_smem_bytes<double, AheadPolicy<double>::kV, false, true>(kAheadMaxTaps) <= 48 * 1024,
               "conv1d tiles' shared memory");
 
 // A tile's n outputs from shared memory (`staged`, on a 16-byte boundary)
