@@ -670,10 +670,20 @@ struct StreamPolicy {
   static_assert(sizeof(scalar_t) == 2, "16 2-byte inputs a thread");
   static constexpr int kV = 16;  // a thread's outputs: 8 words of input
   static constexpr int kPerWord = 2;
-  // 64 registers; 4-12 bytes spilled (SASS, sm_90, CUDA 13.0): reloaded at
-  // a run's or a row's last chunk, except float16 at left 1, 3, 5 and 7,
-  // which store and reload a 2-byte value each chunk. Packing the outputs
-  // into words as they are made spilled 16-48 bytes instead.
+  // Blocks an SM. Masks with no inputs past a thread's own (right = 0:
+  // causal ones, K = 1) run at 3 blocks, 68-71 registers a thread and none
+  // spilled; at 4 blocks (64 registers) every instance spills 4-16 bytes
+  // (SASS, sm_90, CUDA 13.0). On the H200, in one run, 3 blocks took
+  // bfloat16 [8, 1024, 16384] K = 7 causal from 152 us to 141 (84% of the
+  // copy roof to 90%), K = 3 causal 149 to 143, float16 [2, 2048, 16384] K
+  // = 4 causal 77.7 to 72.4. Masks with inputs past a thread's (right > 0)
+  // stay at 4 blocks: there each step waits on lane 0's loads of the next
+  // chunk (the thread after's inputs for lane 31), and at 3 blocks "same"
+  // masks were 2-6% slower (K = 7 151 us against 143, K = 5 147 against
+  // 145). Loading lane 31's inputs past the chunk itself a step ahead, so
+  // that no step waited, was slower still at 3 blocks (K = 5 "same" 155
+  // us). NOTES.md, session 99.
+  static constexpr int kMinBlocksNoRight = 3;
   static constexpr int kMinBlocks = 4;
 };
 
@@ -720,8 +730,8 @@ __device__ __forceinline__ float word_element(uint32_t w, int h) {
   }
 }
 
-template <typename scalar_t, int kLeft>
-__global__ void __launch_bounds__(kThreads, StreamPolicy<scalar_t>::kMinBlocks)
+template <typename scalar_t, int kLeft, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
     gpureduce_conv1d_rows_stream(StreamArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
                                  const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
   constexpr int kV = StreamPolicy<scalar_t>::kV;
@@ -730,7 +740,7 @@ __global__ void __launch_bounds__(kThreads, StreamPolicy<scalar_t>::kMinBlocks)
   constexpr int kRight = kStreamMaxTaps - 1 - kLeft;       // the most inputs a thread reads past its kV
   constexpr int kLeftWords = (kLeft + kPer - 1) / kPer;    // words of the thread before it reads
   constexpr int kRightWords = (kRight + kPer - 1) / kPer;  // and of the thread after it, at most
-  __shared__ float taps[kThreads / 32][kStreamMaxTaps];    // each warp's row's mask
+  __shared__ __align__(16) float taps[kThreads / 32][kStreamMaxTaps];  // each warp's row's mask (zeros past K)
   const int lane = threadIdx.x & 31;
   float* const mask = taps[threadIdx.x >> 5];
   const int64_t warp = int64_t(blockIdx.x) * (kThreads / 32) + (threadIdx.x >> 5);
@@ -746,7 +756,7 @@ __global__ void __launch_bounds__(kThreads, StreamPolicy<scalar_t>::kMinBlocks)
     const int64_t ch =
         a.per_channel ? r - static_cast<int64_t>(a.channels_div.div(static_cast<uint64_t>(r))) * a.channels : 0;
     __syncwarp();
-    if (lane < a.K) mask[lane] = static_cast<float>(w[ch * a.K + lane]);
+    if (lane < kStreamMaxTaps) mask[lane] = lane < a.K ? static_cast<float>(w[ch * a.K + lane]) : 0.f;
     __syncwarp();
     b = a.has_bias ? static_cast<float>(bias[ch]) : 0.f;
   };
@@ -1078,10 +1088,10 @@ void launch_rows_async(const Conv1dOperands& o, cudaStream_t stream) {
 
 // The stream kernel over o's rows: a resident wave of warps (or one a
 // chunk, if fewer), each a run of consecutive chunks.
-template <typename scalar_t, int kLeft>
-void launch_rows_stream_left(const StreamArgs& a, const Conv1dOperands& o, cudaStream_t stream) {
+template <typename scalar_t, int kLeft, int kMinBlocks>
+void launch_rows_stream_blocks(const StreamArgs& a, const Conv1dOperands& o, cudaStream_t stream) {
   static cuda::ResidentWave wave;
-  const auto kernel = gpureduce_conv1d_rows_stream<scalar_t, kLeft>;
+  const auto kernel = gpureduce_conv1d_rows_stream<scalar_t, kLeft, kMinBlocks>;
   StreamArgs args = a;
   args.warps = std::min<int64_t>(a.total, wave.blocks(kernel, kThreads) * (kThreads / 32));
   const int64_t blocks = (args.warps + kThreads / 32 - 1) / (kThreads / 32);
@@ -1089,6 +1099,15 @@ void launch_rows_stream_left(const StreamArgs& a, const Conv1dOperands& o, cudaS
       args, o.input.const_data_ptr<scalar_t>(), o.weight.const_data_ptr<scalar_t>(),
       o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr, o.out.mutable_data_ptr<scalar_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename scalar_t, int kLeft>
+void launch_rows_stream_left(const StreamArgs& a, const Conv1dOperands& o, cudaStream_t stream) {
+  using Policy = StreamPolicy<scalar_t>;
+  if (o.K - 1 - kLeft == 0)
+    launch_rows_stream_blocks<scalar_t, kLeft, Policy::kMinBlocksNoRight>(a, o, stream);
+  else
+    launch_rows_stream_blocks<scalar_t, kLeft, Policy::kMinBlocks>(a, o, stream);
 }
 
 template <typename scalar_t, int... kLefts>
