@@ -677,10 +677,10 @@ struct StreamPolicy {
   // bfloat16 [8, 1024, 16384] K = 7 causal from 152 us to 141 (84% of the
   // copy roof to 90%), K = 3 causal 149 to 143, float16 [2, 2048, 16384] K
   // = 4 causal 77.7 to 72.4. Masks with inputs past a thread's (right > 0)
-  // stay at 4 blocks: there each step waits on lane 0's loads of the next
-  // chunk (the thread after's inputs for lane 31), and at 3 blocks "same"
-  // masks were 2-6% slower (K = 7 151 us against 143, K = 5 147 against
-  // 145). Loading lane 31's inputs past the chunk itself a step ahead, so
+  // stay at 4 blocks: at 3 "same" masks were 2-6% slower (K = 7 151 us
+  // against 143, K = 5 147 against 145). My reading, not profiled: each of
+  // their steps waits on lane 0's loads of the next chunk (lane 31's inputs
+  // past its own), which 24 warps an SM hide less well than 32. Loading lane 31's inputs past the chunk itself a step ahead, so
   // that no step waited, was slower still at 3 blocks (K = 5 "same" 155
   // us). NOTES.md, session 99.
   static constexpr int kMinBlocksNoRight = 3;
@@ -740,7 +740,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   constexpr int kRight = kStreamMaxTaps - 1 - kLeft;       // the most inputs a thread reads past its kV
   constexpr int kLeftWords = (kLeft + kPer - 1) / kPer;    // words of the thread before it reads
   constexpr int kRightWords = (kRight + kPer - 1) / kPer;  // and of the thread after it, at most
-  __shared__ __align__(16) float taps[kThreads / 32][kStreamMaxTaps];  // each warp's row's mask (zeros past K)
+  // Each warp's row's mask, zeros past K; 16-byte aligned, so that a pass
+  // reads its taps as 16-byte shared loads (SASS: LDS.128).
+  __shared__ __align__(16) float taps[kThreads / 32][kStreamMaxTaps];
   const int lane = threadIdx.x & 31;
   float* const mask = taps[threadIdx.x >> 5];
   const int64_t warp = int64_t(blockIdx.x) * (kThreads / 32) + (threadIdx.x >> 5);
