@@ -12,9 +12,10 @@
 //   by shuffles;
 // - gpureduce_conv1d_rows_ahead, for the other rows on 16-byte boundaries
 //   and masks of up to 31 taps: a block works through tiles one after
-//   another, a tile's window loaded into registers (16-byte vectors, 32
-//   bytes a thread) a tile ahead, so that a tile's compute overlaps the
-//   next one's loads;
+//   another (strided over the grid, or a run of consecutive tiles where the
+//   arithmetic is the limit), a tile's window loaded into registers
+//   (16-byte vectors, 32 bytes a thread) a tile ahead, so that a tile's
+//   compute overlaps the next one's loads;
 // - gpureduce_conv1d_rows_async, for float32 and float64 rows off 16-byte
 //   boundaries and masks of up to 31 taps: the same tiles, the next one's
 //   window copied element by element into a second shared buffer by
@@ -257,6 +258,12 @@ template <typename scalar_t>
 struct AheadPolicy {
   static constexpr int kV = sizeof(scalar_t) == 2 ? 16 : 8;
   static constexpr int kMinBlocks = sizeof(scalar_t) == 8 ? 2 : 4;
+  // Whether a block's tiles are a run of consecutive ones (kRuns of the
+  // kernel, which says what was measured): for 2-byte rows (here K 9 to 31,
+  // or outputs staged) and float32 masks of more than 16 taps.
+  static constexpr bool kRunsAlways = sizeof(scalar_t) == 2;
+  static constexpr bool kRunsNever = sizeof(scalar_t) == 8;
+  static bool runs(int64_t K) { return kRunsAlways || (!kRunsNever && K > 16); }
 };
 // The masks it takes: a thread loads a tap, and a halo cell.
 constexpr int kAheadMaxTaps = 31;
@@ -315,6 +322,9 @@ __device__ __forceinline__ void store_staged_tile(scalar_t* __restrict__ dst, co
 // path, and a tile took four).
 struct AheadArgs : RowsArgs {
   FastDivmod tiles_div, channels_div;
+  // kRuns: block b's tiles are the run of run_tiles (+ 1 for b < run_extra)
+  // from b * run_tiles + min(b, run_extra).
+  int64_t run_tiles, run_extra;
 };
 
 // Tile `work`'s row, its first output and its mask's row.
@@ -328,6 +338,19 @@ __device__ __forceinline__ TilePlace place_of(const AheadArgs& a, int64_t work) 
   const int64_t c = a.per_channel ? r - static_cast<int64_t>(a.channels_div.div(static_cast<uint64_t>(r))) * a.channels
                                   : 0;
   return {r, (work - r * a.tiles) * kTileV, c};
+}
+
+// The tile after `at` in row order (the next row's first past a row's last):
+// a run's next tile, without the division of place_of.
+template <int kTileV>
+__device__ __forceinline__ TilePlace next_place(const AheadArgs& a, TilePlace at) {
+  at.first += kTileV;
+  if (at.first >= a.out_len) {
+    at.first = 0;
+    ++at.r;
+    if (a.per_channel && ++at.c == a.channels) at.c = 0;
+  }
+  return at;
 }
 
 // The cp.async kernel's: the same in 32 bits, its launch keeping `total`
@@ -412,7 +435,29 @@ __device__ __forceinline__ void load_tile_ahead(const AheadArgs& a, const TilePl
 // 99. Where it holds four (float32 and 2-byte types), two windows lost (one
 // float32 channel at K = 31 184 us against 172; bfloat16 K = 15 245 against
 // 220): they keep one (NOTES.md, session 98).
-template <typename scalar_t, int kV, int kMinBlocks, bool kStaged, bool kTwoWindows>
+//
+// kRuns: block b of G takes a run of consecutive tiles (total / G of them,
+// one more for the first total % G blocks), the next tile's place stepped
+// from the last one's, where the strided order (b, b + G, ...) finds it by
+// two 64-bit multiply-and-shift divisions a tile, some 70 of a float32
+// tile's 500 instructions at K = 31. It pays where the tile's arithmetic
+// is the limit and costs where its loads are. On the H200, in one run
+// against the strided order, with the same bits (NOTES.md, session 100):
+// one float32 channel of 2^26 at K = 31 in 167 us against 176 (72% of the
+// copy roof to 76%), [8, 512, 16384] K = 31 168 against 184, K = 23 and 24
+// 152 against 156; bfloat16 [8, 1024, 16384] K = 15 214 against 230, K =
+// 31 312 against 337, staged "valid" 2-byte rows 4-9% faster, [16, 64,
+// 4104] K = 12 11.9 against 15.8; but float32 rows at K <= 16 4-7% slower
+// (one channel at K = 3 150 us against 143, depthwise K = 3 to 7 149
+// against 142; not profiled: my reading is that the loads of G runs far
+// apart meet less locality than one front of G neighbouring tiles), and
+// float64 rows 2-20% slower in an earlier form. So AheadPolicy takes runs
+// for 2-byte rows and float32 masks of more than 16 taps, strided for the
+// others, whose code is as before. The run's bounds come from the host's
+// quotient and remainder: found by two 64-bit divisions in the kernel,
+// small launches were 8-9% slower (bfloat16 [6, 45, 11840] K = 15 9.3 us
+// against 8.5; with the host's, 7.8 against 8.4).
+template <typename scalar_t, int kV, int kMinBlocks, bool kStaged, bool kTwoWindows, bool kRuns>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gpureduce_conv1d_rows_ahead(AheadArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
                                 const scalar_t* __restrict__ bias, scalar_t* __restrict__ out) {
@@ -428,17 +473,25 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   scalar_t* const staging = reinterpret_cast<scalar_t*>(smem_raw + ahead_staging_offset<scalar_t, kV>(a.K));
   // kTwoWindows: odd tiles' mask and window at the staging offset.
   const int second = int(ahead_staging_offset<scalar_t, kV>(a.K) / sizeof(acc_t));
-  int64_t work = blockIdx.x;
-  if (work >= a.total) return;
+  // The block's tiles: work, work + gridDim.x, ... below a.total, or
+  // (kRuns) its run of consecutive tiles [work, end).
+  int64_t work = blockIdx.x, end = a.total;
+  if constexpr (kRuns) {
+    const int64_t b = blockIdx.x;
+    work = b * a.run_tiles + (b < a.run_extra ? b : a.run_extra);
+    end = work + a.run_tiles + (b < a.run_extra);
+  }
+  if (work >= end) return;
+  TilePlace at = place_of<kTileV>(a, work);
   TileAhead<scalar_t, kV> p;
-  load_tile_ahead<scalar_t, kV>(a, place_of<kTileV>(a, work), in, w, bias, p);
+  load_tile_ahead<scalar_t, kV>(a, at, in, w, bias, p);
   // The thread's body inputs, window indices left + base + e, go to words
   // q + q / kV: from `lo` for the first `split` of them and from lo + 1 (past
   // a pad word) after, with `left` the same for every tile.
   const int base = threadIdx.x * kV;
   const unsigned q0 = unsigned(a.left + base);
   const int split = kV - int(q0 % kV);
-  for (int k = 0; work < a.total; work += gridDim.x, ++k) {
+  for (int k = 0; work < end; work += kRuns ? 1 : gridDim.x, ++k) {
     const int shift = kTwoWindows && (k & 1) ? second : 0;
     acc_t* const mask = mask0 + shift;
     acc_t* const window = window0 + shift;
@@ -453,10 +506,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     if (int(threadIdx.x) < a.K) mask[threadIdx.x] = static_cast<acc_t>(p.tap);
     const acc_t b = static_cast<acc_t>(p.bias);
     // The next tile's loads, in flight while this one is computed.
-    if (work + gridDim.x < a.total)
+    TilePlace next;
+    if constexpr (kRuns) {
+      next = next_place<kTileV>(a, at);
+      if (work + 1 < end) load_tile_ahead<scalar_t, kV>(a, next, in, w, bias, p);
+    } else if (work + gridDim.x < end) {
       load_tile_ahead<scalar_t, kV>(a, place_of<kTileV>(a, work + gridDim.x), in, w, bias, p);
+    }
     __syncthreads();
-    const TilePlace at = place_of<kTileV>(a, work);  // again: cheaper than registers held across the loads
+    // strided: this tile's place again, cheaper than registers held across the loads
+    if constexpr (!kRuns) at = place_of<kTileV>(a, work);
     // The thread's kV outputs in passes of kPass (the registers of a pass:
     // kPass sums and 2 kPass inputs, add_taps_by_eight).
     constexpr int kPass = 8;
@@ -490,6 +549,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     // barrier, which every thread reaches after this copy)
     if (staged)
       store_staged_tile(tile_dst, staging, left_in_row + base < kTileV ? int(left_in_row + base) : kTileV);
+    if constexpr (kRuns) at = next;
   }
 }
 
@@ -1049,18 +1109,42 @@ Args tile_args(const Conv1dOperands& o, int64_t tile) {
 
 // The tile-ahead kernel over o's rows: a resident wave of blocks (or
 // fewer, one a tile), each looping over tiles.
-template <typename scalar_t, int kV, int kMinBlocks, bool kStaged>
+template <typename scalar_t, bool kStaged, bool kRuns>
 void launch_rows_ahead(const Conv1dOperands& o, cudaStream_t stream) {
-  const AheadArgs a = tile_args<AheadArgs>(o, kThreads * kV);
+  constexpr int kV = AheadPolicy<scalar_t>::kV, kMinBlocks = AheadPolicy<scalar_t>::kMinBlocks;
+  AheadArgs a = tile_args<AheadArgs>(o, kThreads * kV);
   static cuda::ResidentWave wave;
   constexpr bool kTwoWindows = !kStaged && kMinBlocks <= 2;  // as measured: float64's two blocks an SM
-  const auto kernel = gpureduce_conv1d_rows_ahead<scalar_t, kV, kMinBlocks, kStaged, kTwoWindows>;
+  const auto kernel = gpureduce_conv1d_rows_ahead<scalar_t, kV, kMinBlocks, kStaged, kTwoWindows, kRuns>;
   const int64_t blocks = std::min<int64_t>(a.total, wave.blocks(kernel, kThreads));
+  a.run_tiles = a.total / blocks;
+  a.run_extra = a.total - a.run_tiles * blocks;
   kernel<<<static_cast<unsigned>(blocks), kThreads, ahead_smem_bytes<scalar_t, kV, kStaged, kTwoWindows>(a.K),
            stream>>>(
       a, o.input.const_data_ptr<scalar_t>(), o.weight.const_data_ptr<scalar_t>(),
       o.bias.defined() ? o.bias.const_data_ptr<scalar_t>() : nullptr, o.out.mutable_data_ptr<scalar_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// Its instance for o: outputs staged where their rows are off 16-byte
+// boundaries, and a block's tiles in the order AheadPolicy picks (only the
+// orders a type can take are compiled).
+template <typename scalar_t, bool kRuns>
+void launch_rows_ahead_in_order(const Conv1dOperands& o, cudaStream_t stream, bool out_on_16) {
+  out_on_16 ? launch_rows_ahead<scalar_t, false, kRuns>(o, stream)
+            : launch_rows_ahead<scalar_t, true, kRuns>(o, stream);
+}
+
+template <typename scalar_t>
+void launch_rows_ahead_as_measured(const Conv1dOperands& o, cudaStream_t stream, bool out_on_16) {
+  using Policy = AheadPolicy<scalar_t>;
+  if constexpr (Policy::kRunsAlways)
+    launch_rows_ahead_in_order<scalar_t, true>(o, stream, out_on_16);
+  else if constexpr (Policy::kRunsNever)
+    launch_rows_ahead_in_order<scalar_t, false>(o, stream, out_on_16);
+  else
+    Policy::runs(o.K) ? launch_rows_ahead_in_order<scalar_t, true>(o, stream, out_on_16)
+                      : launch_rows_ahead_in_order<scalar_t, false>(o, stream, out_on_16);
 }
 
 // The cp.async tile kernel over o's rows: a resident wave of blocks (or
@@ -1187,11 +1271,7 @@ at::Tensor conv1d_padded_cuda(const at::Tensor& input, const at::Tensor& weight,
       C10_CUDA_KERNEL_LAUNCH_CHECK();
       return;
     }
-    using Policy = AheadPolicy<scalar_t>;
-    if (out_on_16)
-      launch_rows_ahead<scalar_t, Policy::kV, Policy::kMinBlocks, false>(o, stream);
-    else
-      launch_rows_ahead<scalar_t, Policy::kV, Policy::kMinBlocks, true>(o, stream);
+    launch_rows_ahead_as_measured<scalar_t>(o, stream, out_on_16);
   });
   return o.out;
 }
