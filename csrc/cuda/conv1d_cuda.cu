@@ -1138,10 +1138,8 @@ void launch_rows_ahead_in_order(const Conv1dOperands& o, cudaStream_t stream, bo
 template <typename scalar_t>
 void launch_rows_ahead_as_measured(const Conv1dOperands& o, cudaStream_t stream, bool out_on_16) {
   using Policy = AheadPolicy<scalar_t>;
-  if constexpr (Policy::kRunsAlways)
-    launch_rows_ahead_in_order<scalar_t, true>(o, stream, out_on_16);
-  else if constexpr (Policy::kRunsNever)
-    launch_rows_ahead_in_order<scalar_t, false>(o, stream, out_on_16);
+  if constexpr (Policy::kRunsAlways || Policy::kRunsNever)
+    launch_rows_ahead_in_order<scalar_t, Policy::kRunsAlways>(o, stream, out_on_16);
   else
     Policy::runs(o.K) ? launch_rows_ahead_in_order<scalar_t, true>(o, stream, out_on_16)
                       : launch_rows_ahead_in_order<scalar_t, false>(o, stream, out_on_16);
