@@ -740,9 +740,10 @@ struct StreamPolicy {
   // stay at 4 blocks: at 3 "same" masks were 2-6% slower (K = 7 151 us
   // against 143, K = 5 147 against 145). My reading, not profiled: each of
   // their steps waits on lane 0's loads of the next chunk (lane 31's inputs
-  // past its own), which 24 warps an SM hide less well than 32. Loading lane 31's inputs past the chunk itself a step ahead, so
-  // that no step waited, was slower still at 3 blocks (K = 5 "same" 155
-  // us). NOTES.md, session 99.
+  // past its own), which 24 warps an SM hide less well than 32. Loading
+  // lane 31's inputs past the chunk itself a step ahead, so that no step
+  // waited, was slower still at 3 blocks (K = 5 "same" 155 us). NOTES.md,
+  // session 99.
   static constexpr int kMinBlocksNoRight = 3;
   static constexpr int kMinBlocks = 4;
 };
