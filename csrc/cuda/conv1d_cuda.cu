@@ -260,10 +260,18 @@ struct AheadPolicy {
   static constexpr int kMinBlocks = sizeof(scalar_t) == 8 ? 2 : 4;
   // Whether a block's tiles are a run of consecutive ones (kRuns of the
   // kernel, which says what was measured): for 2-byte rows (here K 9 to 31,
-  // or outputs staged) and float32 masks of more than 16 taps.
+  // or outputs staged); for float32, masks of more than 16 taps, rows whose
+  // tiles are less than 7/8 full on average (out_len outputs in tiles of
+  // kThreads * kV), and launches of at most 8 tiles a block (`resident`
+  // blocks at a time).
   static constexpr bool kRunsAlways = sizeof(scalar_t) == 2;
   static constexpr bool kRunsNever = sizeof(scalar_t) == 8;
-  static bool runs(int64_t K) { return kRunsAlways || (!kRunsNever && K > 16); }
+  static bool runs(int64_t K, int64_t rows, int64_t out_len, int64_t resident) {
+    if (kRunsAlways || kRunsNever) return kRunsAlways;
+    constexpr int64_t kTileV = int64_t(kThreads) * kV;
+    const int64_t tiles = (out_len + kTileV - 1) / kTileV;
+    return K > 16 || out_len * 8 < tiles * kTileV * 7 || rows * tiles <= 8 * resident;
+  }
 };
 // The masks it takes: a thread loads a tap, and a halo cell.
 constexpr int kAheadMaxTaps = 31;
@@ -447,16 +455,23 @@ __device__ __forceinline__ void load_tile_ahead(const AheadArgs& a, const TilePl
 // copy roof to 76%), [8, 512, 16384] K = 31 168 against 184, K = 23 and 24
 // 152 against 156; bfloat16 [8, 1024, 16384] K = 15 214 against 230, K =
 // 31 312 against 337, staged "valid" 2-byte rows 4-9% faster, [16, 64,
-// 4104] K = 12 11.9 against 15.8; but float32 rows at K <= 16 4-7% slower
-// (one channel at K = 3 150 us against 143, depthwise K = 3 to 7 149
-// against 142; not profiled: my reading is that the loads of G runs far
-// apart meet less locality than one front of G neighbouring tiles), and
-// float64 rows 2-20% slower in an earlier form. So AheadPolicy takes runs
-// for 2-byte rows and float32 masks of more than 16 taps, strided for the
-// others, whose code is as before. The run's bounds come from the host's
-// quotient and remainder: found by two 64-bit divisions in the kernel,
-// small launches were 8-9% slower (bfloat16 [6, 45, 11840] K = 15 9.3 us
-// against 8.5; with the host's, 7.8 against 8.4).
+// 4104] K = 12 11.9 against 15.8. Float32 rows at K <= 16 that fill
+// their tiles, many tiles a block, were 4-7% slower (one channel at K = 3
+// 150 us against 143, depthwise K = 3 to 7 149 against 142; ncu at K = 3:
+// DRAM throughput 74.6% of peak against 76.3%, L2 hit rate the same: my
+// reading is that G runs far apart keep more DRAM pages open than one front
+// of G neighbouring tiles). Where tiles are partly filled, the divisions
+// weigh more against a tile's fewer bytes: float32 rows at K <= 16 took up
+// to 27% less time ([1421, 14, 424] K = 4 39.9 us against 53.1, [205, 44,
+// 2344] K = 6 53.5 against 69.5), and launches of up to 8 tiles a block
+// 1-5% less (NOTES.md, session 101: 204 shapes, 120 of them random).
+// Float64 rows were 2-20% slower in an earlier form. So AheadPolicy takes
+// runs for 2-byte rows, and for float32 masks of more than 16 taps, rows
+// whose tiles are less than 7/8 full and launches of up to 8 tiles a
+// block; strided for the others, whose code is as before. The run's bounds
+// come from the host's quotient and remainder: found by two 64-bit
+// divisions in the kernel, small launches were 8-9% slower (bfloat16 [6,
+// 45, 11840] K = 15 9.3 us against 8.5; with the host's, 7.8 against 8.4).
 template <typename scalar_t, int kV, int kMinBlocks, bool kStaged, bool kTwoWindows, bool kRuns>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gpureduce_conv1d_rows_ahead(AheadArgs a, const scalar_t* __restrict__ in, const scalar_t* __restrict__ w,
@@ -1142,8 +1157,9 @@ void launch_rows_ahead_as_measured(const Conv1dOperands& o, cudaStream_t stream,
   if constexpr (Policy::kRunsAlways || Policy::kRunsNever)
     launch_rows_ahead_in_order<scalar_t, Policy::kRunsAlways>(o, stream, out_on_16);
   else
-    Policy::runs(o.K) ? launch_rows_ahead_in_order<scalar_t, true>(o, stream, out_on_16)
-                      : launch_rows_ahead_in_order<scalar_t, false>(o, stream, out_on_16);
+    Policy::runs(o.K, o.rows, o.out_len, int64_t(sm_count()) * Policy::kMinBlocks)
+        ? launch_rows_ahead_in_order<scalar_t, true>(o, stream, out_on_16)
+        : launch_rows_ahead_in_order<scalar_t, false>(o, stream, out_on_16);
 }
 
 // The cp.async tile kernel over o's rows: a resident wave of blocks (or
