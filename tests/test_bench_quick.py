@@ -126,3 +126,23 @@ def test_fsum_bench_quick(runs):
     assert all(r["fsum_bit_exact"] and r["sum_ok"] for r in data["rows"])
     assert all(r["fsum_us"] > 0 and r["gpureduce.sum_us"] > 0 and r["torch.sum_us"] > 0 for r in data["rows"])
     assert any(f.endswith(".md") for f in os.listdir(tmp_path))
+
+
+def test_conv1d_bench_check_float16_subnormals():
+    # conv1d_bench's float64 check, relative to sum |x| |w|: a float16
+    # output that rounds to a subnormal (3e-4 * 3e-4 = 9.0e-8, stored as
+    # 1.19e-7, 32% off) is right to within half the subnormal step and must
+    # pass; an answer twice as large, or a float32 one 1e-4 off, must not.
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import torch
+    from conv1d_bench import check
+
+    x = torch.tensor([3e-4, 1.0], dtype=torch.float16)
+    w = torch.tensor([3e-4], dtype=torch.float16)
+    got = (x.float() * w.float()).half()
+    assert got[0].item() != (x[0].double() * w[0].double()).item()
+    assert check(got, x, w, "same")
+    assert not check(got * 2, x, w, "same")
+    x32, w32 = torch.tensor([1.0, 2.0]), torch.tensor([1.0])
+    assert check(x32.clone(), x32, w32, "same")
+    assert not check(x32 + torch.tensor([0.0, 2e-4]), x32, w32, "same")
