@@ -92,6 +92,19 @@ for dtype, shape, view in ((torch.float16, (40, 64, 300, 45), "step"), (torch.bf
         x = base[:, ::2] if view == "step" else base[:, 1:]
         ref = torch.sum(x.cpu().double(), 2)
         assert torch.allclose(reduce_op.sum(x, 2).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, shape, view, off)
+# Pitch rows whose outputs are permuted (written through their index over
+# two to four outer dims), ragged and from one element off.
+for dtype in (torch.float32, torch.bfloat16, torch.float64):
+    for base, perm, dim in (((13, 9, 21, 503), (3, 1, 2, 0), 0), ((7, 400, 256), (1, 0, 2), 2),
+                            ((4, 6, 20, 131), (0, 2, 1, 3), 3), ((8, 5, 6, 7, 100), (3, 1, 0, 2, 4), 4),
+                            ((61, 3000, 4), (1, 0, 2), 2)):
+        n = 1
+        for s in base:
+            n *= s
+        for off in (0, 1):
+            x = (torch.randn(n + off) * 10).to(dtype).cuda()[off:].view(base).permute(*perm)
+            ref = torch.sum(x.cpu().double(), dim)
+            assert torch.allclose(reduce_op.sum(x, dim).cpu().double(), ref, rtol=2e-2, atol=1.0), (dtype, base, off)
 # Rows of one and two 16-byte vectors with outputs enough for the pitch
 # vector rows kernel (several rows a thread, the grid's last round partial),
 # contiguous and at a wider pitch.

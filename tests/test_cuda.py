@@ -243,6 +243,46 @@ def test_pitch_or_split_rows(shape, kernel):
         assert ran == [kernel], names
 
 
+# Rows at one pitch whose outputs lie in another order than the rows (outer
+# dims the planner cannot merge because the output's strides differ): the
+# pitch rows kernel writes each output through its index over up to four
+# such dims; five take the other rows kernels. Each output must equal the
+# same row's sum written in memory order, bit for bit (the same kernel and
+# lanes for the same row width and count), and torch.sum's. Ragged widths
+# (503, 1001 elements, any start), whole vectors (256), rows of one or two
+# vectors (4, 8 float32: not the pitch vector rows kernel, whose outputs are
+# in memory order only), and a strided out=.
+PERMUTED_ROWS_CASES = [
+    ((13, 9, 219, 503), (3, 1, 2, 0), 0, 0), ((7, 400, 256), (1, 0, 2), 2, 0), ((5, 300, 1001), (1, 0, 2), 2, 1),
+    ((4, 6, 20, 503), (0, 2, 1, 3), 3, 3), ((8, 5, 6, 7, 100), (3, 1, 0, 2, 4), 4, 0),
+    ((3, 4, 5, 6, 7, 64), (4, 2, 0, 3, 1, 5), 5, 0), ((61, 3000, 4), (1, 0, 2), 2, 0), ((9, 5000, 8), (1, 0, 2), 2, 0),
+]
+
+
+@pytest.mark.parametrize("case", range(len(PERMUTED_ROWS_CASES)))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int32], ids=str)
+def test_rows_with_permuted_outputs(case, dtype):
+    base, perm, dim, offset = PERMUTED_ROWS_CASES[case]
+    n = 1
+    for s in base:
+        n *= s
+    memory_order = random_tensor((n + offset,), dtype, "cpu", _gen()).cuda()[offset:].view(base)
+    x = memory_order.permute(*perm)
+    ours = reduce_op.sum(x, dim)
+    assert_matches_torch(ours, x, dim, False)
+    # The same rows summed into outputs in memory order, then permuted as x's kept dims are.
+    in_order = reduce_op.sum(memory_order, perm[dim])
+    kept = [p - (p > perm[dim]) for p in perm if p != perm[dim]]
+    assert torch.equal(ours, in_order.permute(*kept))
+    out = torch.empty(ours.numel() * 2, dtype=ours.dtype, device="cuda")[::2].view(ours.shape)
+    reduce_op.sum(x, dim, out=out)
+    assert torch.equal(out, ours)
+    if dtype == torch.float32 and torch.cuda.get_device_properties(0).multi_processor_count == 132:
+        names = cuda_kernels_run(lambda: reduce_op.sum(x, dim))
+        pitch = any("gpureduce_pitch_rows<" in k for k in names)
+        assert pitch == (len(base) - 1 <= 4), names
+
+
 # Rows that take a block each (the split rows kernel, split 1): blocks of
 # 512 threads under 1.5 outputs per SM (198 on 132 SMs), of 256 from there.
 # Checked for the answer on both sides of that line, with ragged rows (4099

@@ -121,6 +121,16 @@ inline bool outer_strides_divisible(const OuterIndexer& outer, int64_t v) {
   return true;
 }
 
+// Whether the outer dims put their rows one after another at a constant
+// pitch (each dim's stride the one inside it times that one's size), and
+// are few enough for the pitch rows kernel's outputs (kPitchOutDims).
+inline bool rows_at_one_pitch(const OuterIndexer& outer) {
+  if (outer.ndim < 1 || outer.ndim > kPitchOutDims) return false;
+  for (int d = 1; d < outer.ndim; ++d)
+    if (outer.in_strides[d] != outer.in_strides[d - 1] * static_cast<int64_t>(outer.sizes[d - 1].divisor)) return false;
+  return true;
+}
+
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // Whether a columns pass can be read in vectors of v adjacent columns: its
@@ -239,7 +249,11 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
   a.n_out = p.n_out;
   a.projection = p.projection;
   a.in_pitch = p.outer.in_strides[0];
-  a.out_stride = p.outer.out_strides[0];
+  a.out_dims = p.outer.ndim;
+  for (int d = 0; d < p.outer.ndim; ++d) {
+    a.out_sizes[d] = p.outer.sizes[d];
+    a.out_strides[d] = p.outer.out_strides[d];
+  }
   a.row_len = static_cast<int>(p.row_len);
   // Strided rows (ragged, elem_stride > 1): read through their dense spans.
   const bool strided = p.elem_stride > 1;
@@ -320,7 +334,7 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
   // float32 2742 -> 3332, [14418, 384, 2, 2] float32 over (2, 3) 2393 ->
   // 3186). Latency-bound passes keep the pitch rows kernel's blocks.
   if (V * sizeof(in_t) == 16 && !latency_bound && lanes_wanted == 1 && chunks * 2 <= EnginePolicy::kUnroll &&
-      a.row_len == chunks * V) {
+      a.row_len == chunks * V && a.out_dims == 1) {
     a.row_chunks = static_cast<int>(chunks);
     constexpr int kVectorBlocks = EnginePolicy::template pitch_vector_rows_blocks_per_sm<in_t>();
     return launch(gpureduce_pitch_vector_rows<Op, in_t, out_t, V, kVectorBlocks>, kVectorBlocks);
@@ -455,9 +469,19 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
   // against torch.sum's 2.1).
   const bool one_wave = p.n_out <= resident_blocks;
   // One dense row per output at a constant pitch: the pitch rows kernel
-  // (launch_pitch_rows), unless the outputs are few.
+  // (launch_pitch_rows), unless the outputs are few. Outputs in another
+  // order than their rows (outer dims that the planner could not merge
+  // because the output's strides differ) are written through their index.
+  // A/B on the H200 against the short and inner rows kernels those took
+  // before (NOTES.md, session 102), over 41 such passes: time 0.30x to
+  // 1.19x, median 0.77x, 37 faster by over 3%, 4 slower; float32 [13, 9,
+  // 219, 503].transpose(0, 3) over dim 0 26.5 -> 17.4 us (torch.sum 21.7),
+  // bfloat16 [8, 16, 1024, 128].transpose(1, 2) over dim 3 40.8 -> 12.3
+  // (21.9). Slower:
+  // rows of 2 to 8 KB in few waves, as the same rows in memory order are
+  // ([5, 2555, 513].transpose(0, 1) float64 16.4 -> 19.4, torch.sum 17.6).
   const bool pitch_rows = kStep == 1 && p.n_rows == 1 && (p.elem_stride == 1 || strided_span) &&
-                          p.outer.ndim == 1 && span < (int64_t(1) << 31);
+                          rows_at_one_pitch(p.outer) && span < (int64_t(1) << 31);
   // Rows of fewer than a block's loop per thread with enough outputs to give
   // every SM kPitchOutputsPerSm warps are not few: [4092, 6000] bfloat16
   // over dim 1 (pitch rows) ran a block per output at 35.1 us, a warp per
