@@ -26,6 +26,8 @@ TORCH_LIBRARY(gpureduce, m) {
   m.def("prod(Tensor input, *, ScalarType? dtype=None) -> Tensor", {at::Tag::pt2_compliant_tag});
   m.def("prod.dim_int(Tensor input, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag});
+  m.def("prod.int_out(Tensor input, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> ()",
+        {at::Tag::pt2_compliant_tag});
   // nansum with aten's overloads.
   m.def("nansum(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
         {at::Tag::pt2_compliant_tag});
@@ -52,6 +54,8 @@ TORCH_LIBRARY(gpureduce, m) {
   // engine/indexed_plan.h). The out= forms take aten's argument names.
   m.def("max(Tensor input) -> Tensor", {at::Tag::pt2_compliant_tag});
   m.def("min(Tensor input) -> Tensor", {at::Tag::pt2_compliant_tag});
+  m.def("max.unary_out(Tensor input, *, Tensor(a!) out) -> ()", {at::Tag::pt2_compliant_tag});
+  m.def("min.unary_out(Tensor input, *, Tensor(a!) out) -> ()", {at::Tag::pt2_compliant_tag});
   m.def("max.dim(Tensor input, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
         {at::Tag::pt2_compliant_tag});
   m.def("max.dim_max(Tensor input, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> ()",

@@ -226,12 +226,15 @@ def prod(
     keepdim: bool = _args.NO_KEEPDIM,
     *,
     dtype: Optional[torch.dtype] = None,
+    out: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """Mirrors ``torch.prod``: the product of all elements, or over one
     ``dim`` (``keepdim`` keeps it as size 1; neither a keepdim without a dim
-    nor dim=None, as torch's overloads). Integer and bool inputs multiply to
-    int64, as in torch; ``dtype=`` casts the input first. Its gradient is
-    right where the input holds zeros (one or several), as torch's is."""
+    nor dim=None, as torch's overloads), into ``out`` where given (with a
+    dim only, as torch's overloads; computed in out's dtype, as torch's).
+    Integer and bool inputs multiply to int64, as in torch; ``dtype=``
+    casts the input first. Its gradient is right where the input holds
+    zeros (one or several), as torch's is."""
     if keepdim is _args.NO_KEEPDIM:
         keepdim = False
     elif dim is _args.NO_DIM:
@@ -239,6 +242,13 @@ def prod(
     if dim is None:
         raise _args.ArgumentError("prod() received an invalid combination of arguments - got (Tensor, dim=NoneType): "
                                   "dim must be an int")
+    if out is not None:
+        if dim is _args.NO_DIM:
+            raise _args.ArgumentError("prod() received an invalid combination of arguments - got (Tensor, out=Tensor):"
+                                      " out= needs a dim")
+        torch.ops.gpureduce.prod.int_out(input, _args.family_dim("prod", dim), _args.family_keepdim("prod", keepdim),
+                                         dtype=_args.family_dtype("prod", dtype), out=out)
+        return out
     if dim is _args.NO_DIM:
         if _fast_path_open(input):
             r = _fast.prod_all(input, dtype)
@@ -298,9 +308,15 @@ def _with_indices(name: str, input: torch.Tensor, dim: Optional[int], keepdim: b
     one left out.)"""
     op = getattr(torch.ops.gpureduce, name)
     if dim is None:
-        if keepdim or out is not None:
-            raise TypeError(f"{name}() received an invalid combination of arguments: keepdim= and out= need a dim")
-        return op(input)
+        if keepdim:
+            raise TypeError(f"{name}() received an invalid combination of arguments: keepdim= needs a dim")
+        if out is None:
+            return op(input)
+        if not isinstance(out, torch.Tensor):
+            raise TypeError(f"{name}(): out= of every element must be a tensor, not {type(out).__name__}")
+        # aten's max.unary_out: cast into out, resized to a scalar
+        op.unary_out(input, out=out)
+        return out
     if isinstance(dim, torch.Tensor) and keepdim is False:
         # max(input, other): torch's first overload for a tensor alone after
         # the input, the elementwise maximum (with a keepdim, a tensor is
@@ -329,7 +345,7 @@ def _max(
     dim: Optional[int] = None,
     keepdim: bool = False,
     *,
-    out: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
+    out: Optional[Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]] = None,
 ) -> Any:
     """:func:`max` in Python, for every form of its arguments, through
     torch.ops: what the C function that is :func:`max` calls for the forms
@@ -338,8 +354,11 @@ def _max(
     the input's dtype; ``max(input, dim, keepdim=False)`` is the named tuple
     (values, indices) of each slice's largest element and the index of its
     first occurrence along ``dim`` (of the first NaN where the slice holds
-    one), as torch's. The values' gradient goes to the element each index
-    names; of every element, it is split evenly among the ties.
+    one), as torch's; ``out=`` is a tensor for the first form (the largest
+    element cast into it, -inf for an empty input, as torch's max.unary_out)
+    and a (values, indices) pair for the second. The values' gradient goes
+    to the element each index names; of every element, it is split evenly
+    among the ties.
     ``max(input, other)``, a tensor after the input without a keepdim, is
     the elementwise maximum, as torch binds it (torch.maximum's: not a
     reduction). (A tensor given as ``dim=`` is read so too: this signature,
@@ -353,7 +372,7 @@ def _min(
     dim: Optional[int] = None,
     keepdim: bool = False,
     *,
-    out: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
+    out: Optional[Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]] = None,
 ) -> Any:
     """:func:`min` in Python (as :func:`_max`): torch.min's forms, as
     :func:`max`, for the smallest element (``min(input, other)``:

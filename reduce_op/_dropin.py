@@ -219,7 +219,7 @@ def unpatch() -> None:
 # arguments in Python.
 def _nansum_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...
 def _mean_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...  # keepdim only with a dim
-def _prod_sig(input, dim=None, keepdim=False, *, dtype=None): ...
+def _prod_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...  # out= only with a dim
 def _extremum_sig(input, dim=(), keepdim=False, *, out=None): ...
 def _logsumexp_sig(input, dim, keepdim=False, *, out=None): ...
 def _spread_sig(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None): ...  # var, std
@@ -281,6 +281,8 @@ def _route(sig: Callable[..., Any], args, kwargs) -> Optional[Dict[str, Any]]:
         return None
     if (sig is _prod_sig or sig is _mean_sig) and "dim" not in given and "keepdim" in given:
         return None
+    if sig is _prod_sig and "dim" not in given and "out" in given:
+        return None
     if sig in (_spread_sig, _spread_mean_sig) and isinstance(kwargs.get("dim"), bool):
         return None
     # An order that is not a real number: torch's TypeError or RuntimeError.
@@ -290,12 +292,13 @@ def _route(sig: Callable[..., Any], args, kwargs) -> Optional[Dict[str, Any]]:
         dim = given.get("dim")
         # max(x, other) is the elementwise maximum; a dim must be an int
         # (torch's own TypeError for any other form), and max(x) takes no
-        # keepdim or out= (torch's max.unary_out casts into out: torch's).
+        # keepdim, and out= only as one tensor (max.unary_out).
         if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int)):
             return None
-        if sig is _with_indices_sig and dim is None and ("dim" in given or "keepdim" in given or "out" in given):
+        if sig is _with_indices_sig and dim is None and ("dim" in given or "keepdim" in given or (
+                "out" in given and not isinstance(given["out"], torch.Tensor))):
             return None
-        if sig is _with_indices_sig and given.get("out") is not None and not (
+        if sig is _with_indices_sig and dim is not None and given.get("out") is not None and not (
                 isinstance(given["out"], (tuple, list)) and len(given["out"]) == 2):
             return None
     if given.get("out", 0) is None:

@@ -707,6 +707,8 @@ def test_indexed_opcheck(device, gen):
               {"min": torch.empty(3, 4, device=device), "min_indices": torch.empty(3, 4, dtype=torch.long,
                                                                                    device=device)})
         opcheck(getattr(op, f"dim_{name}"), (a, 1, False), kw)
+        opcheck(op.unary_out, (a,), {"out": torch.empty((), device=device)})
+        opcheck(op.unary_out, (a.to(torch.int16),), {"out": torch.empty((), dtype=torch.float64, device=device)})
 
 
 # torch.compile with fullgraph, static and dynamic shapes, forward and

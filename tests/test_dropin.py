@@ -327,7 +327,10 @@ def test_replace_torch_reductions_routes(label, fn, op_name, device, spy):
                                   lambda x: x.amin(1, True, True), lambda x: x.int().mean(),
                                   lambda x: torch.mean(x, 0, out=torch.empty(4, dtype=torch.int64)),
                                   lambda x: torch.logsumexp(x), lambda x: x.logsumexp(()),
-                                  lambda x: torch.logsumexp(x, 0, out=torch.empty(4, dtype=torch.int64))])
+                                  lambda x: torch.logsumexp(x, 0, out=torch.empty(4, dtype=torch.int64)),
+                                  lambda x: torch.prod(x, out=torch.empty(())), lambda x: x.prod(out=None),
+                                  lambda x: torch.max(x, out=(torch.empty(()), torch.empty((), dtype=torch.int64))),
+                                  lambda x: torch.min(x, out=torch.empty((), dtype=torch.int64))])
 def test_replace_torch_reductions_errors_are_torchs(call, spy):
     x = torch.rand(3, 4)
     with pytest.raises(Exception) as theirs:
@@ -335,6 +338,30 @@ def test_replace_torch_reductions_errors_are_torchs(call, spy):
     with reduce_op.replace_torch_reductions():
         with pytest.raises(type(theirs.value)):
             call(x)
+
+
+# The out= forms routed too: prod with a dim (prod.int_out), and max and
+# min of every element into one tensor (max.unary_out, cast into out).
+@pytest.mark.parametrize("call,op_name", [
+    (lambda x, o: torch.prod(x, 1, out=o(3)), "gpureduce::prod"),
+    (lambda x, o: torch.prod(x, 0, True, dtype=torch.float64, out=o(1, 4, dtype=torch.float64)), "gpureduce::prod"),
+    (lambda x, o: torch.max(x, out=o(())), "gpureduce::max"),
+    (lambda x, o: torch.min(x.int(), out=o((), dtype=torch.float64)), "gpureduce::min"),
+])
+def test_replace_torch_reductions_routes_out_forms(call, op_name, spy):
+    x = torch.rand(3, 4) * 4
+    made = []
+
+    def o(*shape, dtype=torch.float32):
+        made.append(torch.empty(*shape, dtype=dtype))
+        return made[-1]
+    ref = call(x, o)
+    spy.names.clear()
+    with reduce_op.replace_torch_reductions():
+        got = call(x, o)
+    assert op_name in spy.names, spy.names
+    assert got is made[-1] and got.dtype == ref.dtype and got.shape == ref.shape
+    torch.testing.assert_close(got, ref, rtol=1e-6, atol=0)
 
 
 def test_patch_routes_every_reduction(spy):

@@ -178,11 +178,10 @@ def test_extremum_dims_out_and_errors(name, device, gen):
         op(x.to(torch.complex64))
     with pytest.raises(NotImplementedError, match=kernel):
         op(x.to(torch.float8_e5m2))
-    # An empty result of a dtype the kernels refuse (complex, uint64), as
-    # torch's (whose kernel never runs for one); its dims checked as for any
-    # input. (Not float8 and complex32, which no kernel of this project
-    # takes: NotImplementedError, where torch returns the empty result.)
-    for dt in (torch.complex64, torch.complex128, torch.uint64):
+    # An empty result of a dtype the kernels refuse (complex, uint64, float8,
+    # complex32), as torch's (whose kernel never runs for one); its dims
+    # checked as for any input.
+    for dt in (torch.complex64, torch.complex128, torch.uint64, torch.float8_e5m2, torch.complex32):
         got = op(e.to(dt), [0])
         assert got.dtype == dt and got.shape == theirs_fn(e.to(dt), 0).shape
         assert op(e.to(dt), [0], True).shape == theirs_fn(e.to(dt), 0, True).shape

@@ -163,3 +163,162 @@ def test_family_argument_forms_sampled(seed):
         _check(name, x, (), kwargs)
         checked += 1
     assert checked > 500
+
+
+def _same_bits(ours, ref) -> bool:
+    """Equal dtype, shape and values, NaN equal to NaN (parts of complex
+    numbers compared one by one)."""
+    if isinstance(ref, tuple):
+        return isinstance(ours, tuple) and len(ours) == len(ref) and all(_same_bits(a, b) for a, b in zip(ours, ref))
+    if ours.dtype != ref.dtype or ours.shape != ref.shape:
+        return False
+    wide = torch.complex64 if ref.is_complex() else torch.float64
+    a, b = ours.cpu().to(wide), ref.cpu().to(wide)
+    if ref.is_complex():
+        a, b = torch.view_as_real(a), torch.view_as_real(b)
+    return torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(0), b.nan_to_num(0))
+
+
+# Calls over an input with no elements, `x`, of a dtype that no kernel of
+# torch's or ours takes; torch's reductions fill such a result with the
+# op's identity and dispatch no kernel, so only the elementwise ops after
+# some of them (mean's division, logsumexp's exp, a complex std's root)
+# still raise.
+_EMPTY_CALLS = {
+    "sum": lambda m, x: m.sum(x), "sum_dim": lambda m, x: m.sum(x, 0, keepdim=True),
+    "sum_dtype": lambda m, x: m.sum(x, -1, dtype=torch.float8_e4m3fn),
+    "sum_out": lambda m, x: m.sum(x, 0, out=torch.empty(0, dtype=torch.complex32, device=x.device)),
+    "nansum": lambda m, x: m.nansum(x, -1),
+    "nansum_out": lambda m, x: m.nansum(x, 0, out=torch.empty(0, dtype=torch.int16, device=x.device)),
+    "prod": lambda m, x: m.prod(x), "prod_dim": lambda m, x: m.prod(x, 0),
+    "mean": lambda m, x: m.mean(x, 0),
+    "amax": lambda m, x: m.amax(x, -1),
+    "amin_out": lambda m, x: m.amin(x, -1, out=torch.empty(0, dtype=x.dtype, device=x.device)),
+    "max_dim": lambda m, x: m.max(x, -1), "argmin": lambda m, x: m.argmin(x, -1),
+    "logsumexp": lambda m, x: m.logsumexp(x, 0),
+    "var": lambda m, x: m.var(x, 0),
+    "std_out": lambda m, x: m.std(x, 0, out=torch.empty(0, dtype=x.dtype, device=x.device)),
+    "var_mean": lambda m, x: m.var_mean(x, 0), "std_mean": lambda m, x: m.std_mean(x, -1),
+    "vector_norm": lambda m, x: (m.linalg.vector_norm if m is torch else m.vector_norm)(x, 2, 0),
+    "vector_norm_all": lambda m, x: (m.linalg.vector_norm if m is torch else m.vector_norm)(x, 1),
+}
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"])
+@pytest.mark.parametrize("dtype", [torch.float8_e4m3fn, torch.float8_e5m2, torch.complex32, torch.uint16,
+                                   torch.uint32, torch.uint64], ids=str)
+def test_empty_input_of_a_dtype_without_kernels(device, dtype):
+    import warnings
+    checked = 0
+    for shape in [(0,), (0, 3), (3, 0), (2, 0, 4)]:
+        x = torch.empty(shape, device=device).to(dtype)
+        for name, call in _EMPTY_CALLS.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # complex32's and var's degrees-of-freedom warnings
+                ref, ref_error = _call(lambda t: call(torch, t), x, (), {})
+                got, error = _call(lambda t: call(reduce_op, t), x, (), {})
+            label = f"{name} of {dtype} {list(shape)} on {device}"
+            if ref_error is not None:
+                assert isinstance(error, type(ref_error)), f"{label}: torch {ref_error!r}, ours {error!r}"
+            else:
+                assert error is None, f"{label}: torch returned, ours raised {error!r}"
+                assert _same_bits(got, ref), f"{label}: {got} against torch's {ref}"
+            checked += 1
+    assert checked == 4 * len(_EMPTY_CALLS)
+
+
+@pytest.mark.parametrize("name", ["var_mean", "std_mean"])
+def test_variance_mean_of_complex32_and_integers(name):
+    # torch averages complex32 one part at a time, in float16 (its kernels
+    # take no complex32 on the CPU), and names the op in its dtype error.
+    import warnings
+    gen = torch.Generator().manual_seed(5)
+    ours_fn, torch_fn = OPS[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # complex32 is experimental
+        for shape, dim in [((2, 3), 0), ((5, 7, 3), (0, 2)), ((33, 65), 1), ((4,), None)]:
+            z = torch.randn(shape, dtype=torch.complex64, generator=gen).to(torch.complex32)
+            for x in (z, z.conj()):
+                got, ref = ours_fn(x, dim), torch_fn(x, dim)
+                assert _same(got, ref), f"{name}{list(shape)} dim {dim}: {got} against {ref}"
+    with pytest.raises(RuntimeError, match=f"^{name} only support floating point and complex dtypes"):
+        ours_fn(torch.ones(3, dtype=torch.int32))
+    with pytest.raises(RuntimeError, match=f"^{name} only support floating point and complex dtypes"):
+        ours_fn(torch.empty(2, 3, dtype=torch.int64, device="meta"), 0)
+
+
+def test_std_into_a_complex_out_roots_in_its_dtype():
+    # torch takes the root of a complex input's variance in out's dtype:
+    # NaN becomes NaN + NaN i, as an empty reduction's NaN does.
+    x = torch.randn(4, 5, dtype=torch.complex64, generator=torch.Generator().manual_seed(6))
+    x[1, 2] = complex(float("nan"), 0.0)
+    for inp, dim in [(x, 0), (x[:0], 0), (x, None)]:
+        ours = reduce_op.std(inp, dim, out=torch.empty(0, dtype=torch.complex64))
+        ref = torch.std(inp, dim, out=torch.empty(0, dtype=torch.complex64))
+        assert _same_bits(ours, ref), f"{ours} against {ref}"
+
+
+# The out= forms of prod (with a dim: aten's prod.int_out) and of max and
+# min of every element (aten's max.unary_out: any dtype the input's casts
+# to, resized to a scalar, the op's identity for an empty input), and the
+# forms torch refuses (out= with no dim for prod and sum), against torch.
+_OUT_CALLS = {
+    "prod_dim": lambda m, x, o: m.prod(x, 1, out=o(0, x.dtype)),
+    "prod_dim_keepdim": lambda m, x, o: m.prod(x, 0, True, out=o(5, torch.float64)),
+    "prod_dim_dtype": lambda m, x, o: m.prod(x, -1, dtype=torch.float64, out=o(0, torch.float64)),
+    "prod_dtype_mismatch": lambda m, x, o: m.prod(x, -1, dtype=torch.float64, out=o(0, torch.float32)),
+    "prod_into_int64": lambda m, x, o: m.prod(x, 0, out=o(0, torch.int64)),
+    "prod_no_dim": lambda m, x, o: m.prod(x, out=o(0, x.dtype)),
+    "prod_dim_none": lambda m, x, o: m.prod(x, None, out=o(0, x.dtype)),
+    "prod_dim_out_of_range": lambda m, x, o: m.prod(x, 7, out=o(0, x.dtype)),
+    "max": lambda m, x, o: m.max(x, out=o(0, x.dtype)),
+    "max_resized": lambda m, x, o: m.max(x, out=o(3, x.dtype)),
+    "max_into_float64": lambda m, x, o: m.max(x, out=o(0, torch.float64)),
+    "max_into_bool": lambda m, x, o: m.max(x, out=o(0, torch.bool)),
+    "min": lambda m, x, o: m.min(x, out=o(0, x.dtype)),
+    "min_transposed": lambda m, x, o: m.min(x.mT, out=o(0, x.dtype)),
+    "min_into_float64": lambda m, x, o: m.min(x, out=o(0, torch.float64)),
+    "max_empty": lambda m, x, o: m.max(x[:0], out=o(0, x.dtype)),
+    "min_empty": lambda m, x, o: m.min(x[:, :0], out=o(0, x.dtype)),
+    "max_pair_without_dim": lambda m, x, o: m.max(x, out=(o(0, x.dtype), o(0, torch.int64))),
+    "sum_no_dim": lambda m, x, o: m.sum(x, out=o(0, x.dtype)),
+    "sum_no_dim_dtype": lambda m, x, o: m.sum(x, dtype=torch.float64, out=o(0, torch.float64)),
+}
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.uint8, torch.bool], ids=str)
+def test_out_forms_of_prod_max_and_min(device, dtype):
+    import warnings
+    gen = torch.Generator().manual_seed(7)
+    x = (torch.randn(4, 5, generator=gen) * 3).to(dtype).to(device)
+    if dtype == torch.bool:
+        x = torch.randn(4, 5, generator=gen).to(device) > 0
+    checked = 0
+    for name, call in _OUT_CALLS.items():
+        outs = []  # each call's out tensors, compared after the call
+
+        def fresh(n, dt):
+            t = torch.full((n,), 3, dtype=dt, device=device)
+            outs.append(t)
+            return t
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # resizing an out= with elements
+            ref, ref_error = _call(lambda t: call(torch, t, fresh), x, (), {})
+            ref_outs, outs = outs, []
+            got, error = _call(lambda t: call(reduce_op, t, fresh), x, (), {})
+        label = f"{name} of {dtype} on {device}"
+        if ref_error is not None:
+            assert isinstance(error, type(ref_error)), f"{label}: torch {ref_error!r}, ours {error!r}"
+        else:
+            assert error is None, f"{label}: torch returned, ours raised {error!r}"
+            # Products of floats round differently (this project's are
+            # accumulated in float, torch's float16 ones in float16);
+            # everything else is exact.
+            same = _same if name.startswith("prod") else _same_bits
+            assert same(got, ref), f"{label}: {got} against torch's {ref}"
+            assert got is outs[0], f"{label}: out= is not what was returned"
+            for a, b in zip(outs, ref_outs):
+                assert same(a, b), f"{label}: out {a} against torch's {b}"
+        checked += 1
+    assert checked == len(_OUT_CALLS)

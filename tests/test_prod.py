@@ -145,6 +145,10 @@ def test_prod_autograd_dtypes_and_shapes(device, gen):
     y = torch.randn(3, 4, device=device, requires_grad=True)
     opcheck(torch.ops.gpureduce.prod.default, (y,))
     opcheck(torch.ops.gpureduce.prod.dim_int, (y, 1, True))
+    opcheck(torch.ops.gpureduce.prod.int_out, (y.detach(), 1, True), {"out": torch.empty(3, 1, device=device)})
+    opcheck(torch.ops.gpureduce.prod.int_out, (y.detach(), 0), {"dtype": torch.float64,
+                                                                "out": torch.empty(4, dtype=torch.float64,
+                                                                                   device=device)})
 
 
 # PyTorch's own sample inputs for torch.prod (its OpInfo), through

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Compiles every .cu file object-only with nvcc against the installed torch's
-# headers, so that a CUDA compile error fails CI on a machine with no GPU and
-# a CPU-only torch. The CPU wheel lacks one generated header
+# Compiles every .cu file, and the C++ files of csrc/cuda/ (the CUDA keys'
+# registrations, which only a CUDA build compiles), object-only with nvcc
+# against the installed torch's headers, so that a CUDA compile error fails
+# CI on a machine with no GPU and a CPU-only torch. The CPU wheel lacks one generated header
 # (c10/cuda/impl/cuda_cmake_macros.h); C10_CUDA_NO_CMAKE_CONFIGURE_FILE skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ trap 'rm -rf "$out"' EXIT
 jobs_max=${CUDA_COMPILE_JOBS:-$(( 2 * $(nproc) ))}
 status=0
 running=0
-for cu in $(find csrc -name '*.cu' | sort); do
+for cu in $( (find csrc -name '*.cu'; find csrc/cuda -name '*.cpp') | sort); do
   if [ "$running" -ge "$jobs_max" ]; then
     wait -n || status=1
     running=$((running - 1))
@@ -40,5 +41,5 @@ while [ "$running" -gt 0 ]; do
   wait -n || status=1
   running=$((running - 1))
 done
-[ $status -eq 0 ] && echo "compile_cuda_objects: all .cu files compiled for sm_90"
+[ $status -eq 0 ] && echo "compile_cuda_objects: all .cu files (and csrc/cuda/*.cpp) compiled for sm_90"
 exit $status

@@ -582,6 +582,23 @@ void sum_out_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool
   out_without_grad("sum", input, out, [&] { op.call(input, dim, keepdim, dtype, out); });
 }
 
+void prod_out_autograd(const at::Tensor& input, int64_t dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                       const at::Tensor& out) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow("gpureduce::prod", "int_out")
+                             .typed<void(const at::Tensor&, int64_t, bool, std::optional<at::ScalarType>,
+                                         const at::Tensor&)>();
+  out_without_grad("prod", input, out, [&] { op.call(input, dim, keepdim, dtype, out); });
+}
+
+template <bool kMax>
+void extremum_all_out_autograd(const at::Tensor& input, const at::Tensor& out) {
+  static const auto op = c10::Dispatcher::singleton()
+                             .findSchemaOrThrow(kMax ? "gpureduce::max" : "gpureduce::min", "unary_out")
+                             .typed<void(const at::Tensor&, const at::Tensor&)>();
+  out_without_grad(kMax ? "max" : "min", input, out, [&] { op.call(input, out); });
+}
+
 void nansum_out_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                          std::optional<at::ScalarType> dtype, const at::Tensor& out) {
   static const OutOp op = find_out_op("gpureduce::nansum", "out");
@@ -833,12 +850,15 @@ TORCH_LIBRARY_IMPL(gpureduce, Autograd, m) {
   m.impl("mean.out", &mean_out_autograd);
   m.impl("prod", &prod_autograd);
   m.impl("prod.dim_int", &prod_dim_autograd);
+  m.impl("prod.int_out", &prod_out_autograd);
   m.impl("amax", &extremum_autograd<true>);
   m.impl("amax.out", &extremum_out_autograd<true>);
   m.impl("amin", &extremum_autograd<false>);
   m.impl("amin.out", &extremum_out_autograd<false>);
   m.impl("max", &extremum_all_autograd<true>);
   m.impl("min", &extremum_all_autograd<false>);
+  m.impl("max.unary_out", &extremum_all_out_autograd<true>);
+  m.impl("min.unary_out", &extremum_all_out_autograd<false>);
   m.impl("max.dim", &extremum_dim_autograd<true>);
   m.impl("max.dim_max", &extremum_dim_out_autograd<true>);
   m.impl("min.dim", &extremum_dim_autograd<false>);

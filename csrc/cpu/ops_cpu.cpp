@@ -58,7 +58,8 @@ const OpSpec& cpu_spec(const char* kernel_name) {
   return spec;
 }
 const OpSpec& sum_spec() { return cpu_spec<SumFamily>("sum_cpu"); }
-const OpSpec& prod_spec() { return cpu_spec<ProdFamily>("prod_cpu"); }
+// torch's CPU prod kernel is named "prod_out_cpu" in its dtype errors.
+const OpSpec& prod_spec() { return cpu_spec<ProdFamily>("prod_out_cpu"); }
 const OpSpec& nansum_spec() { return cpu_spec<NanSumFamily>("nansum_cpu"); }
 // torch's CPU mean is its sum then a division: its errors name "sum_cpu".
 const OpSpec& mean_spec() { return cpu_spec<MeanFamily>("sum_cpu"); }
@@ -124,6 +125,7 @@ TORCH_LIBRARY_IMPL(gpureduce, CPU, library) {
   m.impl("sum.IntList_out", &Sum::dims_out);
   m.impl("prod", &Prod::all);
   m.impl("prod.dim_int", &Prod::one_dim);
+  m.impl("prod.int_out", &Prod::one_dim_out);
   using NanSum = NanSumEntries<&nansum_spec, &sum_spec>;
   m.impl("nansum", &NanSum::dims);
   m.impl("nansum.out", &NanSum::dims_out);
@@ -137,8 +139,12 @@ TORCH_LIBRARY_IMPL(gpureduce, CPU, library) {
   m.impl("amax.out", &Amax::dims_out);
   m.impl("amin", &Amin::dims);
   m.impl("amin.out", &Amin::dims_out);
-  m.impl("max", &ExtremumAllEntries<&amax_spec, kMaxAllName, kMaxAllCpu>::all);
-  m.impl("min", &ExtremumAllEntries<&amin_spec, kMinAllName, kMinAllCpu>::all);
+  using MaxAll = ExtremumAllEntries<&amax_spec, kMaxAllName, kMaxAllCpu>;
+  using MinAll = ExtremumAllEntries<&amin_spec, kMinAllName, kMinAllCpu>;
+  m.impl("max", &MaxAll::all);
+  m.impl("min", &MinAll::all);
+  m.impl("max.unary_out", &MaxAll::all_out);
+  m.impl("min.unary_out", &MinAll::all_out);
   using LogSumExp = LogSumExpEntries<&logsumexp_spec, kCpuName>;
   m.impl("logsumexp", &LogSumExp::dims);
   m.impl("logsumexp.out", &LogSumExp::dims_out);

@@ -32,8 +32,12 @@ TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
   m.impl("amax.out", &Amax::dims_out);
   m.impl("amin", &Amin::dims);
   m.impl("amin.out", &Amin::dims_out);
-  m.impl("max", &ExtremumAllEntries<&amax_spec, kMaxAllName, kMaxAllCuda, c10::cuda::CUDAGuard>::all);
-  m.impl("min", &ExtremumAllEntries<&amin_spec, kMinAllName, kMinAllCuda, c10::cuda::CUDAGuard>::all);
+  using MaxAll = ExtremumAllEntries<&amax_spec, kMaxAllName, kMaxAllCuda, c10::cuda::CUDAGuard>;
+  using MinAll = ExtremumAllEntries<&amin_spec, kMinAllName, kMinAllCuda, c10::cuda::CUDAGuard>;
+  m.impl("max", &MaxAll::all);
+  m.impl("min", &MinAll::all);
+  m.impl("max.unary_out", &MaxAll::all_out);
+  m.impl("min.unary_out", &MinAll::all_out);
 }
 
 }  // namespace gpureduce

@@ -21,6 +21,7 @@ TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
   using Entries = SumLikeEntries<&prod_spec, c10::cuda::CUDAGuard>;
   m.impl("prod", &Entries::all);
   m.impl("prod.dim_int", &Entries::one_dim);
+  m.impl("prod.int_out", &Entries::one_dim_out);
 }
 
 }  // namespace gpureduce

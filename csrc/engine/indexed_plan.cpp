@@ -32,15 +32,19 @@ void check_reduced_dim_not_empty(const at::Tensor& input, int64_t wrapped, int64
 }
 
 // The dtypes torch's kernels take: every real type but the wide unsigned
-// ones and float8, and bool only for max.dim and min.dim.
-void check_indexed_dtype(at::ScalarType t, Extreme e, bool arg, const char* device) {
+// ones and float8, and bool only for max.dim and min.dim. The kernel's
+// error is raised only for an input with elements: torch runs no kernel
+// for an empty one (check_dtype_supported).
+void check_indexed_dtype(const at::Tensor& input, Extreme e, bool arg, const char* device) {
+  const at::ScalarType t = input.scalar_type();
   const std::string name = op_name(e, arg);
   TORCH_CHECK(!at::isComplexType(t), name, "(): does not support complex input");
   if (arg) TORCH_CHECK(t != at::kBool, name, "(): does not support bool input");
   const bool supported = t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16 ||
                          t == at::kBool || t == at::kByte || t == at::kChar || t == at::kShort || t == at::kInt ||
                          t == at::kLong;
-  TORCH_CHECK_NOT_IMPLEMENTED(supported, "\"", name, "_", device, "\" not implemented for '", c10::toString(t), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(supported || input.sym_numel() == 0, "\"", name, "_", device, "\" not implemented for '",
+                              c10::toString(t), "'");
 }
 
 // torch names the dtypes here by their C++ types ("long int"), as its
@@ -163,7 +167,7 @@ std::optional<int64_t> check_arg_extremum_args(const at::Tensor& input, std::opt
     throw c10::IndexError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
                           std::string(name) + "(): Expected reduction dim to be specified for input.numel() == 0.");
   }
-  check_indexed_dtype(input.scalar_type(), extreme, true, device);
+  check_indexed_dtype(input, extreme, true, device);
   if (out != nullptr) check_out_dtype(*out, at::kLong);
   return wrapped;
 }
@@ -173,7 +177,7 @@ int64_t check_extremum_dim_args(const at::Tensor& input, int64_t dim, const at::
   const char* name = op_name(extreme, false);
   const int64_t wrapped = c10::maybe_wrap_dim(dim, input.dim());
   check_reduced_dim_not_empty(input, wrapped, dim, name);
-  check_indexed_dtype(input.scalar_type(), extreme, false, device);
+  check_indexed_dtype(input, extreme, false, device);
   if (values != nullptr) check_out_dtype(*values, input.scalar_type());
   if (indices != nullptr) check_out_dtype(*indices, at::kLong);
   return wrapped;

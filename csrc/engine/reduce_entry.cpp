@@ -6,6 +6,7 @@
 #include <ATen/ops/add.h>
 #include <ATen/ops/ne.h>
 #include <ATen/ops/pow.h>
+#include <ATen/ops/view_as_complex.h>
 #include <ATen/ops/view_as_real.h>
 
 #include <limits>
@@ -18,7 +19,7 @@ at::Tensor reduce_dim_with(const at::Tensor& input, at::OptionalIntArrayRef dim,
                            std::optional<at::ScalarType> dtype, const OpSpec& op) {
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
   const at::ScalarType out_dtype = result_dtype(input.scalar_type(), dtype);
-  check_dtype_supported(out_dtype, op.kernel_name);
+  check_dtype_supported(out_dtype, op.kernel_name, input);
   at::Tensor out = at::empty(reduced_shape(input.sizes(), mask, keepdim), input.options().dtype(out_dtype));
   reduce_into(input, mask, keepdim, out, op);
   return out;
@@ -75,6 +76,14 @@ at::Tensor variance_with(const at::Tensor& input, at::OptionalIntArrayRef dim,
     at::Tensor parts = at::empty(pair_shape, input.options().dtype(real));
     reduce_into(at::view_as_real(z.resolve_neg()), pair_mask, keepdim, parts, var_op, c);
     result = at::add(parts.select(-1, 0), parts.select(-1, 1));
+    // Into a complex out=, torch roots the variance in out's dtype: the
+    // root of NaN is NaN + NaN i there, and complex32 has no root on the CPU.
+    if (root && out != nullptr && out->is_complex()) {
+      at::native::resize_output(*out, shape);
+      const_cast<at::Tensor&>(*out).copy_(result);
+      const_cast<at::Tensor&>(*out).sqrt_();
+      return *out;
+    }
     if (root) result.sqrt_();
   } else if (out != nullptr && !at::isComplexType(dtype)) {
     at::native::resize_output(*out, shape);
@@ -94,9 +103,26 @@ std::tuple<at::Tensor, at::Tensor> variance_mean_with(const at::Tensor& input, a
                                                       const std::optional<c10::Scalar>& correction, bool keepdim,
                                                       bool root, const OpSpec& var_op, const OpSpec& std_op,
                                                       const OpSpec& mean_op) {
+  check_variance_mean_args(input, root, std_op.kernel_name);
   at::Tensor spread = variance_with(input, dim, correction, keepdim, root, nullptr, var_op, std_op);
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
-  at::Tensor mean = at::empty(reduced_shape(input.sizes(), mask, keepdim), input.options());
+  const std::vector<int64_t> shape = reduced_shape(input.sizes(), mask, keepdim);
+  if (input.scalar_type() == at::kComplexHalf) {
+    // The kernels take no complex32 on the CPU; torch's var_mean averages
+    // each part of it in float16, and so does this: the real view's pair
+    // dim kept, the parts' means then read as one complex32. A conjugate's
+    // mean is the conjugate of its storage's.
+    std::vector<bool> pair_mask(mask);
+    pair_mask.push_back(false);
+    std::vector<int64_t> pair_shape(shape);
+    pair_shape.push_back(2);
+    at::Tensor parts = at::empty(pair_shape, input.options().dtype(at::kHalf));
+    const at::Tensor z = input.is_conj() ? input.conj() : input;
+    reduce_into(at::view_as_real(z.resolve_neg()), pair_mask, keepdim, parts, mean_op);
+    if (input.is_conj()) parts.select(-1, 1).neg_();
+    return {std::move(spread), at::view_as_complex(parts)};
+  }
+  at::Tensor mean = at::empty(shape, input.options());
   reduce_into(input, mask, keepdim, mean, mean_op);
   return {std::move(spread), std::move(mean)};
 }
@@ -115,6 +141,10 @@ at::Tensor vector_norm_with(const at::Tensor& input, const c10::Scalar& ord, at:
   } else {
     result = at::empty(shape, input.options().dtype(result_type));
   }
+  // No elements: every order left (the others raised above) has 0 as its
+  // identity, filled in the result's dtype with no staged op, as torch
+  // fills it (float8 included, which the staged ops refuse).
+  if (input.numel() == 0) return result.zero_();
   const double p = ord.toDouble();
   // The input in dtype=, where an elementwise op of torch's reads it (torch
   // casts first); the kernels read a narrower input as it is (exact).

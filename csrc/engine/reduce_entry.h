@@ -4,6 +4,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
 
 #include <optional>
 #include <tuple>
@@ -29,7 +30,7 @@ void logsumexp_out_with(const at::Tensor& input, at::IntArrayRef dim, bool keepd
 namespace gpureduce {
 
 // The overloads of a sum-like op (aten's sum, sum.dim_IntList,
-// sum.IntList_out, prod, prod.dim_int) over one OpSpec, so that a backend
+// sum.IntList_out, prod, prod.dim_int, prod.int_out) over one OpSpec, so that a backend
 // registers an op in a line per overload. `Guard` is constructed from the
 // input's device first (a CUDA device guard; nothing on the CPU).
 struct NoGuard {
@@ -56,6 +57,11 @@ struct SumLikeEntries {
                        std::optional<at::ScalarType> dtype, const at::Tensor& out) {
     const Guard guard(input.device());
     reduce_out_with(input, dim, keepdim, dtype, out, Spec());
+  }
+  static void one_dim_out(const at::Tensor& input, int64_t dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                          const at::Tensor& out) {
+    const Guard guard(input.device());
+    reduce_out_with(input, at::IntArrayRef(dim), keepdim, dtype, out, Spec());
   }
 };
 
@@ -136,6 +142,25 @@ struct ExtremumAllEntries {
     const Guard guard(input.device());
     check_extremum_args(input, {}, nullptr, Name, Kernel);
     return reduce_dim_with(input, at::IntArrayRef{}, false, input.scalar_type(), Spec());
+  }
+  // torch.max(input, out=) (aten's max.unary_out): out takes any dtype the
+  // input's casts to, and is resized to a scalar; an input with no
+  // elements gives the op's identity there (-inf, or the dtype's lowest
+  // value, for max), as torch's kernel fills it, where max(input) raises.
+  // The maximum commutes with a cast (casts are monotone), so it is
+  // computed in out's dtype directly only where that is the input's.
+  static void all_out(const at::Tensor& input, const at::Tensor& out) {
+    const Guard guard(input.device());
+    const bool max = Name == kMaxAllName;
+    check_extremum_all_out_args(input, out, Kernel);
+    at::native::resize_output(out, {});
+    if (input.numel() == 0) {
+      const_cast<at::Tensor&>(out).fill_(extremum_identity(input.scalar_type(), max));
+    } else if (out.scalar_type() == input.scalar_type()) {
+      reduce_out_with(input, at::IntArrayRef{}, false, std::nullopt, out, Spec());
+    } else {
+      const_cast<at::Tensor&>(out).copy_(all(input));
+    }
   }
 };
 

@@ -609,7 +609,7 @@ at::Tensor with_reduced_dims(const at::Tensor& out, const std::vector<bool>& mas
 
 void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool keepdim,
                  const at::Tensor& out, const OpSpec& op, double correction) {
-  check_dtype_supported(out.scalar_type(), op.kernel_name);
+  check_dtype_supported(out.scalar_type(), op.kernel_name, input);
   // An averaging op (mean, var) divides by the count of elements reduced
   // into each output, repeats included, less the correction (var's; torch
   // divides by max(0, count - correction)); over none, the result is NaN, as in
@@ -625,6 +625,13 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
       const_cast<at::Tensor&>(out).fill_(nan_imag ? c10::Scalar(c10::complex<double>(nan, nan)) : c10::Scalar(nan));
       return;
     }
+  }
+  // No elements: the op's identity in out's dtype, as torch fills it, with
+  // no kernel and no staged copy (a dtype the kernels lack, float8 or
+  // complex32, passes the check above for an empty input).
+  if (input.numel() == 0) {
+    if (out.numel() != 0) op.fill_empty(out);
+    return;
   }
   // Every element of a contiguous input, read as it is into a result of the
   // kernels' own dtype: the one rows pass the planner below would make (its

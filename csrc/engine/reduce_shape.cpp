@@ -113,13 +113,19 @@ static bool is_cpu_kernel(const char* name) {
   return s.size() >= 4 && s.compare(s.size() - 4, 4, "_cpu") == 0;
 }
 
+static bool dtype_supported(at::ScalarType t, const char* kernel_name) {
+  return at::isIntegralType(t, /*includeBool=*/true) || t == at::kFloat || t == at::kDouble || t == at::kHalf ||
+         t == at::kBFloat16 || t == at::kComplexFloat || t == at::kComplexDouble ||
+         (t == at::kComplexHalf && !is_cpu_kernel(kernel_name));
+}
+
 void check_dtype_supported(at::ScalarType t, const char* kernel_name) {
-  const bool supported = at::isIntegralType(t, /*includeBool=*/true) || t == at::kFloat ||
-                         t == at::kDouble || t == at::kHalf || t == at::kBFloat16 ||
-                         t == at::kComplexFloat || t == at::kComplexDouble ||
-                         (t == at::kComplexHalf && !is_cpu_kernel(kernel_name));
-  TORCH_CHECK_NOT_IMPLEMENTED(supported, "\"", kernel_name, "\" not implemented for '",
+  TORCH_CHECK_NOT_IMPLEMENTED(dtype_supported(t, kernel_name), "\"", kernel_name, "\" not implemented for '",
                               c10::toString(t), "'");
+}
+
+void check_dtype_supported(at::ScalarType t, const char* kernel_name, const at::Tensor& input) {
+  if (!dtype_supported(t, kernel_name) && input.sym_numel() != 0) check_dtype_supported(t, kernel_name);
 }
 
 void check_nansum_args(const at::Tensor& input, at::OptionalIntArrayRef dim, std::optional<at::ScalarType> dtype,
@@ -135,6 +141,9 @@ void check_nansum_args(const at::Tensor& input, at::OptionalIntArrayRef dim, std
                 c10::toString(out->scalar_type()), " and ", c10::toString(*dtype), ".");
   }
   const at::ScalarType result = out != nullptr ? out->scalar_type() : result_dtype(input.scalar_type(), dtype);
+  // The kernel's own dtype errors: an empty input reaches no kernel in
+  // torch, whatever the result's dtype (check_dtype_supported).
+  if (input.sym_numel() == 0) return;
   TORCH_CHECK_NOT_IMPLEMENTED(!(cpu && at::isComplexType(result)), "\"", kernel_name, "\" not implemented for '",
                               c10::toString(result), "'");
   // A floating input into an integer or bool out= with no dtype=: torch's
@@ -163,6 +172,18 @@ void check_mean_args(const at::Tensor& input, std::optional<at::ScalarType> dtyp
               " can't be cast to the desired output type ", c10::toString(result));
   TORCH_CHECK_NOT_IMPLEMENTED(result != at::kComplexHalf, "\"", kernel_name, "\" not implemented for '",
                               c10::toString(result), "'");
+  // Also for an empty input, unlike sum's: torch's division after the sum
+  // refuses these dtypes however few elements there are.
+  check_dtype_supported(result, kernel_name);
+}
+
+// The dtypes amax's and amin's kernels take: every real dtype but float8;
+// uint16 and uint32 on CUDA only (reduced as int64), uint64 nowhere.
+static bool extremum_dtype_supported(const at::Tensor& input) {
+  const at::ScalarType t = input.scalar_type();
+  const bool wide_unsigned = t == at::kUInt16 || t == at::kUInt32 || t == at::kUInt64;
+  return (at::isIntegralType(t, /*includeBool=*/true) && !wide_unsigned) || t == at::kFloat || t == at::kDouble ||
+         t == at::kHalf || t == at::kBFloat16 || (wide_unsigned && t != at::kUInt64 && !input.is_cpu());
 }
 
 void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at::Tensor* out, const char* name,
@@ -194,13 +215,45 @@ void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at:
     reduced_dims_mask(input.dim(), dim);  // repeats
     return;
   }
-  const bool wide_unsigned = t == at::kUInt16 || t == at::kUInt32 || t == at::kUInt64;
-  const bool supported = (at::isIntegralType(t, /*includeBool=*/true) && !wide_unsigned) || t == at::kFloat ||
-                         t == at::kDouble || t == at::kHalf || t == at::kBFloat16 ||
-                         (wide_unsigned && t != at::kUInt64 && !input.is_cpu());
+  const bool supported = extremum_dtype_supported(input);
   // A dim out of range or repeated is torch's error before the dtype's.
   if (!supported) reduced_dims_mask(input.dim(), dim);
   TORCH_CHECK_NOT_IMPLEMENTED(supported, "\"", kernel_name, "\" not implemented for '", c10::toString(t), "'");
+}
+
+void check_extremum_all_out_args(const at::Tensor& input, const at::Tensor& out, const char* kernel_name) {
+  TORCH_CHECK(out.device() == input.device(), "Expected out tensor to be on ", input.device(),
+              " like the input, but got it on ", out.device());
+  TORCH_CHECK(at::canCast(input.scalar_type(), out.scalar_type()), "Expected canCast(input dtype ",
+              c10::toString(input.scalar_type()), ", out dtype ", c10::toString(out.scalar_type()),
+              ") to be true, but got false.");
+  TORCH_CHECK_NOT_IMPLEMENTED(extremum_dtype_supported(input), "\"", kernel_name, "\" not implemented for '",
+                              c10::toString(input.scalar_type()), "'");
+}
+
+c10::Scalar extremum_identity(at::ScalarType t, bool max) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  if (at::isFloatingType(t)) return max ? -inf : inf;
+  switch (t) {
+    case at::kBool:
+      return !max;
+    case at::kByte:
+      return max ? int64_t{0} : int64_t{std::numeric_limits<uint8_t>::max()};
+    case at::kChar:
+      return int64_t{max ? std::numeric_limits<int8_t>::lowest() : std::numeric_limits<int8_t>::max()};
+    case at::kShort:
+      return int64_t{max ? std::numeric_limits<int16_t>::lowest() : std::numeric_limits<int16_t>::max()};
+    case at::kInt:
+      return int64_t{max ? std::numeric_limits<int32_t>::lowest() : std::numeric_limits<int32_t>::max()};
+    case at::kLong:
+      return max ? std::numeric_limits<int64_t>::lowest() : std::numeric_limits<int64_t>::max();
+    case at::kUInt16:
+      return max ? int64_t{0} : int64_t{std::numeric_limits<uint16_t>::max()};
+    case at::kUInt32:
+      return max ? int64_t{0} : int64_t{std::numeric_limits<uint32_t>::max()};
+    default:
+      TORCH_CHECK(false, "no identity of ", max ? "max" : "min", " for ", c10::toString(t));
+  }
 }
 
 at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor* out,
@@ -220,7 +273,10 @@ at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim
     TORCH_CHECK(at::isFloatingType(o) || at::isComplexType(o),
                 "logsumexp(): Expected floating point type for result tensor, but got: ", c10::toString(o));
     check_dtype_supported(o, ("sum_" + dev).c_str());
-    if (!at::isComplexType(o) && at::promoteTypes(natural, o) == o) compute = o;
+    // A real input into a complex out= is computed in out's real dtype
+    // where that is as wide (torch sums and takes the log in out's dtype).
+    const at::ScalarType wide = c10::toRealValueType(o);
+    if (!at::isComplexType(natural) && at::promoteTypes(natural, wide) == wide) compute = wide;
   }
   if (computed_then_cast != nullptr) *computed_then_cast = out != nullptr && compute != out->scalar_type();
   if (dim.empty() && !keepdim && input.dim() > 0 && input.sym_numel() != 0) {
@@ -234,14 +290,29 @@ at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim
 at::ScalarType check_variance_args(const at::Tensor& input, const at::Tensor* out, const char* kernel_name) {
   const at::ScalarType t = input.scalar_type();
   TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t), "std and var only support floating point and complex dtypes");
-  TORCH_CHECK_NOT_IMPLEMENTED(!at::isFloat8Type(t), "\"", kernel_name, "\" not implemented for '", c10::toString(t), "'");
+  // The kernel's dtype errors only where torch runs one: an empty input's
+  // result is filled (check_dtype_supported).
+  TORCH_CHECK_NOT_IMPLEMENTED(!at::isFloat8Type(t) || input.sym_numel() == 0, "\"", kernel_name,
+                              "\" not implemented for '", c10::toString(t), "'");
   if (out == nullptr) return c10::toRealValueType(t);
   const at::ScalarType o = out->scalar_type();
-  TORCH_CHECK(at::canCast(t, o), "result type ", c10::toString(t), " can't be cast to the desired output type ",
-              c10::toString(o));
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isComplexType(t) || !at::isComplexType(o), "\"", kernel_name,
-                              "\" not implemented for '", c10::toString(o), "'");
+  // torch spreads a complex input as its two real parts, each into out's
+  // real dtype: the cast it checks is between those (a complex128 input
+  // into a float32 out= is taken).
+  const at::ScalarType from = at::isComplexType(t) ? c10::toRealValueType(t) : t;
+  const at::ScalarType to = at::isComplexType(t) ? c10::toRealValueType(o) : o;
+  TORCH_CHECK(at::canCast(from, to), "result type ", c10::toString(from), " can't be cast to the desired output type ",
+              c10::toString(to));
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isComplexType(t) || !at::isComplexType(o) || input.sym_numel() == 0, "\"",
+                              kernel_name, "\" not implemented for '", c10::toString(o), "'");
   return o;
+}
+
+at::ScalarType check_variance_mean_args(const at::Tensor& input, bool root, const char* kernel_name) {
+  const at::ScalarType t = input.scalar_type();
+  TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t), root ? "std_mean" : "var_mean",
+              " only support floating point and complex dtypes");
+  return check_variance_args(input, nullptr, kernel_name);
 }
 
 // ord as ATen's messages print a Scalar: an integer as one, a double in
@@ -261,8 +332,8 @@ at::ScalarType check_vector_norm_args(const at::Tensor& input, const c10::Scalar
   const at::ScalarType t = input.scalar_type();
   TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t),
               "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ", c10::toString(t));
-  TORCH_CHECK_NOT_IMPLEMENTED(!at::isFloat8Type(t), "\"norm_", input.is_cuda() ? "cuda" : "cpu",
-                              "\" not implemented for '", c10::toString(t), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(!at::isFloat8Type(t) || input.sym_numel() == 0, "\"norm_",
+                              input.is_cuda() ? "cuda" : "cpu", "\" not implemented for '", c10::toString(t), "'");
   const double p = ord.toDouble();
   if ((p < 0.0 || p == std::numeric_limits<double>::infinity()) && input.sym_numel() == 0) {
     TORCH_CHECK(dim.has_value() && !dim->empty(), "linalg.vector_norm cannot compute the ", ord_text(ord),

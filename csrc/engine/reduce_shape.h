@@ -40,6 +40,13 @@ at::ScalarType acc_dtype(at::ScalarType t);
 // message, as ATen does ("sum_cpu", "prod_cuda").
 void check_dtype_supported(at::ScalarType t, const char* kernel_name);
 
+// The same for the result of reducing `input`, where torch checks it: an
+// input with no elements runs no kernel in torch (its reductions fill the
+// result with the op's identity first), so any dtype passes there. Sizes
+// are read only for a dtype that would be refused, so that the Meta kernel
+// guards on none for the others.
+void check_dtype_supported(at::ScalarType t, const char* kernel_name, const at::Tensor& input);
+
 // torch.nansum's checks beyond sum's, in its order and with its messages:
 // the dims (range, repeats) first, then a complex input raises
 // RuntimeError, a complex result dtype (dtype= or out's) NotImplementedError
@@ -64,12 +71,23 @@ inline bool nansum_is_sum(const at::Tensor& input) {
 void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at::Tensor* out, const char* name,
                          const char* kernel_name);
 
+// torch.max(input, out=)'s and torch.min's checks, in aten's order: out on
+// the input's device, a dtype the input's casts to (RuntimeError), then the
+// dtypes the kernels take (NotImplementedError naming `kernel_name`, an
+// empty input's included: torch's kernel runs for it).
+void check_extremum_all_out_args(const at::Tensor& input, const at::Tensor& out, const char* kernel_name);
+
+// The identity of max (`max`) or min over dtype `t`: -inf or inf for the
+// floating dtypes, else the dtype's lowest or highest value.
+c10::Scalar extremum_identity(at::ScalarType t, bool max);
+
 // torch.mean's checks before sum's, in its order and with its messages: the
 // dtype it computes in (dtype=, else the input's) must be floating or
 // complex (RuntimeError); dtype= must match out='s dtype, as for sum; an
 // integer or bool out= raises as torch's CPU mean does (its division's
-// result cannot be cast into it); complex32 raises NotImplementedError
-// naming `kernel_name`, as torch's mean does on both devices.
+// result cannot be cast into it); complex32 and the dtypes sum's kernels
+// lack raise NotImplementedError naming `kernel_name`, as torch's mean does
+// on both devices, an empty input included.
 void check_mean_args(const at::Tensor& input, std::optional<at::ScalarType> dtype, const at::Tensor* out,
                      const char* kernel_name);
 
@@ -77,14 +95,16 @@ void check_mean_args(const at::Tensor& input, std::optional<at::ScalarType> dtyp
 // dtype the kernels compute in. The result is the input's float dtype, or
 // the default float dtype for integer and bool inputs; out= must be a
 // floating or complex tensor (RuntimeError), and the result is computed in
-// out's dtype where that is at least as wide as the natural result, else
-// in the natural dtype and then cast (`computed_then_cast`). An empty dim
-// list reduces every dim, but with keepdim=False on a non-empty tensor of
-// rank 1 or more torch raises (its amax keeps the dims, its sum does not),
-// and so does this. Float8 inputs raise NotImplementedError naming
+// out's (real) dtype where that is at least as wide as the natural result,
+// else in the natural dtype and then cast (`computed_then_cast`). An empty
+// dim list reduces every dim, but with keepdim=False on a non-empty tensor
+// of rank 1 or more torch raises (its amax keeps the dims, its sum does
+// not), and so does this. Float8 inputs raise NotImplementedError naming
 // "max_values_<dev>" as torch's amax does, float8 outputs naming
-// "sum_<dev>". Complex inputs are refused: their kernels are not written
-// yet (torch takes them). `device` is "cpu" or "cuda".
+// "sum_<dev>". A complex input's result is complex; into a real out= it is
+// that result's real part, log|sum exp z|, where torch's CPU op writes
+// log(Re sum exp z) (it drops the imaginary parts before the sum and the
+// log; NaN where that sum is negative). `device` is "cpu" or "cuda".
 at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim, bool keepdim, const at::Tensor* out,
                                     const char* device, bool* computed_then_cast = nullptr);
 
@@ -92,14 +112,21 @@ at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim
 // their order and with their messages, and the result's dtype: the input
 // must be floating or complex (RuntimeError); float8 inputs raise
 // NotImplementedError naming `kernel_name` ("std_cpu"); an out= must take
-// a cast from the input's dtype (RuntimeError), and a complex out= a
-// complex input (NotImplementedError, as torch's CPU kernels raise it). The
+// a cast from the input's dtype (for a complex input, from its real dtype
+// into out's real dtype; RuntimeError), and a complex out= a complex input
+// (NotImplementedError, as torch's CPU kernels raise it outside a full
+// reduction, which they take). The
 // result is out's dtype, else the input's real dtype (a complex input's
 // spread is real). torch's warning where the count less the correction is
 // not positive is the Python wrapper's (reduce_op.var): a TORCH_WARN from
 // an op called through torch.ops reaches stderr, not Python's warnings, as
 // aten's own var's does there.
 at::ScalarType check_variance_args(const at::Tensor& input, const at::Tensor* out, const char* kernel_name);
+
+// var_mean's and std_mean's (`root`) own first check, in torch's words: the
+// input must be floating or complex (RuntimeError naming the op), then
+// check_variance_args.
+at::ScalarType check_variance_mean_args(const at::Tensor& input, bool root, const char* kernel_name);
 
 // torch.linalg.vector_norm's checks, in ATen's order and with its messages,
 // and the result's dtype (the real dtype of dtype=, else of the input): ord

@@ -16,7 +16,7 @@ at::Tensor sum_like_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, b
                          std::optional<at::ScalarType> dtype, const char* name) {
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
   const at::ScalarType out_dtype = result_dtype(input.scalar_type(), dtype);
-  check_dtype_supported(out_dtype, name);
+  check_dtype_supported(out_dtype, name, input);
   return at::empty_symint(reduced_sym_shape(input.sym_sizes(), mask, keepdim),
                           input.options().dtype(out_dtype));
 }
@@ -47,13 +47,18 @@ void sum_like_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, boo
   TORCH_CHECK(out.device() == input.device(), "Attempting to copy from device ", input.device(), " to device ",
               out.device(), ", but cross-device copies are not allowed!");
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
-  check_dtype_supported(compute_dtype, name);
+  check_dtype_supported(compute_dtype, name, input);
   at::native::resize_output_symint(out, reduced_sym_shape(input.sym_sizes(), mask, keepdim));
 }
 
 void sum_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                   std::optional<at::ScalarType> dtype, const at::Tensor& out) {
   sum_like_out_meta(input, dim, keepdim, out_compute_dtype(dtype, out), out, "sum");
+}
+
+void prod_out_meta(const at::Tensor& input, int64_t dim, bool keepdim, std::optional<at::ScalarType> dtype,
+                   const at::Tensor& out) {
+  sum_like_out_meta(input, at::IntArrayRef(dim), keepdim, out_compute_dtype(dtype, out), out, "prod");
 }
 
 // nansum as torch's meta kernels compute it: sum's shape and dtype rules,
@@ -106,6 +111,13 @@ template <bool kMax>
 at::Tensor extremum_all_meta(const at::Tensor& input) {
   check_extremum_args(input, {}, nullptr, kMax ? "max" : "min", kMax ? "max_all" : "min_all");
   return at::empty({}, input.options());
+}
+
+// max(input, out=) and min's: torch's checks, out resized to a scalar.
+template <bool kMax>
+void extremum_all_out_meta(const at::Tensor& input, const at::Tensor& out) {
+  check_extremum_all_out_args(input, out, kMax ? "max_all" : "min_all");
+  at::native::resize_output(out, {});
 }
 
 void check_same_device(const at::Tensor& input, const at::Tensor& out) {
@@ -172,10 +184,14 @@ void variance_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim,
   sum_like_out_meta(input, dim, keepdim, dtype, out, "std");
 }
 
-// var_mean and std_mean: the spread's real dtype, the mean the input's.
+// var_mean and std_mean (`kRoot`): the spread's real dtype, the mean the input's.
+template <bool kRoot>
 std::tuple<at::Tensor, at::Tensor> variance_mean_meta(const at::Tensor& input, at::OptionalIntArrayRef dim,
-                                                      const std::optional<c10::Scalar>& correction, bool keepdim) {
-  at::Tensor spread = variance_meta(input, dim, correction, keepdim);
+                                                      const std::optional<c10::Scalar>& /*correction*/, bool keepdim) {
+  const at::ScalarType dtype = check_variance_mean_args(input, kRoot, "std");
+  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  at::Tensor spread =
+      at::empty_symint(reduced_sym_shape(input.sym_sizes(), mask, keepdim), input.options().dtype(dtype));
   at::Tensor mean = at::empty_symint(spread.sym_sizes(), input.options());
   return {std::move(spread), std::move(mean)};
 }
@@ -209,6 +225,7 @@ TORCH_LIBRARY_IMPL(gpureduce, Meta, m) {
   m.impl("sum.IntList_out", &sum_out_meta);
   m.impl("prod", &prod_meta);
   m.impl("prod.dim_int", &prod_dim_meta);
+  m.impl("prod.int_out", &prod_out_meta);
   m.impl("nansum", &nansum_meta);
   m.impl("nansum.out", &nansum_out_meta);
   m.impl("mean", &mean_meta);
@@ -220,6 +237,8 @@ TORCH_LIBRARY_IMPL(gpureduce, Meta, m) {
   m.impl("amin.out", &extremum_out_meta<false>);
   m.impl("max", &extremum_all_meta<true>);
   m.impl("min", &extremum_all_meta<false>);
+  m.impl("max.unary_out", &extremum_all_out_meta<true>);
+  m.impl("min.unary_out", &extremum_all_out_meta<false>);
   m.impl("argmax", &arg_extremum_meta<Extreme::kMax>);
   m.impl("argmax.out", &arg_extremum_out_meta<Extreme::kMax>);
   m.impl("argmin", &arg_extremum_meta<Extreme::kMin>);
@@ -234,8 +253,8 @@ TORCH_LIBRARY_IMPL(gpureduce, Meta, m) {
   m.impl("var.correction_out", &variance_out_meta);
   m.impl("std.correction", &variance_meta);
   m.impl("std.correction_out", &variance_out_meta);
-  m.impl("var_mean.correction", &variance_mean_meta);
-  m.impl("std_mean.correction", &variance_mean_meta);
+  m.impl("var_mean.correction", &variance_mean_meta<false>);
+  m.impl("std_mean.correction", &variance_mean_meta<true>);
   m.impl("linalg_vector_norm", &vector_norm_meta);
   m.impl("linalg_vector_norm.out", &vector_norm_out_meta);
 }

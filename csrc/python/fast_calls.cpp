@@ -224,6 +224,14 @@ PyObject* sum(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t nargs, PyObj
                                      "dtype) or (Tensor input, *, torch.dtype dtype)");
     return nullptr;
   }
+  // So does out= without a dim (out=None included): torch.sum's overload
+  // with out= takes a dim.
+  if (take && arg[4] != nullptr && arg[1] == nullptr && arg[6] == nullptr) {
+    PyErr_SetString(PyExc_TypeError, "sum() received an invalid combination of arguments - got (Tensor, out=...), "
+                                     "but expected (Tensor input, tuple of ints dim, bool keepdim, *, torch.dtype "
+                                     "dtype, Tensor out) or (Tensor input, *, torch.dtype dtype)");
+    return nullptr;
+  }
   auto absent = [](PyObject* o) { return o == nullptr || o == Py_None; };
   std::optional<at::ScalarType> dtype;
   std::optional<DimList> dims;
