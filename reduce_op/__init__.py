@@ -155,6 +155,7 @@ def nansum(
         r = _fast.nansum(input, dims, keepdim, dtype)
         if r is not NotImplemented:
             return r
+    _args.tensor_input("nansum", input)
     dims, keepdim, dtype = _family_args("nansum", dim, keepdim, dtype)
     if out is None:
         return torch.ops.gpureduce.nansum(input, dims, keepdim, dtype=dtype)
@@ -178,6 +179,7 @@ def fsum(
     finite sum past the dtype's largest value gives inf; a zero sum is -0.0
     only when every element is -0.0. Its gradient is sum's. CPU, CUDA and
     meta tensors; the CUDA result is bit for bit the CPU's."""
+    _args.tensor_input("fsum", input)
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
     if dims is None:
         return torch.ops.gpureduce.fsum.dim_IntList(input, None, keepdim, dtype=dtype)
@@ -211,6 +213,7 @@ def mean(
         r = _fast.mean_all(input, dtype) if whole else _fast.mean_dims(input, dims, keepdim, dtype)
         if r is not NotImplemented:
             return r
+    _args.tensor_input("mean", input)
     dims, keepdim, dtype = _family_args("mean", dim, keepdim, dtype)
     if out is None:
         if dims is None and not keepdim:
@@ -243,6 +246,7 @@ def prod(
         raise _args.ArgumentError("prod() received an invalid combination of arguments - got (Tensor, dim=NoneType): "
                                   "dim must be an int")
     if out is not None:
+        _args.tensor_input("prod", input)
         if dim is _args.NO_DIM:
             raise _args.ArgumentError("prod() received an invalid combination of arguments - got (Tensor, out=Tensor):"
                                       " out= needs a dim")
@@ -254,11 +258,13 @@ def prod(
             r = _fast.prod_all(input, dtype)
             if r is not NotImplemented:
                 return r
+        _args.tensor_input("prod", input)
         return torch.ops.gpureduce.prod(input, dtype=_args.family_dtype("prod", dtype))
     if _fast_path_open(input):
         r = _fast.prod_dim(input, dim, keepdim, dtype)
         if r is not NotImplemented:
             return r
+    _args.tensor_input("prod", input)
     dim = _args.family_dim("prod", dim)
     keepdim = _args.family_keepdim("prod", keepdim)
     return torch.ops.gpureduce.prod.dim_int(input, dim, keepdim, dtype=_args.family_dtype("prod", dtype))
@@ -306,6 +312,7 @@ def _with_indices(name: str, input: torch.Tensor, dim: Optional[int], keepdim: b
     functions max and min refuse dim=None, and keepdim without a dim, as
     torch does; here, where compiled code traces them, a dim of None is
     one left out.)"""
+    _args.tensor_input(name, input)
     op = getattr(torch.ops.gpureduce, name)
     if dim is None:
         if keepdim:
@@ -398,6 +405,7 @@ def _arg(op: Any, fast_call: Any, input: torch.Tensor, dim: Optional[int], keepd
         if r is not NotImplemented:
             return r
     name = op.__name__.split(".")[-1]
+    _args.tensor_input(name, input)
     dim = _args.family_dim(name, dim)
     keepdim = _args.family_keepdim(name, keepdim)
     if out is None:
@@ -449,6 +457,7 @@ def logsumexp(
         r = _fast.logsumexp(input, dims, keepdim)
         if r is not NotImplemented:
             return r
+    _args.tensor_input("logsumexp", input)
     dims = _args.family_dims("logsumexp", dim, required=True)
     keepdim = _args.family_keepdim("logsumexp", keepdim)
     if out is None:
@@ -506,6 +515,7 @@ def _spread(name: str, input: torch.Tensor, dim: Any, unbiased: Optional[bool], 
         r = getattr(_fast, name)(input, dims, c, keepdim)
         if r is not NotImplemented:
             return r
+    _args.tensor_input(name, input)
     dims = _args.family_dims(name, dims)
     keepdim = _args.family_keepdim(name, keepdim)
     if out is None:
@@ -600,6 +610,7 @@ def vector_norm(
         r = _fast.vector_norm(x, ord, dims, keepdim, dtype)
         if r is not NotImplemented:
             return r
+    _args.tensor_input("linalg_vector_norm", x)
     dims, keepdim, dtype = _family_args("linalg_vector_norm", dim, keepdim, dtype)
     if out is None:
         return torch.ops.gpureduce.linalg_vector_norm(x, ord, dims, keepdim, dtype=dtype)
@@ -611,6 +622,7 @@ def _extremum(name: str, op, input: torch.Tensor, dim: DimArg, keepdim: bool,
               out: Optional[torch.Tensor]) -> torch.Tensor:
     """amax's or amin's (`name`) operator (`op`), through its out= overload
     where out is given. dim=None is every dim, as torch takes it."""
+    _args.tensor_input(name, input)
     dims = _args.family_dims(name, dim)
     dim = [] if dims is None else dims
     keepdim = _args.family_keepdim(name, keepdim)

@@ -31,6 +31,15 @@ def _invalid(input: Any, *rest: Any) -> ArgumentError:
     return ArgumentError(f"sum() received an invalid combination of arguments - got ({got})")
 
 
+def tensor_input(name: str, input: Any) -> None:
+    """torch's TypeError for an input that is not a tensor (a list, a numpy
+    array, a Python number, None), which its binding raises before any
+    other check; the operator would raise a RuntimeError or say that no
+    tensor was given."""
+    if not isinstance(input, torch.Tensor):
+        raise ArgumentError(f"{name}(): argument 'input' (position 1) must be Tensor, not {_type_name(input)}")
+
+
 def _one_dim(d: Any, input: Any, dim: Any) -> int:
     if isinstance(d, bool) or (isinstance(d, torch.Tensor) and (d.dim() != 0 or d.is_floating_point()
                                                               or d.dtype == torch.bool)):

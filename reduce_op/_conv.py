@@ -43,6 +43,14 @@ def conv1d(input: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tenso
     length; ``constant``, ``tiled_halo`` and ``tiled_l2`` keep the mask in
     constant memory, at most 1024 taps (C * K for a mask per channel).
     ``None``, the default, is the fastest path."""
+    # torch's TypeError for arguments of the wrong type, where the operator
+    # would take None for an empty tensor and say something else.
+    for name, t, optional in (("input", input, False), ("weight", weight, False), ("bias", bias, True)):
+        if not isinstance(t, torch.Tensor) and not (optional and t is None):
+            raise TypeError(f"conv1d(): argument '{name}' must be Tensor{' or None' if optional else ''}, "
+                            f"not {type(t).__name__}")
+    if not isinstance(padding, str):
+        raise TypeError(f"conv1d(): argument 'padding' must be str, not {type(padding).__name__}")
     if kernel is None:
         return torch.ops.gpureduce.conv1d(input, weight, bias, padding)
     if not isinstance(kernel, str) or kernel not in ("basic", "constant", "tiled_halo", "tiled_l2"):

@@ -233,6 +233,13 @@ def test_conv1d_errors(gen):
     for args, message in cases:
         with pytest.raises(RuntimeError, match=message):
             reduce_op.conv1d(*args)
+    # Arguments of the wrong type: TypeError, as F.conv1d raises (the
+    # operator would read None as an empty tensor).
+    for args, message in (((None, w), "'input' must be Tensor"), (([1.0], w), "'input' must be Tensor"),
+                          ((x, None), "'weight' must be Tensor"), ((x, w, 1.5), "'bias' must be Tensor or None"),
+                          ((x, w, None, 1), "'padding' must be str")):
+        with pytest.raises(TypeError, match=message):
+            reduce_op.conv1d(*args)
     with pytest.raises(RuntimeError, match="left must be in"):
         torch.ops.gpureduce._conv1d_padded(x, w, None, 3, 20)
     with pytest.raises(RuntimeError, match="output length must be >= 0"):

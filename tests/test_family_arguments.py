@@ -322,3 +322,49 @@ def test_out_forms_of_prod_max_and_min(device, dtype):
                 assert same(a, b), f"{label}: out {a} against torch's {b}"
         checked += 1
     assert checked == len(_OUT_CALLS)
+
+
+@pytest.mark.parametrize("name", sorted(OPS) + ["fsum"])
+def test_an_input_that_is_not_a_tensor_raises_torchs_type_error(name):
+    ours_fn, torch_fn = OPS.get(name, (reduce_op.fsum, torch.sum))
+    for bad in ([[1.0, 2.0]], np.ones((2, 2)), 1.5, None):
+        for args in ((), (0,)):
+            with pytest.raises(TypeError):
+                torch_fn(bad, *args)
+            # (logsumexp without a dim: Python's own missing-argument error)
+            with pytest.raises(TypeError, match="must be Tensor" if args or name != "logsumexp" else "dim"):
+                ours_fn(bad, *args)
+
+
+# Calls wrong in two ways (an out= of the wrong dtype and a dim out of
+# range, or a refused input): the error torch raises first, by type.
+_TWICE_WRONG = {
+    "nansum": lambda m, x, e: m.nansum(x, 5, dtype=torch.float64, out=e(torch.float32)),
+    "nansum_complex": lambda m, x, e: m.nansum(x.to(torch.complex64), 5, out=e(torch.float32)),
+    "nansum_complex_no_out": lambda m, x, e: m.nansum(x.to(torch.complex64), 5),
+    "nansum_int": lambda m, x, e: m.nansum(x.int(), 5, dtype=torch.float64, out=e(torch.float32)),
+    "mean": lambda m, x, e: m.mean(x, 5, dtype=torch.float64, out=e(torch.float32)),
+    "mean_into_int": lambda m, x, e: m.mean(x, 5, out=e(torch.int64)),
+    "mean_of_int": lambda m, x, e: m.mean(x.int(), 5, out=e(torch.float32)),
+    "logsumexp_into_int": lambda m, x, e: m.logsumexp(x, 5, out=e(torch.int64)),
+    "logsumexp_into_float8": lambda m, x, e: m.logsumexp(x, 5, out=e(torch.float8_e4m3fn)),
+    "var_into_int": lambda m, x, e: m.var(x, 5, out=e(torch.int64)),
+    "var_of_int": lambda m, x, e: m.var(x.int(), 5, out=e(torch.float32)),
+    "norm_into_int": lambda m, x, e: (m.linalg.vector_norm if m is torch else m.vector_norm)(x, 2, 5,
+                                                                                              out=e(torch.int64)),
+    "sum": lambda m, x, e: m.sum(x, 5, dtype=torch.float64, out=e(torch.float32)),
+    "prod": lambda m, x, e: m.prod(x, 5, dtype=torch.float64, out=e(torch.float32)),
+    "argmax": lambda m, x, e: m.argmax(x, 5, out=e(torch.float64)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_TWICE_WRONG))
+def test_the_first_of_two_errors_is_torchs(name):
+    x = torch.randn(3, 4, generator=torch.Generator().manual_seed(8))
+    call = _TWICE_WRONG[name]
+    empty = lambda dt: torch.empty(0, dtype=dt)  # noqa: E731
+    with pytest.raises(Exception) as theirs:
+        call(torch, x, empty)
+    with pytest.raises(Exception) as ours:
+        call(reduce_op, x, empty)
+    assert type(ours.value) is type(theirs.value), (theirs.value, ours.value)

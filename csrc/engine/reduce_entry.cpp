@@ -50,6 +50,9 @@ void logsumexp_out_with(const at::Tensor& input, at::IntArrayRef dim, bool keepd
 at::Tensor variance_with(const at::Tensor& input, at::OptionalIntArrayRef dim,
                          const std::optional<c10::Scalar>& correction, bool keepdim, bool root, const at::Tensor* out,
                          const OpSpec& var_op, const OpSpec& std_op) {
+  // torch's order: the input's dtype, the dims, then out's dtype.
+  check_variance_args(input, nullptr, std_op.kernel_name);
+  if (out != nullptr) reduced_dims_mask(input.dim(), dim);
   const at::ScalarType dtype = check_variance_args(input, out, std_op.kernel_name);
   if (out != nullptr) {
     TORCH_CHECK(out->device() == input.device(), "Expected out tensor to be on ", input.device(),

@@ -104,6 +104,9 @@ struct MeanEntries {
   }
   static void dims_out(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                        std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+    // torch's order: the dtype it computes in, the dims, then out's dtype.
+    check_mean_args(input, dtype, nullptr, Spec().kernel_name);
+    reduced_dims_mask(input.dim(), dim);
     check_mean_args(input, dtype, &out, Spec().kernel_name);
     Base::dims_out(input, dim, keepdim, dtype, out);
   }

@@ -130,16 +130,22 @@ void check_dtype_supported(at::ScalarType t, const char* kernel_name, const at::
 
 void check_nansum_args(const at::Tensor& input, at::OptionalIntArrayRef dim, std::optional<at::ScalarType> dtype,
                        const at::Tensor* out, const char* kernel_name) {
+  // torch's order: the dims first, but for nansum.out, whose input and
+  // dtype= checks come before them.
+  const bool cpu = input.device().is_cpu();
+  const auto input_and_dtype = [&] {
+    // torch refuses complex inputs on the CPU only; its CUDA kernel drops
+    // the elements with a NaN in either part.
+    TORCH_CHECK(!(cpu && at::isComplexType(input.scalar_type())), "nansum on CPU does not support complex inputs");
+    if (out != nullptr && dtype.has_value()) {
+      TORCH_CHECK(*dtype == out->scalar_type(), "nansum: provided dtype must match dtype of result. Got ",
+                  c10::toString(out->scalar_type()), " and ", c10::toString(*dtype), ".");
+    }
+  };
+  if (out != nullptr && !nansum_is_sum(input)) input_and_dtype();
   if (dim.has_value()) reduced_dims_mask(input.dim(), *dim);  // torch's range and repeat errors
   if (nansum_is_sum(input)) return;
-  // torch refuses complex inputs on the CPU only; its CUDA kernel drops the
-  // elements with a NaN in either part.
-  const bool cpu = input.device().is_cpu();
-  TORCH_CHECK(!(cpu && at::isComplexType(input.scalar_type())), "nansum on CPU does not support complex inputs");
-  if (out != nullptr && dtype.has_value()) {
-    TORCH_CHECK(*dtype == out->scalar_type(), "nansum: provided dtype must match dtype of result. Got ",
-                c10::toString(out->scalar_type()), " and ", c10::toString(*dtype), ".");
-  }
+  if (out == nullptr) input_and_dtype();
   const at::ScalarType result = out != nullptr ? out->scalar_type() : result_dtype(input.scalar_type(), dtype);
   // The kernel's own dtype errors: an empty input reaches no kernel in
   // torch, whatever the result's dtype (check_dtype_supported).
@@ -260,6 +266,12 @@ at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim
                                     const char* device, bool* computed_then_cast) {
   const at::ScalarType t = input.scalar_type();
   const std::string dev(device);
+  // out= must be floating or complex, before the dims (torch's order)
+  if (out != nullptr) {
+    TORCH_CHECK(at::isFloatingType(out->scalar_type()) || at::isComplexType(out->scalar_type()),
+                "logsumexp(): Expected floating point type for result tensor, but got: ",
+                c10::toString(out->scalar_type()));
+  }
   reduced_dims_mask(input.dim(), dim);  // torch's range and repeat errors, before the dtype's
   TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(t, /*includeBool=*/true) || t == at::kHalf || t == at::kBFloat16 ||
                                   t == at::kFloat || t == at::kDouble || t == at::kComplexFloat ||
@@ -270,8 +282,6 @@ at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim
   at::ScalarType compute = natural;
   if (out != nullptr) {
     const at::ScalarType o = out->scalar_type();
-    TORCH_CHECK(at::isFloatingType(o) || at::isComplexType(o),
-                "logsumexp(): Expected floating point type for result tensor, but got: ", c10::toString(o));
     check_dtype_supported(o, ("sum_" + dev).c_str());
     // A real input into a complex out= is computed in out's real dtype
     // where that is as wide (torch sums and takes the log in out's dtype).
@@ -360,6 +370,7 @@ at::ScalarType check_vector_norm_args(const at::Tensor& input, const c10::Scalar
   }
   const at::ScalarType result = c10::toRealValueType(dtype.value_or(t));
   if (out != nullptr) {
+    if (dim.has_value()) reduced_dims_mask(input.dim(), *dim);  // torch's order: the dims before out's dtype
     TORCH_CHECK(out->scalar_type() == result, "Expected out tensor to have dtype ",
                 c10::scalarTypeToTypeMeta(result).name(), ", but got ", out->dtype().name(), " instead");
   }

@@ -87,6 +87,8 @@ at::Tensor mean_meta(const at::Tensor& input, std::optional<at::ScalarType> dtyp
 
 void mean_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  check_mean_args(input, dtype, nullptr, "mean");  // torch's order: dtype, dims, out's dtype
+  reduced_dims_mask(input.dim(), dim);
   check_mean_args(input, dtype, &out, "mean");
   sum_like_out_meta(input, dim, keepdim, out_compute_dtype(dtype, out), out, "mean");
 }
@@ -180,6 +182,8 @@ at::Tensor variance_meta(const at::Tensor& input, at::OptionalIntArrayRef dim,
 
 void variance_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim,
                        const std::optional<c10::Scalar>& /*correction*/, bool keepdim, const at::Tensor& out) {
+  check_variance_args(input, nullptr, "std");  // torch's order: the input's dtype, the dims, out's dtype
+  reduced_dims_mask(input.dim(), dim);
   const at::ScalarType dtype = check_variance_args(input, &out, "std");
   sum_like_out_meta(input, dim, keepdim, dtype, out, "std");
 }
