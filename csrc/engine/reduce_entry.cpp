@@ -47,12 +47,33 @@ void logsumexp_out_with(const at::Tensor& input, at::IntArrayRef dim, bool keepd
   const_cast<at::Tensor&>(out).copy_(result);
 }
 
+namespace {
+
+// A complex input's real view reduced by `op` with its pair dim kept: the
+// real and imaginary parts' results side by side ([..., 2] in `dtype`),
+// from one read of the input. The negative bit is resolved; the conjugate
+// bit is left to the caller (a spread does not see it, a mean does).
+at::Tensor reduce_complex_parts(const at::Tensor& input, const std::vector<bool>& mask, bool keepdim,
+                                std::vector<int64_t> shape, at::ScalarType dtype, const OpSpec& op,
+                                double correction = 0.0) {
+  const at::Tensor z = input.is_conj() ? input.conj() : input;
+  std::vector<bool> pair_mask(mask);
+  pair_mask.push_back(false);
+  shape.push_back(2);
+  at::Tensor parts = at::empty(shape, input.options().dtype(dtype));
+  reduce_into(at::view_as_real(z.resolve_neg()), pair_mask, keepdim, parts, op, correction);
+  return parts;
+}
+
+}  // namespace
+
 at::Tensor variance_with(const at::Tensor& input, at::OptionalIntArrayRef dim,
                          const std::optional<c10::Scalar>& correction, bool keepdim, bool root, const at::Tensor* out,
                          const OpSpec& var_op, const OpSpec& std_op) {
-  // torch's order: the input's dtype, the dims, then out's dtype.
-  check_variance_args(input, nullptr, std_op.kernel_name);
-  if (out != nullptr) reduced_dims_mask(input.dim(), dim);
+  if (out != nullptr) {  // torch's order: the input's dtype, the dims, then out's dtype
+    check_variance_args(input, nullptr, std_op.kernel_name);
+    reduced_dims_mask(input.dim(), dim);
+  }
   const at::ScalarType dtype = check_variance_args(input, out, std_op.kernel_name);
   if (out != nullptr) {
     TORCH_CHECK(out->device() == input.device(), "Expected out tensor to be on ", input.device(),
@@ -71,13 +92,7 @@ at::Tensor variance_with(const at::Tensor& input, at::OptionalIntArrayRef dim,
     // complex64 ran at 2279 GB/s against 4545 for float32 (H200, NOTES.md
     // session 83). Neither the conjugate nor the negative bit changes a
     // spread.
-    const at::Tensor z = input.is_conj() ? input.conj() : input;
-    std::vector<bool> pair_mask(mask);
-    pair_mask.push_back(false);
-    std::vector<int64_t> pair_shape(shape);
-    pair_shape.push_back(2);
-    at::Tensor parts = at::empty(pair_shape, input.options().dtype(real));
-    reduce_into(at::view_as_real(z.resolve_neg()), pair_mask, keepdim, parts, var_op, c);
+    const at::Tensor parts = reduce_complex_parts(input, mask, keepdim, shape, real, var_op, c);
     result = at::add(parts.select(-1, 0), parts.select(-1, 1));
     // Into a complex out=, torch roots the variance in out's dtype: the
     // root of NaN is NaN + NaN i there, and complex32 has no root on the CPU.
@@ -106,22 +121,16 @@ std::tuple<at::Tensor, at::Tensor> variance_mean_with(const at::Tensor& input, a
                                                       const std::optional<c10::Scalar>& correction, bool keepdim,
                                                       bool root, const OpSpec& var_op, const OpSpec& std_op,
                                                       const OpSpec& mean_op) {
-  check_variance_mean_args(input, root, std_op.kernel_name);
+  check_variance_mean_dtype(input, root);
   at::Tensor spread = variance_with(input, dim, correction, keepdim, root, nullptr, var_op, std_op);
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
   const std::vector<int64_t> shape = reduced_shape(input.sizes(), mask, keepdim);
   if (input.scalar_type() == at::kComplexHalf) {
-    // The kernels take no complex32 on the CPU; torch's var_mean averages
-    // each part of it in float16, and so does this: the real view's pair
-    // dim kept, the parts' means then read as one complex32. A conjugate's
-    // mean is the conjugate of its storage's.
-    std::vector<bool> pair_mask(mask);
-    pair_mask.push_back(false);
-    std::vector<int64_t> pair_shape(shape);
-    pair_shape.push_back(2);
-    at::Tensor parts = at::empty(pair_shape, input.options().dtype(at::kHalf));
-    const at::Tensor z = input.is_conj() ? input.conj() : input;
-    reduce_into(at::view_as_real(z.resolve_neg()), pair_mask, keepdim, parts, mean_op);
+    // torch's var_mean averages each part of a complex input on its own,
+    // complex32's in float16 (the CPU kernels take no complex32): the
+    // parts' means read as one complex32. A conjugate's mean is the
+    // conjugate of its storage's.
+    at::Tensor parts = reduce_complex_parts(input, mask, keepdim, shape, at::kHalf, mean_op);
     if (input.is_conj()) parts.select(-1, 1).neg_();
     return {std::move(spread), at::view_as_complex(parts)};
   }

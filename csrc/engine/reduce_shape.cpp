@@ -318,11 +318,10 @@ at::ScalarType check_variance_args(const at::Tensor& input, const at::Tensor* ou
   return o;
 }
 
-at::ScalarType check_variance_mean_args(const at::Tensor& input, bool root, const char* kernel_name) {
+void check_variance_mean_dtype(const at::Tensor& input, bool root) {
   const at::ScalarType t = input.scalar_type();
   TORCH_CHECK(at::isFloatingType(t) || at::isComplexType(t), root ? "std_mean" : "var_mean",
               " only support floating point and complex dtypes");
-  return check_variance_args(input, nullptr, kernel_name);
 }
 
 // ord as ATen's messages print a Scalar: an integer as one, a double in

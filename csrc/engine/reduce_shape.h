@@ -123,10 +123,10 @@ at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim
 // aten's own var's does there.
 at::ScalarType check_variance_args(const at::Tensor& input, const at::Tensor* out, const char* kernel_name);
 
-// var_mean's and std_mean's (`root`) own first check, in torch's words: the
-// input must be floating or complex (RuntimeError naming the op), then
-// check_variance_args.
-at::ScalarType check_variance_mean_args(const at::Tensor& input, bool root, const char* kernel_name);
+// var_mean's and std_mean's (`root`) first check, in torch's words: the
+// input must be floating or complex (RuntimeError naming the op); then
+// check_variance_args's.
+void check_variance_mean_dtype(const at::Tensor& input, bool root);
 
 // torch.linalg.vector_norm's checks, in ATen's order and with its messages,
 // and the result's dtype (the real dtype of dtype=, else of the input): ord

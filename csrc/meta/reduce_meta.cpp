@@ -192,7 +192,8 @@ void variance_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim,
 template <bool kRoot>
 std::tuple<at::Tensor, at::Tensor> variance_mean_meta(const at::Tensor& input, at::OptionalIntArrayRef dim,
                                                       const std::optional<c10::Scalar>& /*correction*/, bool keepdim) {
-  const at::ScalarType dtype = check_variance_mean_args(input, kRoot, "std");
+  check_variance_mean_dtype(input, kRoot);
+  const at::ScalarType dtype = check_variance_args(input, nullptr, "std");
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
   at::Tensor spread =
       at::empty_symint(reduced_sym_shape(input.sym_sizes(), mask, keepdim), input.options().dtype(dtype));
