@@ -368,3 +368,140 @@ def test_the_first_of_two_errors_is_torchs(name):
     with pytest.raises(Exception) as ours:
         call(reduce_op, x, empty)
     assert type(ours.value) is type(theirs.value), (theirs.value, ours.value)
+
+
+def _norm(m):
+    return m.linalg.vector_norm if m is torch else m.vector_norm
+
+
+# Calls on a tensor of 64 or 65 dims, the last two of sizes 2 and 3.
+_MANY_DIMS_CALLS = {
+    "sum": lambda m, x: m.sum(x), "sum_dim": lambda m, x: m.sum(x, -1), "sum_dims": lambda m, x: m.sum(x, (0, 1)),
+    "sum_empty_dims": lambda m, x: m.sum(x, []),
+    "sum_out": lambda m, x: m.sum(x, 0, out=torch.empty(0, device=x.device)),
+    "nansum_none": lambda m, x: m.nansum(x, None), "nansum_dim": lambda m, x: m.nansum(x, 0),
+    "mean": lambda m, x: m.mean(x), "mean_dims": lambda m, x: m.mean(x, (0, -1), keepdim=True),
+    "mean_out": lambda m, x: m.mean(x, [0], out=torch.empty(0, device=x.device)),
+    "prod": lambda m, x: m.prod(x), "prod_dim": lambda m, x: m.prod(x, -1),
+    "amax": lambda m, x: m.amax(x), "amin_dim": lambda m, x: m.amin(x, 0),
+    "max": lambda m, x: m.max(x), "max_dim": lambda m, x: m.max(x, -1), "min_dim": lambda m, x: m.min(x, 0),
+    "argmax": lambda m, x: m.argmax(x), "argmax_dim": lambda m, x: m.argmax(x, -1),
+    "argmin_dim": lambda m, x: m.argmin(x, 0, keepdim=True),
+    "logsumexp": lambda m, x: m.logsumexp(x, -1), "logsumexp_empty_dims": lambda m, x: m.logsumexp(x, []),
+    "logsumexp_empty_dims_kept": lambda m, x: m.logsumexp(x, [], keepdim=True),
+    "var": lambda m, x: m.var(x), "var_dim": lambda m, x: m.var(x, -1), "std_none": lambda m, x: m.std(x, None),
+    "var_mean_dim": lambda m, x: m.var_mean(x, 0, correction=0), "std_mean": lambda m, x: m.std_mean(x),
+    "vector_norm_dims": lambda m, x: _norm(m)(x, 2, (0, -1)), "vector_norm_inf": lambda m, x: _norm(m)(x, 1, -1),
+}
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"])
+@pytest.mark.parametrize("ndim", [64, 65])
+def test_tensors_of_more_than_64_dims(device, ndim):
+    # torch keeps a list of reduced dims in a 64-bit mask: naming dims of a
+    # tensor of more raises ("only tensors with up to 64 dims are
+    # supported"), and so do sum's and mean's dim=None (its structured
+    # kernels list every dim) and logsumexp's dims [] (it squeezes its
+    # maxima by them); reductions that name no dim take the tensor.
+    import warnings
+    x = torch.randn([1] * (ndim - 2) + [2, 3], generator=torch.Generator().manual_seed(9)).to(device)
+    raised = 0
+    for name, call in _MANY_DIMS_CALLS.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # var's degrees of freedom
+            ref, ref_error = _call(lambda t: call(torch, t), x, (), {})
+            got, error = _call(lambda t: call(reduce_op, t), x, (), {})
+        label = f"{name} of {ndim} dims on {device}"
+        if ref_error is not None:
+            assert type(error) is type(ref_error) and str(error).split("\n")[0] == str(ref_error).split("\n")[0], \
+                f"{label}: torch {ref_error!r}, ours {error!r}"
+            raised += 1
+        else:
+            assert error is None, f"{label}: torch returned, ours raised {error!r}"
+            for g, r in zip(got if isinstance(got, tuple) else (got,), ref if isinstance(ref, tuple) else (ref,)):
+                assert g.shape == r.shape and g.dtype == r.dtype, label
+                # (flattened: assert_close's own reductions take no 65 dims)
+                torch.testing.assert_close(g.reshape(-1), r.reshape(-1), equal_nan=True)
+    # The forms naming dims raise on 65 dims, and only there.
+    assert raised == (18 if ndim == 65 else 1)  # (on 64 dims: logsumexp([]) without keepdim, as torch)
+
+
+def _out_calls(x, out):
+    """Every out= overload, writing into out(dtype, shape) tensors."""
+    return {
+        "sum": lambda m: m.sum(x, 0, out=out(x.dtype, 5)), "nansum": lambda m: m.nansum(x, 0, out=out(x.dtype, 5)),
+        "mean": lambda m: m.mean(x, 0, out=out(x.dtype, 5)), "prod": lambda m: m.prod(x, 0, out=out(x.dtype, 5)),
+        "amax": lambda m: m.amax(x, 0, out=out(x.dtype, 5)), "amin": lambda m: m.amin(x, 0, out=out(x.dtype, 5)),
+        "max_all": lambda m: m.max(x, out=out(x.dtype)), "min_all": lambda m: m.min(x, out=out(x.dtype)),
+        "max_dim": lambda m: m.max(x, 0, out=(out(x.dtype, 5), out(torch.long, 5))),
+        "min_dim": lambda m: m.min(x, 0, out=(out(x.dtype, 5), out(torch.long, 5))),
+        "argmax": lambda m: m.argmax(x, 0, out=out(torch.long, 5)), "argmin": lambda m: m.argmin(x, out=out(torch.long)),
+        "logsumexp": lambda m: m.logsumexp(x, 0, out=out(x.dtype, 5)),
+        "logsumexp_cast": lambda m: m.logsumexp(x, 0, out=out(torch.complex128, 5)),
+        "var": lambda m: m.var(x, 0, out=out(x.dtype, 5)), "std": lambda m: m.std(x, 0, out=out(x.dtype, 5)),
+        "vector_norm": lambda m: _norm(m)(x, 2, 0, out=out(x.dtype, 5)),
+    }
+
+
+def _error_of(call):
+    try:
+        call()
+    except Exception as e:  # noqa: BLE001 - compared by type and message
+        return e
+    return None
+
+
+def test_an_out_on_another_device_raises_torchs_error():
+    # A meta out= for a CPU input (the Meta kernels run): torch's error
+    # type, and its message where torch's structured kernels give it.
+    x = torch.randn(4, 5, generator=torch.Generator().manual_seed(10))
+    meta_out = lambda dt, *shape: torch.empty(shape, dtype=dt, device="meta")  # noqa: E731
+    for name, call in _out_calls(x, meta_out).items():
+        ref, got = _error_of(lambda: call(torch)), _error_of(lambda: call(reduce_op))
+        assert ref is not None and type(got) is type(ref), (name, ref, got)
+        if name in ("argmax", "argmin", "max_dim", "min_dim"):
+            assert str(got) == str(ref), (name, ref, got)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_an_out_on_another_device_raises_on_cuda():
+    # A CUDA input with a CPU out=, and a CPU input with a CUDA out=, reach
+    # the CUDA kernels (the dispatcher picks CUDA): each must raise before
+    # a kernel writes or reads the other device's memory, and leave the
+    # CUDA context usable.
+    x = torch.randn(4, 5, generator=torch.Generator().manual_seed(11))
+    for x_dev, out_dev in (("cuda", "cpu"), ("cpu", "cuda")):
+        out = lambda dt, *shape: torch.empty(shape, dtype=dt, device=out_dev)  # noqa: E731
+        for name, call in _out_calls(x.to(x_dev), out).items():
+            ref, got = _error_of(lambda: call(torch)), _error_of(lambda: call(reduce_op))
+            assert ref is not None and isinstance(got, RuntimeError), (name, x_dev, out_dev, ref, got)
+            torch.cuda.synchronize()
+    torch.testing.assert_close(reduce_op.argmax(x.cuda(), 0).cpu(), torch.argmax(x, 0))
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"])
+def test_an_out_whose_elements_share_memory(device):
+    # An expanded out= (stride 0): the kernels' writes would leave one of
+    # its results; every op raises the error torch's TensorIterator raises
+    # (torch itself raises it for mean and logsumexp, and writes one
+    # element's result for the others).
+    x = torch.randn(4, 5, generator=torch.Generator().manual_seed(12)).to(device)
+    expanded = lambda dt, *shape: torch.zeros((1,) * len(shape), dtype=dt, device=device).expand(shape)  # noqa: E731
+    checked = 0
+    for name, call in _out_calls(x, expanded).items():
+        if name in ("max_all", "min_all", "argmin"):
+            continue  # a 0-d out= holds one element
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            call(reduce_op)
+        checked += 1
+    assert checked == 14
+    # An out= that is a row of the input: the result of the input as it
+    # was before the call (torch's sum-like kernels read rows they have
+    # already written).
+    for name in ("sum", "mean", "prod", "amax", "logsumexp", "var", "vector_norm"):
+        y = x.clone()
+        f = (lambda m, t, **k: _norm(m)(t, 2, 0, **k)) if name == "vector_norm" else \
+            (lambda m, t, name=name, **k: getattr(m, name)(t, 0, **k))
+        f(reduce_op, y, out=y[0])
+        torch.testing.assert_close(y[0], f(torch, x), msg=name)
+        torch.testing.assert_close(y[1:], x[1:], msg=name)

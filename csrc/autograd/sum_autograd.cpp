@@ -324,8 +324,12 @@ at::Tensor mean_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef di
                                                 });
 }
 
+// mean() and sum() go below autograd as their dim overloads with dims []
+// (every dim, as None), not None: torch's structured kernels take None as a
+// list of every dim, which a tensor of more than 64 dims cannot name
+// (check_dims_listable), where its mean() and sum() take any tensor.
 at::Tensor mean_autograd(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
-  return mean_dim_autograd(input, std::nullopt, false, dtype);
+  return mean_dim_autograd(input, at::IntArrayRef{}, false, dtype);
 }
 
 // prod and prod.dim_int: the kernel below autograd, by overload.
@@ -562,7 +566,7 @@ void extremum_out_autograd(const at::Tensor& input, at::IntArrayRef dim, bool ke
 }
 
 at::Tensor sum_autograd(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
-  return sum_dim_autograd(input, std::nullopt, false, dtype);
+  return sum_dim_autograd(input, at::IntArrayRef{}, false, dtype);  // [], as mean_autograd
 }
 
 // The out= overloads of sum and nansum, found once.

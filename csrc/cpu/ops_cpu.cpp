@@ -118,7 +118,7 @@ struct CpuKernels {
 
 TORCH_LIBRARY_IMPL(gpureduce, CPU, library) {
   CpuKernels m{library, cpu_runs_engine()};
-  using Sum = SumLikeEntries<&sum_spec>;
+  using Sum = SumLikeEntries<&sum_spec, NoGuard, /*NoneListsDims=*/true>;
   using Prod = SumLikeEntries<&prod_spec>;
   m.impl("sum", &Sum::all);
   m.impl("sum.dim_IntList", &Sum::dims);

@@ -21,7 +21,7 @@ const OpSpec& cuda::mean_spec() {
 }
 
 TORCH_LIBRARY_IMPL(gpureduce, CUDA, m) {
-  using Entries = SumLikeEntries<&cuda::sum_spec, c10::cuda::CUDAGuard>;
+  using Entries = SumLikeEntries<&cuda::sum_spec, c10::cuda::CUDAGuard, /*NoneListsDims=*/true>;
   m.impl("sum", &Entries::all);
   m.impl("sum.dim_IntList", &Entries::dims);
   m.impl("sum.IntList_out", &Entries::dims_out);

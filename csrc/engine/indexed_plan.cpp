@@ -47,11 +47,13 @@ void check_indexed_dtype(const at::Tensor& input, Extreme e, bool arg, const cha
                               c10::toString(t), "'");
 }
 
-// torch names the dtypes here by their C++ types ("long int"), as its
-// TensorIterator's check does.
-void check_out_dtype(const at::Tensor& out, at::ScalarType expected) {
+// An out= of these ops: its dtype, then its device, as torch's structured
+// kernels check them. torch names the dtypes here by their C++ types
+// ("long int").
+void check_out(const at::Tensor& input, const at::Tensor& out, at::ScalarType expected) {
   TORCH_CHECK(out.scalar_type() == expected, "Expected out tensor to have dtype ",
               c10::scalarTypeToTypeMeta(expected).name(), ", but got ", out.dtype().name(), " instead");
+  check_out_device(input, out);
 }
 
 struct KeptDim {
@@ -163,12 +165,13 @@ std::optional<int64_t> check_arg_extremum_args(const at::Tensor& input, std::opt
   if (dim.has_value()) {
     wrapped = c10::maybe_wrap_dim(*dim, input.dim());
     check_reduced_dim_not_empty(input, *wrapped, *dim, name);
+    check_dims_listable(input.dim());
   } else if (input.sym_numel() == 0) {
     throw c10::IndexError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
                           std::string(name) + "(): Expected reduction dim to be specified for input.numel() == 0.");
   }
   check_indexed_dtype(input, extreme, true, device);
-  if (out != nullptr) check_out_dtype(*out, at::kLong);
+  if (out != nullptr) check_out(input, *out, at::kLong);
   return wrapped;
 }
 
@@ -177,9 +180,10 @@ int64_t check_extremum_dim_args(const at::Tensor& input, int64_t dim, const at::
   const char* name = op_name(extreme, false);
   const int64_t wrapped = c10::maybe_wrap_dim(dim, input.dim());
   check_reduced_dim_not_empty(input, wrapped, dim, name);
+  check_dims_listable(input.dim());
   check_indexed_dtype(input, extreme, false, device);
-  if (values != nullptr) check_out_dtype(*values, input.scalar_type());
-  if (indices != nullptr) check_out_dtype(*indices, at::kLong);
+  if (values != nullptr) check_out(input, *values, input.scalar_type());
+  if (indices != nullptr) check_out(input, *indices, at::kLong);
   return wrapped;
 }
 
@@ -192,7 +196,7 @@ at::Tensor arg_extremum_with(const at::Tensor& input, std::optional<int64_t> dim
   const int64_t d = wrapped.value_or(0);
   const std::vector<int64_t> shape = concrete(indexed_result_shape(input, wrapped, keepdim));
   if (out != nullptr) {
-    at::native::resize_output(*out, shape);
+    resize_out(*out, shape);
     if (writes_directly(*out, in)) {
       run_indexed(in, d, nullptr, *out, extreme, kernels);
     } else {
@@ -218,8 +222,8 @@ std::tuple<at::Tensor, at::Tensor> extremum_dim_with(const at::Tensor& input, in
     run_indexed(input, wrapped, &v, i, extreme, kernels);
     return {v, i};
   }
-  at::native::resize_output(*values, shape);
-  at::native::resize_output(*indices, shape);
+  resize_out(*values, shape);
+  resize_out(*indices, shape);
   if (writes_directly(*values, input) && writes_directly(*indices, input)) {
     run_indexed(input, wrapped, values, *indices, extreme, kernels);
   } else {

@@ -27,11 +27,10 @@ at::Tensor reduce_dim_with(const at::Tensor& input, at::OptionalIntArrayRef dim,
 
 void reduce_out_with(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<at::ScalarType> dtype, const at::Tensor& out, const OpSpec& op) {
-  TORCH_CHECK(out.device() == input.device(), "Expected out tensor to be on ", input.device(),
-              " like the input, but got it on ", out.device());
+  check_out_device(input, out);
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
   out_compute_dtype(dtype, out);  // checks dtype against out's
-  at::native::resize_output(out, reduced_shape(input.sizes(), mask, keepdim));
+  resize_out(out, reduced_shape(input.sizes(), mask, keepdim));
   reduce_into(input, mask, keepdim, out, op);
 }
 
@@ -40,10 +39,9 @@ void logsumexp_out_with(const at::Tensor& input, at::IntArrayRef dim, bool keepd
   bool cast = false;
   const at::ScalarType compute = check_logsumexp_args(input, dim, keepdim, &out, device, &cast);
   if (!cast) return reduce_out_with(input, dim, keepdim, std::nullopt, out, op);
-  TORCH_CHECK(out.device() == input.device(), "Expected out tensor to be on ", input.device(),
-              " like the input, but got it on ", out.device());
+  check_out_device(input, out);
   const at::Tensor result = reduce_dim_with(input, dim, keepdim, compute, op);
-  at::native::resize_output(out, result.sizes());
+  resize_out(out, result.sizes());
   const_cast<at::Tensor&>(out).copy_(result);
 }
 
@@ -75,10 +73,7 @@ at::Tensor variance_with(const at::Tensor& input, at::OptionalIntArrayRef dim,
     reduced_dims_mask(input.dim(), dim);
   }
   const at::ScalarType dtype = check_variance_args(input, out, std_op.kernel_name);
-  if (out != nullptr) {
-    TORCH_CHECK(out->device() == input.device(), "Expected out tensor to be on ", input.device(),
-                " like the input, but got it on ", out->device());
-  }
+  if (out != nullptr) check_out_device(input, *out);
   const double c = correction.has_value() ? correction->toDouble() : 1.0;
   const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
   const std::vector<int64_t> shape = reduced_shape(input.sizes(), mask, keepdim);
@@ -97,14 +92,14 @@ at::Tensor variance_with(const at::Tensor& input, at::OptionalIntArrayRef dim,
     // Into a complex out=, torch roots the variance in out's dtype: the
     // root of NaN is NaN + NaN i there, and complex32 has no root on the CPU.
     if (root && out != nullptr && out->is_complex()) {
-      at::native::resize_output(*out, shape);
+      resize_out(*out, shape);
       const_cast<at::Tensor&>(*out).copy_(result);
       const_cast<at::Tensor&>(*out).sqrt_();
       return *out;
     }
     if (root) result.sqrt_();
   } else if (out != nullptr && !at::isComplexType(dtype)) {
-    at::native::resize_output(*out, shape);
+    resize_out(*out, shape);
     reduce_into(input, mask, keepdim, *out, root ? std_op : var_op, c);
     return *out;
   } else {
@@ -112,7 +107,7 @@ at::Tensor variance_with(const at::Tensor& input, at::OptionalIntArrayRef dim,
     reduce_into(input, mask, keepdim, result, root ? std_op : var_op, c);
   }
   if (out == nullptr) return result;
-  at::native::resize_output(*out, shape);
+  resize_out(*out, shape);
   const_cast<at::Tensor&>(*out).copy_(result);
   return *out;
 }
@@ -146,9 +141,8 @@ at::Tensor vector_norm_with(const at::Tensor& input, const c10::Scalar& ord, at:
   const std::vector<int64_t> shape = reduced_shape(input.sizes(), mask, keepdim);
   at::Tensor result;
   if (out != nullptr) {
-    TORCH_CHECK(out->device() == input.device(), "Expected out tensor to be on ", input.device(),
-                " like the input, but got it on ", out->device());
-    at::native::resize_output(*out, shape);
+    check_out_device(input, *out);
+    resize_out(*out, shape);
     result = *out;
   } else {
     result = at::empty(shape, input.options().dtype(result_type));

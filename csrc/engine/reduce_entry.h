@@ -33,11 +33,13 @@ namespace gpureduce {
 // sum.IntList_out, prod, prod.dim_int, prod.int_out) over one OpSpec, so that a backend
 // registers an op in a line per overload. `Guard` is constructed from the
 // input's device first (a CUDA device guard; nothing on the CPU).
+// `NoneListsDims`: dim=None names every dim, as torch's structured sum and
+// mean take it (check_dims_listable).
 struct NoGuard {
   explicit NoGuard(c10::Device) {}
 };
 
-template <const OpSpec& (*Spec)(), class Guard = NoGuard>
+template <const OpSpec& (*Spec)(), class Guard = NoGuard, bool NoneListsDims = false>
 struct SumLikeEntries {
   static at::Tensor all(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
     const Guard guard(input.device());
@@ -46,6 +48,7 @@ struct SumLikeEntries {
   static at::Tensor dims(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                          std::optional<at::ScalarType> dtype) {
     const Guard guard(input.device());
+    if (NoneListsDims && !dim.has_value()) check_dims_listable(input.dim());
     return reduce_dim_with(input, dim, keepdim, dtype, Spec());
   }
   static at::Tensor one_dim(const at::Tensor& input, int64_t dim, bool keepdim,
@@ -56,6 +59,7 @@ struct SumLikeEntries {
   static void dims_out(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                        std::optional<at::ScalarType> dtype, const at::Tensor& out) {
     const Guard guard(input.device());
+    if (NoneListsDims && !dim.has_value()) check_dims_listable(input.dim());
     reduce_out_with(input, dim, keepdim, dtype, out, Spec());
   }
   static void one_dim_out(const at::Tensor& input, int64_t dim, bool keepdim, std::optional<at::ScalarType> dtype,
@@ -92,7 +96,7 @@ struct NanSumEntries {
 // OpSpec's (averages).
 template <const OpSpec& (*Spec)(), class Guard = NoGuard>
 struct MeanEntries {
-  using Base = SumLikeEntries<Spec, Guard>;
+  using Base = SumLikeEntries<Spec, Guard, /*NoneListsDims=*/true>;
   static at::Tensor all(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
     check_mean_args(input, dtype, nullptr, Spec().kernel_name);
     return Base::all(input, dtype);
@@ -106,6 +110,7 @@ struct MeanEntries {
                        std::optional<at::ScalarType> dtype, const at::Tensor& out) {
     // torch's order: the dtype it computes in, the dims, then out's dtype.
     check_mean_args(input, dtype, nullptr, Spec().kernel_name);
+    if (!dim.has_value()) check_dims_listable(input.dim());
     reduced_dims_mask(input.dim(), dim);
     check_mean_args(input, dtype, &out, Spec().kernel_name);
     Base::dims_out(input, dim, keepdim, dtype, out);
@@ -156,7 +161,7 @@ struct ExtremumAllEntries {
     const Guard guard(input.device());
     const bool max = Name == kMaxAllName;
     check_extremum_all_out_args(input, out, Kernel);
-    at::native::resize_output(out, {});
+    resize_out(out, {});
     if (input.numel() == 0) {
       const_cast<at::Tensor&>(out).fill_(extremum_identity(input.scalar_type(), max));
     } else if (out.scalar_type() == input.scalar_type()) {

@@ -5,13 +5,21 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/native/Resize.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/util/Exception.h>
 #include <torch/version.h>
 
 namespace gpureduce {
 
+void check_dims_listable(int64_t ndim) {
+  // torch keeps a list of dims as a 64-bit mask (dim_list_to_bitset).
+  TORCH_CHECK(ndim <= 64, "only tensors with up to 64 dims are supported");
+}
+
 std::vector<bool> reduced_dims_mask(int64_t ndim, at::OptionalIntArrayRef dim) {
+  if (dim.has_value() && !dim->empty()) check_dims_listable(ndim);
   std::vector<bool> mask(static_cast<size_t>(ndim), false);
   if (!dim.has_value() || dim->empty()) {
     std::fill(mask.begin(), mask.end(), true);
@@ -87,6 +95,16 @@ std::vector<c10::SymInt> reduced_sym_shape(c10::SymIntArrayRef input_sizes,
 std::vector<int64_t> reduced_shape(at::IntArrayRef input_sizes, const std::vector<bool>& mask,
                                       bool keepdim) {
   return output_shape<int64_t>(input_sizes, mask, keepdim);
+}
+
+void check_out_device(const at::Tensor& input, const at::Tensor& out) {
+  TORCH_CHECK(out.device() == input.device(), "Expected out tensor to have device ", input.device(), ", but got ",
+              out.device(), " instead");
+}
+
+void resize_out(const at::Tensor& out, at::IntArrayRef shape) {
+  at::native::resize_output(out, shape);
+  at::assert_no_internal_overlap(out);
 }
 
 at::ScalarType acc_dtype(at::ScalarType t) {
@@ -228,8 +246,7 @@ void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at:
 }
 
 void check_extremum_all_out_args(const at::Tensor& input, const at::Tensor& out, const char* kernel_name) {
-  TORCH_CHECK(out.device() == input.device(), "Expected out tensor to be on ", input.device(),
-              " like the input, but got it on ", out.device());
+  check_out_device(input, out);
   TORCH_CHECK(at::canCast(input.scalar_type(), out.scalar_type()), "Expected canCast(input dtype ",
               c10::toString(input.scalar_type()), ", out dtype ", c10::toString(out.scalar_type()),
               ") to be true, but got false.");
@@ -290,6 +307,8 @@ at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim
   }
   if (computed_then_cast != nullptr) *computed_then_cast = out != nullptr && compute != out->scalar_type();
   if (dim.empty() && !keepdim && input.dim() > 0 && input.sym_numel() != 0) {
+    // torch squeezes the kept dims of its maxima by the dims given, [] a list.
+    check_dims_listable(input.dim());
     std::string ones;
     for (int64_t d = 0; d < input.dim(); ++d) ones += d == 0 ? "1" : ", 1";
     TORCH_CHECK(false, "output with shape [] doesn't match the broadcast shape [", ones, "]");

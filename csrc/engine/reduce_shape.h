@@ -15,8 +15,18 @@ namespace gpureduce {
 
 // One flag per input dim: true where the dim is reduced. None and [] both mean
 // "every dim", as in torch.sum. Raises IndexError for a dim out of range and
-// RuntimeError for a repeated dim, with torch's messages.
+// RuntimeError for a repeated dim, with torch's messages, and, as torch,
+// RuntimeError for dims named on a tensor of more than 64 dims
+// (check_dims_listable).
 std::vector<bool> reduced_dims_mask(int64_t ndim, at::OptionalIntArrayRef dim);
+
+// torch holds a list of reduced dims in a 64-bit mask, so it refuses to name
+// dims of a tensor of more than 64 ("only tensors with up to 64 dims are
+// supported"): wherever dims are given, and for sum's and mean's dim=None,
+// which their structured kernels expand to the list of every dim. A full
+// reduction without a dim argument, and nansum's, var's or amax's dim=None,
+// list none and take any number of dims.
+void check_dims_listable(int64_t ndim);
 
 // torch.sum's and torch.prod's result dtype: `dtype` when given; otherwise int and bool promote
 // to int64 and everything else keeps its own dtype.
@@ -31,6 +41,18 @@ std::vector<c10::SymInt> reduced_sym_shape(c10::SymIntArrayRef input_sizes,
                                               const std::vector<bool>& mask, bool keepdim);
 std::vector<int64_t> reduced_shape(at::IntArrayRef input_sizes, const std::vector<bool>& mask,
                                       bool keepdim);
+
+// out= on the input's device, with the message of torch's structured
+// kernels. A kernel would otherwise write one device's memory from
+// another's: the dispatcher picks the CUDA kernel for a CUDA input with a
+// CPU out=, or a CPU input with a CUDA out=.
+void check_out_device(const at::Tensor& input, const at::Tensor& out);
+
+// out= resized to `shape` (at::native::resize_output's rules and warning),
+// then refused where elements of it share memory (an expanded out=), with
+// the error torch's TensorIterator raises: a kernel's writes there would
+// leave one of the results, not all of them.
+void resize_out(const at::Tensor& out, at::IntArrayRef shape);
 
 // Accumulation dtype: float for the 16-bit floats, int64 for int and bool.
 at::ScalarType acc_dtype(at::ScalarType t);

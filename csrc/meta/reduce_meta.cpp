@@ -23,6 +23,7 @@ at::Tensor sum_like_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, b
 
 at::Tensor sum_dim_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                         std::optional<at::ScalarType> dtype) {
+  if (!dim.has_value()) check_dims_listable(input.dim());  // dim=None lists every dim
   return sum_like_meta(input, dim, keepdim, dtype, "sum");
 }
 
@@ -53,6 +54,7 @@ void sum_like_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, boo
 
 void sum_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                   std::optional<at::ScalarType> dtype, const at::Tensor& out) {
+  if (!dim.has_value()) check_dims_listable(input.dim());
   sum_like_out_meta(input, dim, keepdim, out_compute_dtype(dtype, out), out, "sum");
 }
 
@@ -78,16 +80,19 @@ void nansum_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool 
 at::Tensor mean_dim_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                          std::optional<at::ScalarType> dtype) {
   check_mean_args(input, dtype, nullptr, "mean");
+  if (!dim.has_value()) check_dims_listable(input.dim());
   return sum_like_meta(input, dim, keepdim, dtype, "mean");
 }
 
 at::Tensor mean_meta(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
-  return mean_dim_meta(input, std::nullopt, false, dtype);
+  check_mean_args(input, dtype, nullptr, "mean");
+  return sum_like_meta(input, std::nullopt, false, dtype, "mean");
 }
 
 void mean_out_meta(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                    std::optional<at::ScalarType> dtype, const at::Tensor& out) {
   check_mean_args(input, dtype, nullptr, "mean");  // torch's order: dtype, dims, out's dtype
+  if (!dim.has_value()) check_dims_listable(input.dim());
   reduced_dims_mask(input.dim(), dim);
   check_mean_args(input, dtype, &out, "mean");
   sum_like_out_meta(input, dim, keepdim, out_compute_dtype(dtype, out), out, "mean");
@@ -122,11 +127,6 @@ void extremum_all_out_meta(const at::Tensor& input, const at::Tensor& out) {
   at::native::resize_output(out, {});
 }
 
-void check_same_device(const at::Tensor& input, const at::Tensor& out) {
-  TORCH_CHECK(out.device() == input.device(), "Attempting to copy from device ", input.device(), " to device ",
-              out.device(), ", but cross-device copies are not allowed!");
-}
-
 // argmax and argmin: torch's checks (check_arg_extremum_args), int64.
 template <Extreme E>
 at::Tensor arg_extremum_meta(const at::Tensor& input, std::optional<int64_t> dim, bool keepdim) {
@@ -136,7 +136,6 @@ at::Tensor arg_extremum_meta(const at::Tensor& input, std::optional<int64_t> dim
 
 template <Extreme E>
 void arg_extremum_out_meta(const at::Tensor& input, std::optional<int64_t> dim, bool keepdim, const at::Tensor& out) {
-  check_same_device(input, out);
   const std::optional<int64_t> wrapped = check_arg_extremum_args(input, dim, &out, E, "meta");
   at::native::resize_output_symint(out, indexed_result_shape(input, wrapped, keepdim));
 }
@@ -152,8 +151,6 @@ std::tuple<at::Tensor, at::Tensor> extremum_dim_meta(const at::Tensor& input, in
 template <Extreme E>
 void extremum_dim_out_meta(const at::Tensor& input, int64_t dim, bool keepdim, const at::Tensor& values,
                            const at::Tensor& indices) {
-  check_same_device(input, values);
-  check_same_device(input, indices);
   const int64_t wrapped = check_extremum_dim_args(input, dim, &values, &indices, E, "meta");
   const std::vector<c10::SymInt> shape = indexed_result_shape(input, wrapped, keepdim);
   at::native::resize_output_symint(values, shape);
