@@ -32,6 +32,10 @@
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/sgn.h>
+#include <ATen/ops/gather.h>
+#include <ATen/ops/real.h>
+#include <ATen/ops/zeros_like.h>
+#include <ATen/ops/full_like.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
@@ -39,6 +43,7 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <tuple>
@@ -194,6 +199,51 @@ NodePtr make_node() {
   }
 }
 
+// Forward-mode AD (torch.autograd.forward_ad, torch.func.jvp and jacfwd):
+// where the input carries a tangent, the result's tangent from the op's
+// formula, set at level 0 as ATen's generated kernels set it (torch.func
+// runs each of its levels' forward AD there). The formulas are torch's
+// (derivatives.yaml), computed from the primal and the tangent with
+// differentiable ops, outside the kernel's below-autograd guard. Without
+// them a result carried no tangent, and forward AD read the op as a
+// constant.
+bool has_tangent(const at::Tensor& t) { return t.defined() && t._fw_grad(/*level=*/0).defined(); }
+
+template <class Formula>
+void set_tangent(const at::Tensor& input, const at::Tensor& result, Formula formula) {
+  if (!has_tangent(input)) return;
+  at::Tensor tangent = formula(input._fw_primal(/*level=*/0), input._fw_grad(/*level=*/0));
+  if (tangent.scalar_type() != result.scalar_type()) tangent = tangent.to(result.scalar_type());
+  result._set_fw_grad(tangent, /*level=*/0, /*is_inplace_op=*/false);
+}
+
+// The dims that `dim` reduces, ascending, and `t` (reduced over them) with
+// them back as size 1 where keepdim dropped them.
+std::vector<int64_t> reduced_list(int64_t ndim, at::OptionalIntArrayRef dim) {
+  const std::vector<bool> mask = reduced_dims_mask(ndim, dim);
+  std::vector<int64_t> reduced;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (mask[d]) reduced.push_back(d);
+  return reduced;
+}
+
+at::Tensor with_reduced_dims(at::Tensor t, const std::vector<int64_t>& reduced, bool keepdim) {
+  if (!keepdim)
+    for (int64_t d : reduced) t = t.unsqueeze(d);
+  return t;
+}
+
+at::Tensor real_part(const at::Tensor& z) { return z.is_complex() ? at::real(z) : z; }
+
+// The tangent of a maximum or minimum: the input's tangent averaged over
+// the elements equal to the result (torch's amaxamin_jvp and
+// evenly_read_jvp; a NaN result matches none, and gives NaN).
+at::Tensor extremum_tangent(const at::Tensor& p, const at::Tensor& t, const at::Tensor& result,
+                            const std::vector<int64_t>& reduced, bool keepdim) {
+  const at::Tensor hit = p.eq(with_reduced_dims(result, reduced, keepdim));
+  return t.masked_fill(hit.logical_not(), 0).sum(reduced, keepdim).div(hit.sum(reduced, keepdim));
+}
+
 // A sum-like op's result through `call` (the kernel below autograd), and,
 // where the input needs a gradient, a Node of type N recording it; `name` is
 // the op's kernel prefix ("sum": "sum_cpu", "sum_cuda"), `fill` fills the
@@ -291,8 +341,10 @@ struct GpureduceLogsumexpBackward : public GpureduceSumBackward {
 
 at::Tensor sum_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                             std::optional<at::ScalarType> dtype) {
-  return record_sum_like<GpureduceSumBackward>(input, dim, keepdim, dtype, "sum", &call_sum_dim,
-                                               [](GpureduceSumBackward&) {});
+  at::Tensor result = record_sum_like<GpureduceSumBackward>(input, dim, keepdim, dtype, "sum", &call_sum_dim,
+                                                            [](GpureduceSumBackward&) {});
+  set_tangent(input, result, [&](const at::Tensor&, const at::Tensor& t) { return call_sum_dim(t, dim, keepdim, dtype); });
+  return result;
 }
 
 at::Tensor nansum_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
@@ -300,9 +352,13 @@ at::Tensor nansum_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim,
   // nansum's own checks first (complex inputs), as the kernel would raise them.
   if (at::GradMode::is_enabled() && input.requires_grad())
     check_nansum_args(input, dim, dtype, nullptr, input.is_cuda() ? "nansum_cuda" : "nansum_cpu");
-  return record_sum_like<GpureduceNansumBackward>(
+  at::Tensor result = record_sum_like<GpureduceNansumBackward>(
       input, dim, keepdim, dtype, "nansum", &call_nansum,
       [&](GpureduceNansumBackward& n) { n.self_ = torch::autograd::SavedVariable(input, /*is_output=*/false); });
+  set_tangent(input, result, [&](const at::Tensor& p, const at::Tensor& t) {
+    return call_sum_dim(t.masked_fill(p.isnan(), 0), dim, keepdim, dtype);
+  });
+  return result;
 }
 
 at::Tensor call_mean_dim(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
@@ -316,12 +372,14 @@ at::Tensor mean_dim_autograd(const at::Tensor& input, at::OptionalIntArrayRef di
   // mean's own checks first (integer dtypes), as the kernel would raise them.
   if (at::GradMode::is_enabled() && input.requires_grad())
     check_mean_args(input, dtype, nullptr, input.is_cuda() ? "mean_cuda" : "sum_cpu");
-  return record_sum_like<GpureduceMeanBackward>(input, dim, keepdim, dtype, "mean", &call_mean_dim,
-                                                [&](GpureduceMeanBackward& n) {
-                                                  c10::SymInt count = 1;
-                                                  for (int64_t d : n.reduced) count *= input.sym_size(d);
-                                                  n.count = std::move(count);
-                                                });
+  at::Tensor result = record_sum_like<GpureduceMeanBackward>(input, dim, keepdim, dtype, "mean", &call_mean_dim,
+                                                             [&](GpureduceMeanBackward& n) {
+                                                               c10::SymInt count = 1;
+                                                               for (int64_t d : n.reduced) count *= input.sym_size(d);
+                                                               n.count = std::move(count);
+                                                             });
+  set_tangent(input, result, [&](const at::Tensor&, const at::Tensor& t) { return call_mean_dim(t, dim, keepdim, dtype); });
+  return result;
 }
 
 // mean() and sum() go below autograd as their dim overloads with dims []
@@ -349,11 +407,21 @@ at::Tensor call_prod(const at::Tensor& input, at::OptionalIntArrayRef dim, bool 
 
 at::Tensor prod_record(const at::Tensor& input, at::OptionalIntArrayRef dim, bool keepdim,
                        std::optional<at::ScalarType> dtype) {
-  return record_sum_like<GpureduceProdBackward>(input, dim, keepdim, dtype, "prod", &call_prod,
-                                                [&](GpureduceProdBackward& n) {
-                                                  n.self_ = torch::autograd::SavedVariable(input, false);
-                                                  n.full = !dim.has_value();
-                                                });
+  at::Tensor result = record_sum_like<GpureduceProdBackward>(input, dim, keepdim, dtype, "prod", &call_prod,
+                                                             [&](GpureduceProdBackward& n) {
+                                                               n.self_ = torch::autograd::SavedVariable(input, false);
+                                                               n.full = !dim.has_value();
+                                                             });
+  // Each element's tangent times the product of the others in its slice
+  // (the backward's running products: right with zeros in the input).
+  set_tangent(input, result, [&](const at::Tensor& p, const at::Tensor& t) {
+    const at::Tensor x = p.to(result.scalar_type()), dx = t.to(result.scalar_type());
+    if (x.dim() == 0) return dx;
+    if (!dim.has_value()) return GpureduceProdBackward::others_product(x.reshape({-1}), 0).mul(dx.reshape({-1})).sum();
+    const int64_t d = c10::maybe_wrap_dim((*dim)[0], x.dim());
+    return GpureduceProdBackward::others_product(x, d).mul(dx).sum(d, keepdim);
+  });
+  return result;
 }
 
 at::Tensor prod_autograd(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
@@ -405,6 +473,9 @@ at::Tensor extremum_autograd(const at::Tensor& input, at::IntArrayRef dim, bool 
   }
   using Node = std::conditional_t<kMax, GpureduceAmaxBackward, GpureduceAminBackward>;
   record_with_saved_result<Node>(input, dim, keepdim, result);
+  set_tangent(input, result, [&](const at::Tensor& p, const at::Tensor& t) {
+    return extremum_tangent(p, t, result, reduced_list(p.dim(), dim), keepdim);
+  });
   return result;
 }
 
@@ -416,6 +487,11 @@ at::Tensor logsumexp_autograd(const at::Tensor& input, at::IntArrayRef dim, bool
     result = call_logsumexp(input, dim, keepdim);
   }
   record_with_saved_result<GpureduceLogsumexpBackward>(input, dim, keepdim, result);
+  // The tangent weighted by each slice's softmax, exp(x - logsumexp).
+  set_tangent(input, result, [&](const at::Tensor& p, const at::Tensor& t) {
+    const std::vector<int64_t> reduced = reduced_list(p.dim(), dim);
+    return p.sub(with_reduced_dims(result, reduced, keepdim)).exp().mul(t).sum(reduced, keepdim);
+  });
   return result;
 }
 
@@ -435,6 +511,22 @@ at::Tensor call_spread(bool root, const at::Tensor& input, at::OptionalIntArrayR
   return (root ? std : var).call(input, dim, correction, keepdim);
 }
 
+// g times var's derivative, element by element: 2 (x - mean) / (N -
+// correction), or, as torch's var_backward, where the reduction is of every
+// element (dim=None, or a 0-d input) and N - correction <= 0, inf (NaN
+// where x is the mean). The backward passes the result's gradient, the
+// tangent formula the conjugated tangent.
+at::Tensor variance_grad(const at::Tensor& g, const at::Tensor& self, const at::Tensor& mean, double dof,
+                         bool every_element) {
+  if (every_element && dof <= 0) {
+    const at::Tensor real = self.is_complex() ? at::real(self) : self;
+    return g.mul(at::full_like(real, std::numeric_limits<double>::infinity())
+                     .masked_fill(self.eq(mean), std::numeric_limits<double>::quiet_NaN()));
+  }
+  // (in torch's order, which decides the NaNs where N - correction is 0)
+  return g.mul(c10::Scalar(2.0 / dof)).mul(self.sub(mean));
+}
+
 // var, std, var_mean and std_mean, as torch's formulas: var's gradient is
 // 2 (x - mean) / (N - correction) times the result's, each slice's mean
 // through gpureduce::mean (differentiable in turn); std's is var's of the
@@ -446,6 +538,7 @@ struct GpureduceVarianceBackward : public GpureduceSumBackward {
   torch::autograd::SavedVariable self_, result_;
   bool root = false;
   bool with_mean = false;
+  bool every_element = false;  // dim=None or a 0-d input (variance_grad)
   std::optional<c10::Scalar> correction;
   c10::SymInt count = 1;
 
@@ -462,7 +555,7 @@ struct GpureduceVarianceBackward : public GpureduceSumBackward {
       }
       const double c = correction.has_value() ? correction->toDouble() : 1.0;
       const at::Tensor mean = call_mean_dim(self, reduced, /*keepdim=*/true, std::nullopt);
-      grad_in = g.mul(self.sub(mean)).mul(c10::Scalar(2.0 / (static_cast<double>(count.guard_int(__FILE__, __LINE__)) - c)));
+      grad_in = variance_grad(g, self, mean, static_cast<double>(count.guard_int(__FILE__, __LINE__)) - c, every_element);
     }
     if (with_mean && grads.size() > 1 && grads[1].defined()) {
       const at::Tensor g = broadcast(grads[1]).div(c10::Scalar(count));
@@ -500,12 +593,31 @@ void record_spread(const at::Tensor& input, at::OptionalIntArrayRef dim, const s
   n->input_sizes = input.sym_sizes().vec();
   n->root = root;
   n->with_mean = mean != nullptr;
+  n->every_element = !dim.has_value() || input.dim() == 0;
   n->correction = correction;
   n->self_ = torch::autograd::SavedVariable(input, /*is_output=*/false);
   if (root) n->result_ = torch::autograd::SavedVariable(spread.detach(), /*is_output=*/false);
   node->set_next_edges(torch::autograd::collect_next_edges(input));
   torch::autograd::set_history(const_cast<at::Tensor&>(spread), node);
   if (mean != nullptr) torch::autograd::set_history(const_cast<at::Tensor&>(*mean), node);
+}
+
+// The tangent of var (or of std, `spread` its result): the sum over each
+// slice of Re(conj(dx) times var's derivative), 2 (x - mean) / (N -
+// correction) but where variance_grad says otherwise; std's that over 2
+// std, 0 where std is 0 (torch's var_jvp and std's formula).
+at::Tensor spread_tangent(const at::Tensor& p, const at::Tensor& t, at::OptionalIntArrayRef dim,
+                          const std::optional<c10::Scalar>& correction, bool keepdim, bool root,
+                          const at::Tensor& spread) {
+  const std::vector<int64_t> reduced = reduced_list(p.dim(), dim);
+  double count = 1;
+  for (int64_t d : reduced) count *= static_cast<double>(p.size(d));
+  const double c = correction.has_value() ? correction->toDouble() : 1.0;
+  const at::Tensor mean = call_mean_dim(p, reduced, /*keepdim=*/true, std::nullopt);
+  const bool every_element = !dim.has_value() || p.dim() == 0;
+  at::Tensor dv = real_part(variance_grad(t.conj(), p, mean, count - c, every_element)).sum(reduced, keepdim);
+  if (root) dv = dv.div(spread.mul(2)).masked_fill(spread.eq(0), 0);
+  return dv;
 }
 
 template <bool kRoot>
@@ -518,6 +630,9 @@ at::Tensor spread_autograd(const at::Tensor& input, at::OptionalIntArrayRef dim,
     result = call_spread(kRoot, input, dim, correction, keepdim);
   }
   record_spread(input, dim, correction, keepdim, kRoot, result, nullptr);
+  set_tangent(input, result, [&](const at::Tensor& p, const at::Tensor& t) {
+    return spread_tangent(p, t, dim, correction, keepdim, kRoot, result);
+  });
   return result;
 }
 
@@ -539,17 +654,30 @@ std::tuple<at::Tensor, at::Tensor> spread_mean_autograd(const at::Tensor& input,
     result = (kRoot ? std_mean : var_mean).call(input, dim, correction, keepdim);
   }
   record_spread(input, dim, correction, keepdim, kRoot, std::get<0>(result), &std::get<1>(result));
+  set_tangent(input, std::get<0>(result), [&](const at::Tensor& p, const at::Tensor& t) {
+    return spread_tangent(p, t, dim, correction, keepdim, kRoot, std::get<0>(result));
+  });
+  set_tangent(input, std::get<1>(result),
+              [&](const at::Tensor&, const at::Tensor& t) { return call_mean_dim(t, dim, keepdim, std::nullopt); });
   return result;
 }
 
 // An out= overload below autograd (`call`), refused where a gradient would
 // be needed: out= overloads are not differentiable, in torch as here; say
 // so as torch does.
+// Forward AD through an out= overload raises, as torch's does (`name`: the
+// op's, "sum" for sum_out).
+void check_no_tangent_for_out(const char* name, const at::Tensor& input, const at::Tensor& out) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!(has_tangent(input) || has_tangent(out)), "Trying to use forward AD with ", name,
+                              "_out that does not support it because it is an out= function");
+}
+
 template <class Call>
 void out_without_grad(const char* name, const at::Tensor& input, const at::Tensor& out, Call call) {
   TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || out.requires_grad())), name,
               "(): functions with out=... arguments don't support automatic differentiation, "
               "but one of the arguments requires grad.");
+  check_no_tangent_for_out(name, input, out);
   {
     at::AutoDispatchBelowADInplaceOrView guard;
     call();
@@ -692,6 +820,27 @@ struct GpureduceLinalgVectorNormBackward : public GpureduceSumBackward {
   std::string name() const override { return "GpureduceLinalgVectorNormBackward"; }
 };
 
+// linalg_vector_norm's tangent, as torch's norm_jvp: by order, the sum
+// over each slice of Re(conj(w) dx) for w the backward's factor (sgn(x),
+// x / norm, ...); 0 for ord 0.
+at::Tensor vector_norm_tangent(const at::Tensor& p, const at::Tensor& t, double ord, const at::Tensor& norm,
+                               const std::vector<int64_t>& reduced, bool keepdim) {
+  if (ord == 0.0) return at::zeros_like(norm);
+  const at::Tensor along_sign = real_part(p.sgn().mul(t.conj()));  // Re(sgn(x) conj(dx))
+  if (ord == 1.0) return along_sign.sum(reduced, keepdim);
+  if (ord == 2.0) return real_part(p.mul(t.conj())).sum(reduced, keepdim).div(norm).masked_fill(norm.eq(0), 0);
+  if (std::isinf(ord)) {
+    const at::Tensor kept_norm = with_reduced_dims(norm, reduced, keepdim);
+    const at::Tensor hit = p.abs().eq(kept_norm).logical_or(p.isnan().logical_and(kept_norm.isnan()));
+    return along_sign.mul(hit).div(hit.sum(reduced, /*keepdim=*/true)).sum(reduced, keepdim);
+  }
+  if (ord < 1.0)
+    return p.abs().pow(ord - 1).masked_fill(p.eq(0), 0).mul(along_sign).sum(reduced, keepdim).mul(norm.pow(1 - ord));
+  const at::Tensor sum_pow = ord < 2.0 ? p.abs().pow(ord - 1).mul(along_sign).sum(reduced, keepdim)
+                                       : p.abs().pow(ord - 2).mul(real_part(p.mul(t.conj()))).sum(reduced, keepdim);
+  return sum_pow.div(norm.pow(ord - 1)).masked_fill(norm.eq(0), 0);
+}
+
 at::Tensor vector_norm_autograd(const at::Tensor& input, const c10::Scalar& ord, at::OptionalIntArrayRef dim,
                                 bool keepdim, std::optional<at::ScalarType> dtype) {
   TORCH_CHECK_NOT_IMPLEMENTED(!input.is_nested(), "gpureduce::linalg_vector_norm does not take nested tensors");
@@ -704,6 +853,9 @@ at::Tensor vector_norm_autograd(const at::Tensor& input, const c10::Scalar& ord,
     n->ord = ord;
     n->dtype = dtype;
   }
+  set_tangent(input, result, [&](const at::Tensor& p, const at::Tensor& t) {
+    return vector_norm_tangent(p, t, ord.toDouble(), result, reduced_list(p.dim(), dim), keepdim);
+  });
   return result;
 }
 
@@ -751,6 +903,9 @@ at::Tensor extremum_all_autograd(const at::Tensor& input) {
   }
   if (auto* n = record_with_saved_result<GpureduceExtremumAllBackward>(input, std::nullopt, false, result))
     n->is_max = kMax;
+  set_tangent(input, result, [&](const at::Tensor& p, const at::Tensor& t) {
+    return extremum_tangent(p, t, result, reduced_list(p.dim(), std::nullopt), /*keepdim=*/false);
+  });
   return result;
 }
 
@@ -805,6 +960,14 @@ std::tuple<at::Tensor, at::Tensor> extremum_dim_autograd(const at::Tensor& input
     node->set_next_edges(torch::autograd::collect_next_edges(input));
     torch::autograd::set_history(std::get<0>(result), node);
   }
+  // The values' tangent: the input's at each index (torch's
+  // gather_with_keepdimed_indices).
+  set_tangent(input, std::get<0>(result), [&](const at::Tensor& p, const at::Tensor& t) {
+    if (p.dim() == 0) return t;
+    const int64_t d = c10::maybe_wrap_dim(dim, p.dim());
+    const at::Tensor& indices = std::get<1>(result);
+    return keepdim ? t.gather(d, indices) : t.gather(d, indices.unsqueeze(d)).squeeze(d);
+  });
   return result;
 }
 
@@ -814,6 +977,7 @@ void extremum_dim_out_autograd(const at::Tensor& input, int64_t dim, bool keepdi
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow(kMax ? "gpureduce::max" : "gpureduce::min", kMax ? "dim_max" : "dim_min")
                              .typed<void(const at::Tensor&, int64_t, bool, const at::Tensor&, const at::Tensor&)>();
+  check_no_tangent_for_out(kMax ? "max" : "min", input, indices);
   out_without_grad(kMax ? "max" : "min", input, values, [&] { op.call(input, dim, keepdim, values, indices); });
   torch::autograd::impl::bump_version(indices);
 }
@@ -834,6 +998,7 @@ void arg_extremum_out_autograd(const at::Tensor& input, std::optional<int64_t> d
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow(kMax ? "gpureduce::argmax" : "gpureduce::argmin", "out")
                              .typed<void(const at::Tensor&, std::optional<int64_t>, bool, const at::Tensor&)>();
+  check_no_tangent_for_out(kMax ? "argmax" : "argmin", input, out);
   {
     at::AutoDispatchBelowADInplaceOrView guard;
     op.call(input, dim, keepdim, out);
