@@ -82,6 +82,11 @@ from ._conv import DepthwiseConv1d, conv1d, conv1d_kernels  # noqa: E402
 # max.dim's and min.dim's results through reduce_op._fast, as torch's.
 _fast.set_return_types(torch.return_types.max, torch.return_types.min)
 
+# torch.func.vmap's batching rules (one call over the batch, not a loop).
+from . import _vmap  # noqa: E402
+
+_vmap.register()
+
 DimArg = Optional[Union[int, Sequence[int]]]
 
 
