@@ -301,6 +301,12 @@ def float64_result(fn, x: torch.Tensor, *args) -> Optional[torch.Tensor]:
     return fn(x.cpu().to(torch.complex128 if x.dtype.is_complex else torch.float64), *args)
 
 
+def vector_norm_of(module):
+    """The vector norm of `module`: torch.linalg.vector_norm for torch,
+    reduce_op.vector_norm for reduce_op, so that one call form serves both."""
+    return module.linalg.vector_norm if module is torch else module.vector_norm
+
+
 def sample_reduction_args(s):
     """(dim, keepdim, dtype) of a torch sample input of a sum-like op
     (positional or keyword, torch's defaults where absent)."""

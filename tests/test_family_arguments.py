@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import reduce_op
+from axes import vector_norm_of
 
 OPS = {
     "sum": (reduce_op.sum, torch.sum), "nansum": (reduce_op.nansum, torch.nansum),
@@ -199,8 +200,8 @@ _EMPTY_CALLS = {
     "var": lambda m, x: m.var(x, 0),
     "std_out": lambda m, x: m.std(x, 0, out=torch.empty(0, dtype=x.dtype, device=x.device)),
     "var_mean": lambda m, x: m.var_mean(x, 0), "std_mean": lambda m, x: m.std_mean(x, -1),
-    "vector_norm": lambda m, x: (m.linalg.vector_norm if m is torch else m.vector_norm)(x, 2, 0),
-    "vector_norm_all": lambda m, x: (m.linalg.vector_norm if m is torch else m.vector_norm)(x, 1),
+    "vector_norm": lambda m, x: vector_norm_of(m)(x, 2, 0),
+    "vector_norm_all": lambda m, x: vector_norm_of(m)(x, 1),
 }
 
 
@@ -350,7 +351,7 @@ _TWICE_WRONG = {
     "logsumexp_into_float8": lambda m, x, e: m.logsumexp(x, 5, out=e(torch.float8_e4m3fn)),
     "var_into_int": lambda m, x, e: m.var(x, 5, out=e(torch.int64)),
     "var_of_int": lambda m, x, e: m.var(x.int(), 5, out=e(torch.float32)),
-    "norm_into_int": lambda m, x, e: (m.linalg.vector_norm if m is torch else m.vector_norm)(x, 2, 5,
+    "norm_into_int": lambda m, x, e: vector_norm_of(m)(x, 2, 5,
                                                                                               out=e(torch.int64)),
     "sum": lambda m, x, e: m.sum(x, 5, dtype=torch.float64, out=e(torch.float32)),
     "prod": lambda m, x, e: m.prod(x, 5, dtype=torch.float64, out=e(torch.float32)),
@@ -370,9 +371,6 @@ def test_the_first_of_two_errors_is_torchs(name):
     assert type(ours.value) is type(theirs.value), (theirs.value, ours.value)
 
 
-def _norm(m):
-    return m.linalg.vector_norm if m is torch else m.vector_norm
-
 
 # Calls on a tensor of 64 or 65 dims, the last two of sizes 2 and 3.
 _MANY_DIMS_CALLS = {
@@ -391,7 +389,7 @@ _MANY_DIMS_CALLS = {
     "logsumexp_empty_dims_kept": lambda m, x: m.logsumexp(x, [], keepdim=True),
     "var": lambda m, x: m.var(x), "var_dim": lambda m, x: m.var(x, -1), "std_none": lambda m, x: m.std(x, None),
     "var_mean_dim": lambda m, x: m.var_mean(x, 0, correction=0), "std_mean": lambda m, x: m.std_mean(x),
-    "vector_norm_dims": lambda m, x: _norm(m)(x, 2, (0, -1)), "vector_norm_inf": lambda m, x: _norm(m)(x, 1, -1),
+    "vector_norm_dims": lambda m, x: vector_norm_of(m)(x, 2, (0, -1)), "vector_norm_inf": lambda m, x: vector_norm_of(m)(x, 1, -1),
 }
 
 
@@ -439,7 +437,7 @@ def _out_calls(x, out):
         "logsumexp": lambda m: m.logsumexp(x, 0, out=out(x.dtype, 5)),
         "logsumexp_cast": lambda m: m.logsumexp(x, 0, out=out(torch.complex128, 5)),
         "var": lambda m: m.var(x, 0, out=out(x.dtype, 5)), "std": lambda m: m.std(x, 0, out=out(x.dtype, 5)),
-        "vector_norm": lambda m: _norm(m)(x, 2, 0, out=out(x.dtype, 5)),
+        "vector_norm": lambda m: vector_norm_of(m)(x, 2, 0, out=out(x.dtype, 5)),
     }
 
 
@@ -500,7 +498,7 @@ def test_an_out_whose_elements_share_memory(device):
     # already written).
     for name in ("sum", "mean", "prod", "amax", "logsumexp", "var", "vector_norm"):
         y = x.clone()
-        f = (lambda m, t, **k: _norm(m)(t, 2, 0, **k)) if name == "vector_norm" else \
+        f = (lambda m, t, **k: vector_norm_of(m)(t, 2, 0, **k)) if name == "vector_norm" else \
             (lambda m, t, name=name, **k: getattr(m, name)(t, 0, **k))
         f(reduce_op, y, out=y[0])
         torch.testing.assert_close(y[0], f(torch, x), msg=name)

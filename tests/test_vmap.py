@@ -11,11 +11,8 @@ import torch
 from torch.func import grad, hessian, jacrev, vmap
 
 import reduce_op
-from axes import DEVICES
+from axes import DEVICES, vector_norm_of
 
-
-def _norm(m):
-    return m.linalg.vector_norm if m is torch else m.vector_norm
 
 
 def _forms(dims, dim, keepdim, correction, ord):
@@ -36,7 +33,7 @@ def _forms(dims, dim, keepdim, correction, ord):
         "std": lambda m, t: m.std(t, dims, keepdim=keepdim),
         "var_mean": lambda m, t: tuple(m.var_mean(t, dims, correction=correction, keepdim=keepdim)),
         "std_mean": lambda m, t: tuple(m.std_mean(t, dims, keepdim=keepdim)),
-        "vector_norm": lambda m, t: _norm(m)(t, ord, dims, keepdim),
+        "vector_norm": lambda m, t: vector_norm_of(m)(t, ord, dims, keepdim),
     }
 
 
@@ -102,7 +99,7 @@ def test_vmap_composes(device):
         "vmap of grad": lambda m: vmap(grad(lambda t: m.logsumexp(t, 1).sum()))(x),
         "grad of vmap": lambda m: grad(lambda t: vmap(lambda r: m.std(r, 0))(t).sum())(x),
         "jacrev": lambda m: jacrev(lambda t: m.prod(t, 1))(x[0]),
-        "hessian": lambda m: hessian(lambda t: _norm(m)(t, 3))(x[0, 0]),
+        "hessian": lambda m: hessian(lambda t: vector_norm_of(m)(t, 3))(x[0, 0]),
         "chunks": lambda m: vmap(lambda t: m.amax(t, 1), chunk_size=2)(x),
         "max.dim": lambda m: vmap(lambda t: m.max(t, 1))(x),
     }
