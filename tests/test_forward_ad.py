@@ -10,7 +10,7 @@ import warnings
 import pytest
 import torch
 import torch.autograd.forward_ad as fwAD
-from torch.func import hessian, jacfwd, jacrev, jvp
+from torch.func import grad, hessian, jacfwd, jacrev, jvp, vmap
 
 import reduce_op
 from axes import DEVICES, vector_norm_of
@@ -167,3 +167,50 @@ def test_variance_gradient_with_no_degrees_of_freedom(device):
     x = torch.randn(3, 2, dtype=torch.float64, generator=gen).to(device).requires_grad_()
     torch.testing.assert_close(torch.autograd.grad(reduce_op.var(x, []), x)[0],
                                torch.autograd.grad(torch.var(x, None), x)[0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_conv1d_and_fsum_tangents_and_torch_func(device):
+    # conv1d's tangent (bilinear: each tangent with the other primal, and
+    # the bias's) against F.conv1d's for every mask form, padding and
+    # tangent; fsum's, a sum's. Their backward nodes are plain Nodes, so
+    # torch.func's grad, vmap of grad and hessian run (a C++
+    # autograd::Function raised "cannot use C++ torch::autograd::Function
+    # with functorch transforms").
+    from test_conv1d import _reference
+    gen = torch.Generator().manual_seed(7)
+    rand = lambda *shape: torch.randn(shape, dtype=torch.float64, generator=gen).to(device)  # noqa: E731
+    for x_shape, w_shape, b_shape in (((2, 3, 9), (3, 4), (3,)), ((2, 9), (5,), (1,)), ((9,), (3,), None),
+                                      ((2, 3, 9), (4,), (1,))):
+        for padding in ("same", "causal", "valid"):
+            args = [rand(*x_shape), rand(*w_shape), None if b_shape is None else rand(*b_shape)]
+            tangents = [rand(*x_shape), rand(*w_shape), None if b_shape is None else rand(*b_shape)]
+            for which in ([0], [1], [2], [0, 1, 2]):
+                if which == [2] and b_shape is None:
+                    continue
+                got = []
+                for f in (lambda a, w, b: reduce_op.conv1d(a, w, b, padding),
+                          lambda a, w, b: _reference(a.cpu(), w.cpu(), None if b is None else b.cpu(), padding)):
+                    with fwAD.dual_level():
+                        duals = [a if a is None or i not in which else fwAD.make_dual(a, tangents[i])
+                                 for i, a in enumerate(args)]
+                        got.append(fwAD.unpack_dual(f(*duals)).tangent.cpu())
+                torch.testing.assert_close(got[0], got[1], msg=f"{x_shape} {w_shape} {padding} {which}")
+    x, w = rand(2, 3, 9), rand(3, 4)
+    ours = lambda a, c: (reduce_op.conv1d(a, c, None, "same") ** 2).sum()  # noqa: E731
+    theirs = lambda a, c: (_reference(a, c, None, "same") ** 2).sum()  # noqa: E731 (F.conv1d's, padded by hand)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # vmap's fallback for conv1d
+        for transform in (lambda f: grad(f, argnums=(0, 1))(x, w), lambda f: hessian(f, argnums=1)(x, w),
+                          lambda f: jacfwd(jacrev(f, argnums=1), argnums=1)(x, w),
+                          lambda f: vmap(grad(lambda a, c: f(a.unsqueeze(0), c), argnums=1), in_dims=(0, None))(x, w)):
+            torch.testing.assert_close(transform(ours), transform(theirs))
+    s = rand(4, 5)
+    torch.testing.assert_close(grad(lambda t: reduce_op.fsum(t * t))(s), 2 * s)
+    torch.testing.assert_close(vmap(grad(lambda t: reduce_op.fsum(t.sin())))(s), s.cos())
+    torch.testing.assert_close(jacfwd(lambda t: reduce_op.fsum(t, 1))(s), jacfwd(lambda t: torch.sum(t, 1))(s))
+    for check_x in (rand(2, 3, 7).requires_grad_(),):
+        w3, b3 = rand(3, 4).requires_grad_(), rand(3).requires_grad_()
+        f = lambda a, c, d: reduce_op.conv1d(a, c, d, "causal")  # noqa: E731
+        assert torch.autograd.gradcheck(f, (check_x, w3, b3), check_forward_ad=True, check_undefined_grad=False)
+        assert torch.autograd.gradgradcheck(f, (check_x, w3, b3), check_fwd_over_rev=True)

@@ -52,6 +52,8 @@
 #include <utility>
 
 #include "../engine/reduce_shape.h"
+#include "forward_ad.h"
+#include "node.h"
 
 namespace gpureduce {
 namespace {
@@ -186,36 +188,9 @@ struct GpureduceProdBackward : public GpureduceSumBackward {
   std::string name() const override { return "GpureduceProdBackward"; }
 };
 
-// torch's autograd graph holds nodes by std::shared_ptr up to 2.12 and by
-// c10::intrusive_ptr from 2.13 on; this builds one either way.
-using NodePtr = std::remove_cv_t<std::remove_reference_t<decltype(std::declval<torch::autograd::Edge>().function)>>;
 
-template <class T>
-NodePtr make_node() {
-  if constexpr (std::is_same_v<NodePtr, std::shared_ptr<torch::autograd::Node>>) {
-    return std::shared_ptr<T>(new T());
-  } else {
-    return c10::make_intrusive<T>();
-  }
-}
-
-// Forward-mode AD (torch.autograd.forward_ad, torch.func.jvp and jacfwd):
-// where the input carries a tangent, the result's tangent from the op's
-// formula, set at level 0 as ATen's generated kernels set it (torch.func
-// runs each of its levels' forward AD there). The formulas are torch's
-// (derivatives.yaml), computed from the primal and the tangent with
-// differentiable ops, outside the kernel's below-autograd guard. Without
-// them a result carried no tangent, and forward AD read the op as a
-// constant.
-bool has_tangent(const at::Tensor& t) { return t.defined() && t._fw_grad(/*level=*/0).defined(); }
-
-template <class Formula>
-void set_tangent(const at::Tensor& input, const at::Tensor& result, Formula formula) {
-  if (!has_tangent(input)) return;
-  at::Tensor tangent = formula(input._fw_primal(/*level=*/0), input._fw_grad(/*level=*/0));
-  if (tangent.scalar_type() != result.scalar_type()) tangent = tangent.to(result.scalar_type());
-  result._set_fw_grad(tangent, /*level=*/0, /*is_inplace_op=*/false);
-}
+// The tangent formulas below (set_tangent, forward_ad.h) are torch's
+// (derivatives.yaml).
 
 // The dims that `dim` reduces, ascending, and `t` (reduced over them) with
 // them back as size 1 where keepdim dropped them.

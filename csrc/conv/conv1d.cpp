@@ -13,13 +13,19 @@
 // _conv1d_weight_grad (each device's kernel sums in an order fixed by the
 // shapes, with no atomics) and grad_bias through ATen's sum. Each is
 // differentiable: _conv1d_weight_grad's own backward is two correlations,
-// through _conv1d_padded (ConvWeightGrad below), so double backward works.
+// through _conv1d_padded (GpureduceConv1dWeightGradBackward below), so double
+// backward works. Each op's Autograd kernel also sets the result's tangent
+// (forward-mode AD, forward_ad.h).
 #include "conv1d.h"
+
+#include "../autograd/forward_ad.h"
+#include "../autograd/node.h"
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/flip.h>
 #include <ATen/ops/sum.h>
+#include <ATen/ops/zeros_like.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
 
@@ -221,39 +227,55 @@ at::Tensor conv1d_weight_grad_meta(const at::Tensor& grad, const at::Tensor& inp
 // - for x: sum_j ggw[c][j] g[r][t + left - j], the gradient correlated with
 //   the flipped ggw (left K - 1 - left, length L), as grad_in is.
 // The weight gives only the shape: no gradient.
-class ConvWeightGrad : public torch::autograd::Function<ConvWeightGrad> {
- public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& grad, const at::Tensor& input,
-                            const at::Tensor& weight, c10::SymInt left) {
-    ctx->save_for_backward({grad, input});
-    ctx->saved_data["left"] = left;
-    ctx->saved_data["K"] = weight.sym_size(-1);
-    at::AutoDispatchBelowADInplaceOrView guard;
-    return weight_grad_op().call(grad, input, weight, left);
-  }
+struct GpureduceConv1dWeightGradBackward : public torch::autograd::Node {
+  torch::autograd::SavedVariable grad_, input_;
+  c10::SymInt left = 0, K = 0;
 
-  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
-                                               torch::autograd::tensor_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const at::Tensor& grad = saved[0];
-    const at::Tensor& input = saved[1];
-    const c10::SymInt left = ctx->saved_data["left"].toSymInt();
-    const c10::SymInt K = ctx->saved_data["K"].toSymInt();
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
     const at::Tensor& ggw = grads[0];
     at::Tensor for_grad, for_input;
     if (ggw.defined()) {
-      if (ctx->needs_input_grad(0)) for_grad = padded_op().call(input, ggw, std::nullopt, left, grad.sym_size(-1));
-      if (ctx->needs_input_grad(1))
+      const at::Tensor grad = grad_.unpack(), input = input_.unpack();
+      if (task_should_compute_output(0)) for_grad = padded_op().call(input, ggw, std::nullopt, left, grad.sym_size(-1));
+      if (task_should_compute_output(1))
         for_input = padded_op().call(grad, at::flip(ggw, {-1}), std::nullopt, K - 1 - left, input.sym_size(-1));
     }
-    return {for_grad, for_input, at::Tensor(), at::Tensor()};
+    return {for_grad, for_input, at::Tensor()};
   }
+  void release_variables() override {
+    grad_.reset_data();
+    input_.reset_data();
+  }
+  std::string name() const override { return "GpureduceConv1dWeightGradBackward"; }
 };
 
 at::Tensor conv1d_weight_grad_autograd(const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight,
                                        c10::SymInt left) {
   check_weight_grad_args(grad, input, weight, left);
-  return ConvWeightGrad::apply(grad, input, weight, std::move(left));
+  at::Tensor result;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    result = weight_grad_op().call(grad, input, weight, left);
+  }
+  if (at::GradMode::is_enabled() && (grad.requires_grad() || input.requires_grad())) {
+    NodePtr node = make_node<GpureduceConv1dWeightGradBackward>();
+    auto* n = static_cast<GpureduceConv1dWeightGradBackward*>(node.get());
+    n->grad_ = torch::autograd::SavedVariable(grad, /*is_output=*/false);
+    n->input_ = torch::autograd::SavedVariable(input, /*is_output=*/false);
+    n->left = left;
+    n->K = weight.sym_size(-1);
+    node->set_next_edges(torch::autograd::collect_next_edges(grad, input, weight));
+    torch::autograd::set_history(result, node);
+  }
+  // The op is bilinear in (grad, input): its tangent is the op of each
+  // tangent with the other primal.
+  if (has_tangent(grad) || has_tangent(input)) {
+    at::Tensor tangent = at::zeros_like(result);
+    if (has_tangent(grad)) tangent = tangent.add(weight_grad_op().call(tangent_of(grad), primal(input), weight, left));
+    if (has_tangent(input)) tangent = tangent.add(weight_grad_op().call(primal(grad), tangent_of(input), weight, left));
+    set_tangent(result, tangent);
+  }
+  return result;
 }
 
 at::Tensor bias_grad(const at::Tensor& grad, const at::Tensor& weight, const at::Tensor& bias) {
@@ -262,51 +284,71 @@ at::Tensor bias_grad(const at::Tensor& grad, const at::Tensor& weight, const at:
   return g.reshape_symint(bias.sym_sizes()).to(bias.scalar_type());
 }
 
-// The backward as a torch::autograd::Function (a node of its own, like
-// ATen's, would save about 2 us a call on small CPU tensors: NOTES.md,
-// per-call cost; not needed yet).
-class Conv1dPadded : public torch::autograd::Function<Conv1dPadded> {
- public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input, const at::Tensor& weight,
-                            const std::optional<at::Tensor>& bias, c10::SymInt left, c10::SymInt out_len) {
-    ctx->save_for_backward({input, weight, bias.value_or(at::Tensor())});
-    ctx->saved_data["left"] = left;
-    ctx->saved_data["out_len"] = out_len;
-    at::AutoDispatchBelowADInplaceOrView guard;
-    return padded_op().call(input, weight, bias, left, out_len);
-  }
+// The correlation's backward: grad_input the gradient correlated with the
+// flipped mask, grad_weight through _conv1d_weight_grad (the mask's by its
+// own op: one node for DTensor's rule and for the double backward, whatever
+// each device's kernel does), grad_bias the gradient summed over B and L.
+struct GpureduceConv1dBackward : public torch::autograd::Node {
+  torch::autograd::SavedVariable input_, weight_, bias_;
+  c10::SymInt left = 0;
 
-  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
-                                               torch::autograd::tensor_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const at::Tensor& input = saved[0];
-    const at::Tensor& weight = saved[1];
-    const at::Tensor& bias = saved[2];
-    const c10::SymInt left = ctx->saved_data["left"].toSymInt();
-    const c10::SymInt out_len = ctx->saved_data["out_len"].toSymInt();
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
     const at::Tensor& grad = grads[0];
     at::Tensor grad_input, grad_weight, grad_bias;
     if (grad.defined()) {
-      if (ctx->needs_input_grad(0)) {
+      const at::Tensor input = input_.unpack(), weight = weight_.unpack();
+      if (task_should_compute_output(0)) {
         const c10::SymInt K = weight.sym_size(-1);
         grad_input = padded_op().call(grad, at::flip(weight, {-1}), std::nullopt, K - 1 - left, input.sym_size(-1));
       }
-      // The mask's by its own op: one node for DTensor's rule and for the
-      // double backward, whatever each device's kernel does.
-      if (ctx->needs_input_grad(1)) grad_weight = weight_grad_op().call(grad, input, weight, left);
-      if (bias.defined() && ctx->needs_input_grad(2)) grad_bias = bias_grad(grad, weight, bias);
+      if (task_should_compute_output(1)) grad_weight = weight_grad_op().call(grad, input, weight, left);
+      const at::Tensor bias = bias_.unpack();
+      if (bias.defined() && task_should_compute_output(2)) grad_bias = bias_grad(grad, weight, bias);
     }
-    return {grad_input, grad_weight, grad_bias, at::Tensor(), at::Tensor()};
+    return {grad_input, grad_weight, grad_bias};
   }
+  void release_variables() override {
+    input_.reset_data();
+    weight_.reset_data();
+    bias_.reset_data();
+  }
+  std::string name() const override { return "GpureduceConv1dBackward"; }
 };
 
 at::Tensor conv1d_padded_autograd(const at::Tensor& input, const at::Tensor& weight,
                                   const std::optional<at::Tensor>& bias, c10::SymInt left, c10::SymInt out_len) {
   // The arguments' errors before any node is made.
   check_args(input, weight, bias, left, out_len);
-  const std::optional<at::Tensor> defined_bias =
-      bias.has_value() && bias->defined() ? bias : std::optional<at::Tensor>();
-  return Conv1dPadded::apply(input, weight, defined_bias, std::move(left), std::move(out_len));
+  const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
+  at::Tensor result;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    result = padded_op().call(input, weight, b.defined() ? std::optional<at::Tensor>(b) : std::nullopt, left, out_len);
+  }
+  if (at::GradMode::is_enabled() && (input.requires_grad() || weight.requires_grad() ||
+                                     (b.defined() && b.requires_grad()))) {
+    NodePtr node = make_node<GpureduceConv1dBackward>();
+    auto* n = static_cast<GpureduceConv1dBackward*>(node.get());
+    n->input_ = torch::autograd::SavedVariable(input, /*is_output=*/false);
+    n->weight_ = torch::autograd::SavedVariable(weight, /*is_output=*/false);
+    n->bias_ = torch::autograd::SavedVariable(b, /*is_output=*/false);
+    n->left = left;
+    node->set_next_edges(torch::autograd::collect_next_edges(input, weight, b));
+    torch::autograd::set_history(result, node);
+  }
+  // The correlation is bilinear in (input, weight): its tangent is the
+  // correlation of each tangent with the other primal, plus the bias's.
+  const bool bias_tangent = b.defined() && has_tangent(b);
+  if (has_tangent(input) || has_tangent(weight) || bias_tangent) {
+    at::Tensor tangent = at::zeros_like(result);
+    if (has_tangent(input))
+      tangent = tangent.add(padded_op().call(tangent_of(input), primal(weight), std::nullopt, left, out_len));
+    if (has_tangent(weight))
+      tangent = tangent.add(padded_op().call(primal(input), tangent_of(weight), std::nullopt, left, out_len));
+    if (bias_tangent) tangent = tangent.add(per_channel(weight) ? tangent_of(b).reshape({-1, 1}) : tangent_of(b).reshape({}));
+    set_tangent(result, tangent);
+  }
+  return result;
 }
 
 }  // namespace

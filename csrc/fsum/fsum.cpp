@@ -28,6 +28,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "../autograd/forward_ad.h"
+#include "../autograd/node.h"
 #include "../engine/reduce_shape.h"
 #include "fsum.h"
 #include "superaccumulator.h"
@@ -429,40 +431,47 @@ const FsumOp& fsum_op() {
   return op;
 }
 
-// The gradient of a sum: each reduced element gets its output's gradient.
-class Fsum : public torch::autograd::Function<Fsum> {
- public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& self,
-                            at::OptionalIntArrayRef dim, bool keepdim, std::optional<at::ScalarType> dtype) {
-    const std::vector<bool> reduced = reduced_dims(self, dim);
-    std::vector<int64_t> dims;
-    for (int64_t d = 0; d < self.dim(); ++d)
-      if (reduced[d]) dims.push_back(d);
-    ctx->saved_data["dims"] = dims;
-    ctx->saved_data["keepdim"] = keepdim;
-    ctx->saved_data["sizes"] = self.sym_sizes().vec();
-    ctx->saved_data["type"] = static_cast<int64_t>(self.scalar_type());
-    at::AutoDispatchBelowADInplaceOrView guard;
-    return fsum_op().call(self, dim, keepdim, dtype);
-  }
+// The gradient of a sum: each reduced element gets its output's gradient,
+// cast to the input's dtype.
+struct GpureduceFsumBackward : public torch::autograd::Node {
+  std::vector<int64_t> dims;  // reduced, ascending
+  bool keepdim = false;
+  std::vector<c10::SymInt> sizes;
+  at::ScalarType type = at::kFloat;
 
-  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
-                                               torch::autograd::tensor_list grads) {
+  torch::autograd::variable_list apply(torch::autograd::variable_list&& grads) override {
     at::Tensor g = grads[0];
-    if (!g.defined()) return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
-    if (!ctx->saved_data["keepdim"].toBool()) {
-      for (int64_t d : ctx->saved_data["dims"].toIntVector()) g = g.unsqueeze(d);
-    }
-    const auto sizes = ctx->saved_data["sizes"].toSymIntVector();
-    const auto type = static_cast<at::ScalarType>(ctx->saved_data["type"].toInt());
-    return {g.expand_symint(sizes).to(type), at::Tensor(), at::Tensor(), at::Tensor()};
+    if (!g.defined()) return {at::Tensor()};
+    if (!keepdim)
+      for (int64_t d : dims) g = g.unsqueeze(d);
+    return {g.expand_symint(sizes).to(type)};
   }
+  std::string name() const override { return "GpureduceFsumBackward"; }
 };
 
 at::Tensor fsum_autograd(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                          std::optional<at::ScalarType> dtype) {
   result_type(self, dtype);  // the errors before any node is made
-  return Fsum::apply(self, dim, keepdim, dtype);
+  at::Tensor result;
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    result = fsum_op().call(self, dim, keepdim, dtype);
+  }
+  if (at::GradMode::is_enabled() && self.requires_grad()) {
+    NodePtr node = make_node<GpureduceFsumBackward>();
+    auto* n = static_cast<GpureduceFsumBackward*>(node.get());
+    const std::vector<bool> reduced = reduced_dims(self, dim);
+    for (int64_t d = 0; d < self.dim(); ++d)
+      if (reduced[d]) n->dims.push_back(d);
+    n->keepdim = keepdim;
+    n->sizes = self.sym_sizes().vec();
+    n->type = self.scalar_type();
+    node->set_next_edges(torch::autograd::collect_next_edges(self));
+    torch::autograd::set_history(result, node);
+  }
+  // A sum's tangent: the tangent's own correctly rounded sum.
+  set_tangent(self, result, [&](const at::Tensor&, const at::Tensor& t) { return fsum_op().call(t, dim, keepdim, dtype); });
+  return result;
 }
 
 at::Tensor fsum_all(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
