@@ -152,3 +152,115 @@ def register() -> None:
     for name in ("var", "std", "var_mean", "std_mean"):
         _register(f"{name}.correction", _spread_rule)
     _register("linalg_vector_norm", _norm_rule)
+    register_conv1d()
+
+
+# conv1d's two operators (conv1d itself is CompositeImplicitAutograd: it
+# reaches _conv1d_padded). A sample's input is [L], [B, L] or [B, C, L]; the
+# batch folds into the rows where only the input is batched, and otherwise
+# into the channels, each sample's masks becoming channels of one
+# per-channel correlation. Each batched call first runs the sample's shapes
+# through the Meta kernel, so that a sample the operator refuses raises its
+# own error.
+
+
+def _front(t: Optional[torch.Tensor], bdim: Optional[int]) -> Optional[torch.Tensor]:
+    return t if t is None or bdim is None else t.movedim(bdim, 0)
+
+
+def _meta_sample(t: Optional[torch.Tensor], batched: bool) -> Optional[torch.Tensor]:
+    """A sample of t (batch dim first, where batched) on the meta device."""
+    if t is None:
+        return None
+    return torch.empty(t.shape[1:] if batched else t.shape, dtype=t.dtype, device="meta")
+
+
+def _as_channels(x: torch.Tensor) -> Tuple[torch.Tensor, Tuple[int, ...]]:
+    """A batched input [N, *sample] as [rows, N * channels, L] (sample
+    [L]: one row of one channel; [B, L]: B rows of one; [B, C, L]: B rows
+    of C), and the sample's leading shape to restore."""
+    n, sample = x.shape[0], tuple(x.shape[1:])
+    lead = sample[:-1]
+    rows = sample[0] if len(sample) >= 2 else 1
+    channels = sample[1] if len(sample) == 3 else 1
+    x = x.reshape(n, rows, channels, sample[-1]).transpose(0, 1)
+    return x.reshape(rows, n * channels, sample[-1]), lead
+
+
+def _from_channels(y: torch.Tensor, n: int, lead: Tuple[int, ...]) -> torch.Tensor:
+    rows, _, length = y.shape
+    y = y.reshape(rows, n, -1, length).transpose(0, 1)
+    return y.reshape((n,) + lead + (length,))
+
+
+def _channel_masks(w: torch.Tensor, n: int, channels: int) -> torch.Tensor:
+    """Batched masks [N, K] or [N, C, K] as [N * channels, K]."""
+    if w.dim() == 2:
+        w = w.unsqueeze(1).expand(n, channels, w.shape[-1])
+    return w.reshape(n * channels, w.shape[-1])
+
+
+def _conv1d_padded_rule(info: Any, in_dims: Tuple[Any, ...], x: torch.Tensor, w: torch.Tensor,
+                        b: Optional[torch.Tensor], left: int, out_len: int):
+    xd, wd, bd = in_dims[0], in_dims[1], in_dims[2] if len(in_dims) > 2 else None
+    n = info.batch_size
+    x, w, b = _front(x, xd), _front(w, wd), _front(b, bd)
+    ops._conv1d_padded(_meta_sample(x, xd is not None), _meta_sample(w, wd is not None),
+                       _meta_sample(b, bd is not None), left, out_len)
+    x = x if xd is not None else x.expand((n,) + tuple(x.shape))
+    if wd is None and bd is None:  # one mask for every sample: the batch is more rows
+        sample = tuple(x.shape[1:])
+        y = ops._conv1d_padded(x.reshape((-1,) + sample[1:]) if len(sample) > 1 else x, w, b, left, out_len)
+        return y.reshape((n,) + sample[:-1] + (y.shape[-1],)), 0
+    w = w if wd is not None else w.expand((n,) + tuple(w.shape))
+    rows_x, lead = _as_channels(x)
+    channels = rows_x.shape[1] // n
+    masks = _channel_masks(w, n, channels)
+    bias = None
+    if b is not None:
+        b = b if bd is not None else b.expand((n,) + tuple(b.shape))
+        bias = (b.expand(n, channels) if b.shape[1] == 1 else b).reshape(n * channels)
+    return _from_channels(ops._conv1d_padded(rows_x, masks, bias, left, out_len), n, lead), 0
+
+
+def _conv1d_weight_grad_rule(info: Any, in_dims: Tuple[Any, ...], g: torch.Tensor, x: torch.Tensor,
+                             w: torch.Tensor, left: int):
+    gd, xd, wd = in_dims[:3]
+    n = info.batch_size
+    g, x, w = _front(g, gd), _front(x, xd), _front(w, wd)
+    ops._conv1d_weight_grad(_meta_sample(g, gd is not None), _meta_sample(x, xd is not None),
+                            _meta_sample(w, wd is not None), left)
+    g = g if gd is not None else g.expand((n,) + tuple(g.shape))
+    x = x if xd is not None else x.expand((n,) + tuple(x.shape))
+    sample_w = tuple(w.shape[1:]) if wd is not None else tuple(w.shape)
+    if len(sample_w) == 1:  # one mask: each sample's sum runs over all its rows and channels
+        rows_g = g.reshape(n, -1, g.shape[-1]).transpose(0, 1)
+        rows_x = x.reshape(n, -1, x.shape[-1]).transpose(0, 1)
+        masks = torch.empty((n,) + sample_w, dtype=w.dtype, device=w.device)
+    else:  # a mask per channel: the samples' channels side by side
+        rows_g, _ = _as_channels(g)
+        rows_x, _ = _as_channels(x)
+        masks = torch.empty((n * sample_w[0], sample_w[1]), dtype=w.dtype, device=w.device)
+    return ops._conv1d_weight_grad(rows_g, rows_x, masks, left).reshape((n,) + sample_w), 0
+
+
+def _conv1d_rule(info: Any, in_dims: Tuple[Any, ...], x: torch.Tensor, w: torch.Tensor,
+                 b: Optional[torch.Tensor] = None, padding: str = "same"):
+    # conv1d names its padding; functorch does not decompose a custom
+    # composite operator, so the name is resolved here (the Meta kernels
+    # check the sample and the name, raising their errors) and the
+    # padded operator's rule runs.
+    xd, wd, bd = in_dims[0], in_dims[1], in_dims[2] if len(in_dims) > 2 else None
+    x, w, b = _front(x, xd), _front(w, wd), _front(b, bd)
+    sample = ops.conv1d(_meta_sample(x, xd is not None), _meta_sample(w, wd is not None),
+                        _meta_sample(b, bd is not None), padding)
+    k = w.shape[-1]
+    left = {"same": (k - 1) // 2, "causal": k - 1, "valid": 0}[padding]
+    batched = (None if d is None else 0 for d in (xd, wd, bd))
+    return _conv1d_padded_rule(info, tuple(batched), x, w, b, left, sample.shape[-1])
+
+
+def register_conv1d() -> None:
+    torch.library.register_vmap("gpureduce::conv1d", _conv1d_rule)
+    torch.library.register_vmap("gpureduce::_conv1d_padded", _conv1d_padded_rule)
+    torch.library.register_vmap("gpureduce::_conv1d_weight_grad", _conv1d_weight_grad_rule)

@@ -126,3 +126,45 @@ def test_vmap_over_a_batch_of_none():
                 continue
             assert not isinstance(got, Exception), (name, shape, got)
             assert [(g.shape, g.dtype) for g in got] == [((0,) + s.shape, s.dtype) for s in sample], (name, shape)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_vmap_of_conv1d(device):
+    # The batch folded into the rows (the input alone batched) or into the
+    # channels (masks or biases batched too), against conv1d sample by
+    # sample: every mask form, padding and batch dim; per-sample gradients
+    # (vmap of grad, through _conv1d_weight_grad's rule); a sample's error.
+    import itertools
+    gen = torch.Generator().manual_seed(8)
+    n = 3
+
+    def make(shape, bdim):
+        if bdim is not None:
+            shape = list(shape)
+            shape.insert(bdim if bdim >= 0 else len(shape), n)
+        return torch.randn(shape, dtype=torch.float64, generator=gen).to(device)
+
+    for x_shape, w_shape, b_shape in (((9,), (3,), (1,)), ((2, 9), (4,), (1,)), ((2, 3, 9), (3, 4), (3,)),
+                                      ((2, 3, 9), (5,), (1,)), ((4, 9), (1,), None)):
+        for padding in ("same", "causal", "valid"):
+            for xb, wb, bb in itertools.product([None, 0, -1], [None, 0, -1], [None, 0]):
+                if (xb, wb, bb) == (None, None, None) or (b_shape is None and bb is not None):
+                    continue
+                x, w = make(x_shape, xb), make(w_shape, wb)
+                b = None if b_shape is None else make(b_shape, bb)
+                f = lambda a, c, d: reduce_op.conv1d(a, c, d, padding)  # noqa: E731
+                got = _outcome(lambda: vmap(f, in_dims=(xb, wb, bb if b is not None else None))(x, w, b))[0]
+                pick = lambda t, d, i: t if d is None else t.select(d, i)  # noqa: E731
+                want = torch.stack([f(pick(x, xb, i), pick(w, wb, i), None if b is None else pick(b, bb, i))
+                                    for i in range(n)])
+                torch.testing.assert_close(got, want, msg=f"{x_shape} {w_shape} {padding} {(xb, wb, bb)}")
+    x, w, b = make((3, 11), 0), make((3, 4), None), make((3,), None)
+    loss = lambda w, b, xi: (reduce_op.conv1d(xi.unsqueeze(0), w, b, "causal") ** 2).sum()  # noqa: E731
+    got = _outcome(lambda: vmap(grad(loss, argnums=(0, 1)), in_dims=(None, None, 0))(w, b, x))
+    for i in range(n):
+        want = grad(loss, argnums=(0, 1))(w, b, x[i])
+        torch.testing.assert_close(got[0][i], want[0])
+        torch.testing.assert_close(got[1][i], want[1])
+    mask = torch.ones(3, dtype=torch.float64, device=device)
+    with pytest.raises(RuntimeError, match="at least as long as the mask"):
+        vmap(lambda a: reduce_op.conv1d(a, mask, None, "valid"))(make((2,), 0))
