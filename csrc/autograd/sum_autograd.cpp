@@ -188,7 +188,6 @@ struct GpureduceProdBackward : public GpureduceSumBackward {
   std::string name() const override { return "GpureduceProdBackward"; }
 };
 
-
 // The tangent formulas below (set_tangent, forward_ad.h) are torch's
 // (derivatives.yaml).
 
@@ -233,7 +232,7 @@ at::Tensor record_sum_like(const at::Tensor& input, at::OptionalIntArrayRef dim,
     at::AutoDispatchBelowADInplaceOrView guard;
     return call(input, dim, keepdim, dtype);
   }
-  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  const std::vector<int64_t> reduced = reduced_list(input.dim(), dim);  // the dims' errors first
   const at::ScalarType out_dtype = result_dtype(input.scalar_type(), dtype);
   check_dtype_supported(out_dtype, (name + (input.is_cuda() ? "_cuda" : "_cpu")).c_str());
   // As torch: a result that cannot carry a gradient, from an input that needs one.
@@ -246,8 +245,7 @@ at::Tensor record_sum_like(const at::Tensor& input, at::OptionalIntArrayRef dim,
   }
   NodePtr node = make_node<N>();
   auto* n = static_cast<N*>(node.get());
-  for (int64_t d = 0; d < input.dim(); ++d)
-    if (mask[d]) n->reduced.push_back(d);
+  n->reduced = reduced;
   n->keepdim = keepdim;
   n->input_dtype = input.scalar_type();
   n->input_sizes = input.sym_sizes().vec();
@@ -417,9 +415,7 @@ N* record_with_saved_result(const at::Tensor& input, at::OptionalIntArrayRef dim
   if (!(at::GradMode::is_enabled() && input.requires_grad())) return nullptr;
   NodePtr node = make_node<N>();
   auto* n = static_cast<N*>(node.get());
-  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
-  for (int64_t d = 0; d < input.dim(); ++d)
-    if (mask[d]) n->reduced.push_back(d);
+  n->reduced = reduced_list(input.dim(), dim);
   n->keepdim = keepdim;
   n->input_dtype = input.scalar_type();
   n->input_sizes = input.sym_sizes().vec();
@@ -555,13 +551,9 @@ void record_spread(const at::Tensor& input, at::OptionalIntArrayRef dim, const s
   if (!(at::GradMode::is_enabled() && input.requires_grad())) return;
   NodePtr node = make_node<GpureduceVarianceBackward>();
   auto* n = static_cast<GpureduceVarianceBackward*>(node.get());
-  const std::vector<bool> mask = reduced_dims_mask(input.dim(), dim);
+  n->reduced = reduced_list(input.dim(), dim);
   c10::SymInt count = 1;
-  for (int64_t d = 0; d < input.dim(); ++d) {
-    if (!mask[d]) continue;
-    n->reduced.push_back(d);
-    count *= input.sym_size(d);
-  }
+  for (int64_t d : n->reduced) count *= input.sym_size(d);
   n->count = std::move(count);
   n->keepdim = keepdim;
   n->input_dtype = input.scalar_type();
@@ -637,9 +629,6 @@ std::tuple<at::Tensor, at::Tensor> spread_mean_autograd(const at::Tensor& input,
   return result;
 }
 
-// An out= overload below autograd (`call`), refused where a gradient would
-// be needed: out= overloads are not differentiable, in torch as here; say
-// so as torch does.
 // Forward AD through an out= overload raises, as torch's does (`name`: the
 // op's, "sum" for sum_out).
 void check_no_tangent_for_out(const char* name, const at::Tensor& input, const at::Tensor& out) {
@@ -647,6 +636,9 @@ void check_no_tangent_for_out(const char* name, const at::Tensor& input, const a
                               "_out that does not support it because it is an out= function");
 }
 
+// An out= overload below autograd (`call`), refused where a gradient or a
+// tangent would be needed: out= overloads are not differentiable, in torch
+// as here; say so as torch does.
 template <class Call>
 void out_without_grad(const char* name, const at::Tensor& input, const at::Tensor& out, Call call) {
   TORCH_CHECK(!(at::GradMode::is_enabled() && (input.requires_grad() || out.requires_grad())), name,

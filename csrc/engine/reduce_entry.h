@@ -29,16 +29,16 @@ void logsumexp_out_with(const at::Tensor& input, at::IntArrayRef dim, bool keepd
 
 namespace gpureduce {
 
+struct NoGuard {
+  explicit NoGuard(c10::Device) {}
+};
+
 // The overloads of a sum-like op (aten's sum, sum.dim_IntList,
 // sum.IntList_out, prod, prod.dim_int, prod.int_out) over one OpSpec, so that a backend
 // registers an op in a line per overload. `Guard` is constructed from the
 // input's device first (a CUDA device guard; nothing on the CPU).
 // `NoneListsDims`: dim=None names every dim, as torch's structured sum and
 // mean take it (check_dims_listable).
-struct NoGuard {
-  explicit NoGuard(c10::Device) {}
-};
-
 template <const OpSpec& (*Spec)(), class Guard = NoGuard, bool NoneListsDims = false>
 struct SumLikeEntries {
   static at::Tensor all(const at::Tensor& input, std::optional<at::ScalarType> dtype) {
