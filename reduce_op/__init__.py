@@ -205,23 +205,25 @@ def mean(
     runs sum's kernels, each output divided by its count in the same pass.
     ``keepdim`` only with a ``dim`` (None included), as torch's overloads.
     Runs on CPU, CUDA and meta tensors."""
-    # (Inline: mean's per-call cost.)
+    # (Inline: mean's per-call cost.) torch.mean(x) is the overload of every
+    # element; mean(x, dim=None) is the dim overload, which refuses inputs of
+    # more than 64 dims as torch's does.
+    whole = dim is _args.NO_DIM
     if keepdim is _args.NO_KEEPDIM:
         keepdim = False
-        if dim is _args.NO_DIM:
+        if whole:
             dim = None
-    elif dim is _args.NO_DIM:
+    elif whole:
         raise _args.keepdim_without_dim("mean", keepdim)
     dims = [dim] if isinstance(dim, int) and not isinstance(dim, bool) else dim
     if out is None and _fast_path_open(input):
-        whole = dims is None and keepdim is False
         r = _fast.mean_all(input, dtype) if whole else _fast.mean_dims(input, dims, keepdim, dtype)
         if r is not NotImplemented:
             return r
     _args.tensor_input("mean", input)
     dims, keepdim, dtype = _family_args("mean", dim, keepdim, dtype)
     if out is None:
-        if dims is None and not keepdim:
+        if whole:
             return torch.ops.gpureduce.mean(input, dtype=dtype)
         return torch.ops.gpureduce.mean.dim(input, dims, keepdim, dtype=dtype)
     torch.ops.gpureduce.mean.out(input, dims, keepdim, dtype=dtype, out=out)

@@ -31,12 +31,15 @@ def fast_path_open(x: Any) -> bool:
 
 
 def call_sum(x: torch.Tensor, dims: Optional[Union[List[int], Sequence[int]]], keepdim: bool,
-             dtype: Optional[torch.dtype], out: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """The operator on arguments already in its forms (dims: None or ints)."""
+             dtype: Optional[torch.dtype], out: Optional[torch.Tensor] = None,
+             dim_given: bool = False) -> torch.Tensor:
+    """The operator on arguments already in its forms (dims: None or ints).
+    dim_given: a dim was passed, None included; torch.sum(x, dim=None) is
+    the dim overload, which refuses inputs of more than 64 dims."""
     if out is not None:
         _SUM_OUT(x, dims, keepdim, dtype=dtype, out=out)
         return out
-    whole = dims is None and not keepdim
+    whole = dims is None and not keepdim and not dim_given
     if not _has_torch_function(x) and not _is_compiling():
         return _fast.sum_all(x, dtype) if whole else _fast.sum_dims(x, dims, keepdim, dtype)
     if dtype is None:

@@ -81,12 +81,13 @@ def _bind(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Optional[Dict[str, A
         bound["dim"], bound["keepdim"], bound["dtype"] = _args.normalize(x, d, bound["keepdim"], bound["dtype"])
     except _args.ArgumentError:
         return None
+    bound["dim_given"] = len(rest) > 0 or "dim" in kwargs
     return bound
 
 
 def _gpureduce_sum(b: Dict[str, Any]) -> torch.Tensor:
     """The operator on arguments _bind has put in its forms."""
-    return _calls.call_sum(b["input"], b["dim"], b["keepdim"], b["dtype"], b["out"])
+    return _calls.call_sum(b["input"], b["dim"], b["keepdim"], b["dtype"], b["out"], b["dim_given"])
 
 
 class _ReplaceTorchSum(TorchFunctionMode):

@@ -375,10 +375,11 @@ def test_the_first_of_two_errors_is_torchs(name):
 # Calls on a tensor of 64 or 65 dims, the last two of sizes 2 and 3.
 _MANY_DIMS_CALLS = {
     "sum": lambda m, x: m.sum(x), "sum_dim": lambda m, x: m.sum(x, -1), "sum_dims": lambda m, x: m.sum(x, (0, 1)),
-    "sum_empty_dims": lambda m, x: m.sum(x, []),
+    "sum_empty_dims": lambda m, x: m.sum(x, []), "sum_none": lambda m, x: m.sum(x, None),
+    "sum_dim_none": lambda m, x: m.sum(x, dim=None, dtype=torch.float64),
     "sum_out": lambda m, x: m.sum(x, 0, out=torch.empty(0, device=x.device)),
     "nansum_none": lambda m, x: m.nansum(x, None), "nansum_dim": lambda m, x: m.nansum(x, 0),
-    "mean": lambda m, x: m.mean(x), "mean_dims": lambda m, x: m.mean(x, (0, -1), keepdim=True),
+    "mean": lambda m, x: m.mean(x), "mean_none": lambda m, x: m.mean(x, dim=None), "mean_dims": lambda m, x: m.mean(x, (0, -1), keepdim=True),
     "mean_out": lambda m, x: m.mean(x, [0], out=torch.empty(0, device=x.device)),
     "prod": lambda m, x: m.prod(x), "prod_dim": lambda m, x: m.prod(x, -1),
     "amax": lambda m, x: m.amax(x), "amin_dim": lambda m, x: m.amin(x, 0),
@@ -421,7 +422,34 @@ def test_tensors_of_more_than_64_dims(device, ndim):
                 # (flattened: assert_close's own reductions take no 65 dims)
                 torch.testing.assert_close(g.reshape(-1), r.reshape(-1), equal_nan=True)
     # The forms naming dims raise on 65 dims, and only there.
-    assert raised == (18 if ndim == 65 else 1)  # (on 64 dims: logsumexp([]) without keepdim, as torch)
+    assert raised == (21 if ndim == 65 else 1)  # (on 64 dims: logsumexp([]) without keepdim, as torch)
+
+
+def test_drop_in_sum_of_65_dims_by_overload():
+    # Routed, torch.sum(x) and x.sum() take a tensor of 65 dims and
+    # sum(x, None) (positional, dim= or axis=) raises, as torch's overloads:
+    # the drop-in's C parser and its mode's binding both keep whether a dim
+    # was passed.
+    x = torch.randn([1] * 63 + [2, 3], generator=torch.Generator().manual_seed(3))
+    forms = [lambda: torch.sum(x), lambda: x.sum(), lambda: torch.sum(x, dtype=torch.float64),
+             lambda: torch.sum(x, None), lambda: torch.sum(x, dim=None), lambda: x.sum(None, False),
+             lambda: x.sum(axis=None), lambda: torch.mean(x, None), lambda: x.mean()]
+
+    def outcomes():
+        result = []
+        for form in forms:
+            try:
+                result.append(float(form()))
+            except RuntimeError as e:
+                result.append(str(e))
+        return result
+
+    expected = outcomes()
+    assert sum(isinstance(r, str) for r in expected) == 5
+    with reduce_op.replace_torch_reductions():
+        routed = outcomes()
+    for got, want in zip(routed, expected):
+        assert type(got) is type(want) and (got == want if isinstance(want, str) else abs(got - want) < 1e-5)
 
 
 def _out_calls(x, out):

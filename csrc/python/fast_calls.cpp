@@ -61,10 +61,13 @@ class GilReleased {
   PyThreadState* state_;
 };
 
+// dim_given: a dim was passed, None included. torch.sum(x, dim=None) is the
+// dim overload, which refuses inputs of more than 64 dims where sum(x) takes
+// them; so is this.
 at::Tensor call_sum(const at::Tensor& x, const std::optional<DimList>& dims, bool keepdim,
-                    std::optional<at::ScalarType> dtype) {
+                    std::optional<at::ScalarType> dtype, bool dim_given) {
   GilReleased no_gil(x.numel() >= kReleaseGilElements);
-  if (!dims.has_value() && !keepdim) return typed_op<SumAll, kSum, kDefault>().call(x, dtype);
+  if (!dim_given && !keepdim) return typed_op<SumAll, kSum, kDefault>().call(x, dtype);
   const at::OptionalIntArrayRef dim_ref =
       dims.has_value() ? at::OptionalIntArrayRef(at::IntArrayRef(*dims)) : at::OptionalIntArrayRef(std::nullopt);
   return typed_op<SumDims, kSum, kDimIntList>().call(x, dim_ref, keepdim, dtype);
@@ -128,7 +131,7 @@ PyObject* sum_all(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
     PyErr_SetString(PyExc_TypeError, "sum_all(input: Tensor, dtype: Optional[dtype])");
     return nullptr;
   }
-  return THPVariable_Wrap(call_sum(THPVariable_Unpack(argv[0]), std::nullopt, false, dtype));
+  return THPVariable_Wrap(call_sum(THPVariable_Unpack(argv[0]), std::nullopt, false, dtype, false));
   END_HANDLE_TH_ERRORS
 }
 
@@ -144,7 +147,7 @@ PyObject* sum_dims(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc) {
                     "sum_dims(input: Tensor, dims: Optional[Sequence[int]], keepdim: bool, dtype: Optional[dtype])");
     return nullptr;
   }
-  return THPVariable_Wrap(call_sum(THPVariable_Unpack(argv[0]), dims, argv[2] == Py_True, dtype));
+  return THPVariable_Wrap(call_sum(THPVariable_Unpack(argv[0]), dims, argv[2] == Py_True, dtype, true));
   END_HANDLE_TH_ERRORS
 }
 
@@ -251,7 +254,7 @@ PyObject* sum(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t nargs, PyObj
   }
   if (take) {
     const at::Tensor& x = THPVariable_Unpack(arg[0]);
-    if (!x.is_nested()) return THPVariable_Wrap(call_sum(x, dims, arg[2] == Py_True, dtype));
+    if (!x.is_nested()) return THPVariable_Wrap(call_sum(x, dims, arg[2] == Py_True, dtype, arg[1] != nullptr));
   }
   return PyObject_Vectorcall(g_sum_general, argv, nargs, kwnames);
   END_HANDLE_TH_ERRORS
@@ -354,7 +357,7 @@ PyObject* dropin_sum(PyObject* /*self*/, PyObject* const* argv, Py_ssize_t argc)
   if (p != Parsed::kTaken) Py_RETURN_NONE;
   const at::Tensor& x = THPVariable_Unpack(PyTuple_GET_ITEM(args, 0));
   if (!operator_takes(x)) Py_RETURN_NONE;
-  return THPVariable_Wrap(call_sum(x, dims, keepdim == Py_True, dtype));
+  return THPVariable_Wrap(call_sum(x, dims, keepdim == Py_True, dtype, dim != nullptr));
   END_HANDLE_TH_ERRORS
 }
 
