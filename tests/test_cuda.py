@@ -1494,16 +1494,18 @@ def test_ragged_columns_one_element_rows(n, offset, dtype):
         assert any(re.search(rf"gpureduce_columns<.*, c10::Half, {KERNEL_OUT_TYPE}, 8>", k) for k in names), names
 
 
-# Small expanded inputs (256 KB with their repeats) are read as they are, by
-# the engine's kernels alone (one launch, or a split and its finish): a kept
-# stride-0 dim, a reduced one beside a real reduction, and both; sizes on
-# both sides of the line (above it, ATen broadcasts or folds the repeats).
+# Small expanded inputs (4 MB with their repeats: kRereadExpandedBytes) are
+# read as they are, by the engine's kernels alone (one launch, or a split
+# and its finish): a kept stride-0 dim, a reduced one beside a real
+# reduction, and both; sizes on both sides of the line (above it, ATen
+# broadcasts or folds the repeats).
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32], ids=str)
 def test_small_expanded_inputs_engine_kernels_only(dtype):
-    # (n, repeats): float32 views of 176 KB, 40 KB, 9.3 KB, 256 KB (the line)
-    # and 320 KB (over it: a reduction of the distinct elements, then a
-    # broadcast or a fold).
-    for n, reps in ((11, 4096), (40, 256), (1194, 2), (16384, 4), (16384, 5)):
+    # (n, repeats): float32 views of 176 KB, 40 KB, 9.3 KB, 320 KB, 4 MB
+    # (the line) and 5 MB (over it: a reduction of the distinct elements,
+    # then a broadcast or a fold); the last form is twice each.
+    line = 4 << 20
+    for n, reps in ((11, 4096), (40, 256), (1194, 2), (16384, 5), (1 << 18, 4), (1 << 18, 5)):
         base = random_tensor((n,), dtype, "cpu", _gen()).cuda()
         for view, dim in [(base[None].expand(reps, -1), 1), (base[:, None].expand(-1, reps), 0),
                           (base[:, None].expand(-1, reps), None), (base[None, :, None].expand(2, -1, reps), (1, 2))]:
@@ -1511,7 +1513,7 @@ def test_small_expanded_inputs_engine_kernels_only(dtype):
             if dtype == torch.float32:
                 kernels = [k for k in cuda_kernels_run(lambda: reduce_op.sum(view, dim)) if k.startswith("void ")]
                 ours_only = all("gpureduce" in k for k in kernels)
-                assert ours_only == (view.numel() * 4 <= (256 << 10)), (n, reps, dim, kernels)
+                assert ours_only == (view.numel() * 4 <= line), (n, reps, dim, kernels)
 
 
 # Larger expanded inputs: stride-0 dims are read once (a kept one computed

@@ -50,8 +50,17 @@ at::ScalarType staged_input_dtype(at::ScalarType in, at::ScalarType out, const O
 }
 
 // Expanded inputs of at most this many bytes (counting their repeats) are
-// reduced as they are, not narrowed to their distinct elements first.
-constexpr int64_t kRereadExpandedBytes = int64_t(256) << 10;
+// reduced as they are, in one launch, not narrowed to their distinct
+// elements first (two or three). Over 48 expanded inputs of 64 KB to 33 MB
+// (H200, NOTES.md session 105) a limit of 256 KB left four of them under
+// torch.sum (0.81-0.92x: [2, 136722] bfloat16 into float32, [4096, 340]
+// bfloat16, [284, 1024] float32, [169198, 2] float16), 4 MB took all four
+// to 1.28-1.50x and slowed none; 32 MB slowed five inputs of 7-34 MB by
+// 8-40% and sped four up.
+constexpr int64_t kRereadExpandedBytes = int64_t(4) << 20;
+// A reduction over dims of size 1 only, of at most this many bytes, is a
+// pass on the GPU rather than a fold (below, session 30).
+constexpr int64_t kPassBeforeFoldBytes = int64_t(256) << 10;
 // On the CPU, expanded inputs of at most this many bytes are read as they
 // are even where every reduced dim is a repeat: the fold is a TensorIterator
 // multiply, which cost 5.1 us a call whatever the size, against 2.1-3.3 us
@@ -711,7 +720,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   const at::Tensor out_kd = keepdim ? out : with_reduced_dims(out, mask);
   const int64_t expanded_bytes = src.numel() * static_cast<int64_t>(src.element_size());
   // On the GPU, a reduction over dims of size 1 only (a fold of one repeat)
-  // of at most kRereadExpandedBytes is a pass of one-element rows too: sum's
+  // of at most kPassBeforeFoldBytes is a pass of one-element rows too: sum's
   // fold, a TensorIterator add, cost 1.0-1.3 us more host time a call than the
   // pass's own launch, more than torch.sum's whole call, while the pass's
   // extra GPU time (0.6 us) keeps it under torch.sum's (H200, NOTES.md
@@ -720,7 +729,7 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   const bool size_one_only = repeats == 1 && broadcast_dims.empty();
   const bool fold_costs_more = src.device().is_cpu()
                                    ? expanded_bytes <= kCpuRereadBeforeFoldBytes
-                                   : size_one_only && expanded_bytes <= kRereadExpandedBytes;
+                                   : size_one_only && expanded_bytes <= kPassBeforeFoldBytes;
   if (broadcast_dims.empty() && at::canCast(kout, out_kd.scalar_type()) && !fold_costs_more) {
     // Every reduced dim of more than one element was of stride 0, or there
     // is no such dim (dims of size 1 only: the fold of one repeat, a map
@@ -755,9 +764,10 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
     }
   }
   // A small expanded input is read as it is, its repeats and all, in one
-  // launch: re-reading a few hundred KB from cache costs less than a second
-  // kernel to fold or broadcast ([4096, 11] float32 expanded from [11] over
-  // dim 1: 3.40 us in two launches against torch.sum's 2.18, H200).
+  // launch: re-reading up to a few MB costs less than a second kernel to
+  // fold or broadcast ([4096, 11] float32 expanded from [11] over dim 1:
+  // 3.40 us in two launches against torch.sum's 2.18, H200; the limit's
+  // sweep at kRereadExpandedBytes).
   // So is any input with reduced repeats of an op that cannot fold them (var).
   const bool reread = (repeats > 1 || !broadcast_dims.empty()) &&
                       (expanded_bytes <= kRereadExpandedBytes || (repeats > 1 && !op.fold_repeats));

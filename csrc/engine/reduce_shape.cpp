@@ -155,6 +155,14 @@ void check_nansum_args(const at::Tensor& input, at::OptionalIntArrayRef dim, std
     // torch refuses complex inputs on the CPU only; its CUDA kernel drops
     // the elements with a NaN in either part.
     TORCH_CHECK(!(cpu && at::isComplexType(input.scalar_type())), "nansum on CPU does not support complex inputs");
+    // Elsewhere torch reads a complex input in the complex type of the
+    // result's (c10::toComplexType), which integer, bool and float8 results
+    // lack: its error, before any other, empty inputs included.
+    if (at::isComplexType(input.scalar_type())) {
+      const at::ScalarType to = dtype.has_value() ? *dtype : out != nullptr ? out->scalar_type() : input.scalar_type();
+      TORCH_CHECK((at::isFloatingType(to) && !at::isFloat8Type(to)) || at::isComplexType(to),
+                  "Unknown Complex ScalarType for ", c10::toString(to));
+    }
     if (out != nullptr && dtype.has_value()) {
       TORCH_CHECK(*dtype == out->scalar_type(), "nansum: provided dtype must match dtype of result. Got ",
                   c10::toString(out->scalar_type()), " and ", c10::toString(*dtype), ".");
@@ -194,10 +202,13 @@ void check_mean_args(const at::Tensor& input, std::optional<at::ScalarType> dtyp
   TORCH_CHECK(!at::isIntegralType(result, /*includeBool=*/true), "result type ",
               c10::toString(c10::typeMetaToScalarType(c10::get_default_dtype())),
               " can't be cast to the desired output type ", c10::toString(result));
+  // torch's CUDA mean fills an empty input's result with NaN and runs no
+  // kernel, whatever the dtype (float8 and complex32 included; seen on
+  // torch 2.11). Its CPU mean divides the sum, and the division refuses
+  // these dtypes however few elements there are, unlike sum's.
+  if (input.is_cuda() && input.sym_numel() == 0) return;
   TORCH_CHECK_NOT_IMPLEMENTED(result != at::kComplexHalf, "\"", kernel_name, "\" not implemented for '",
                               c10::toString(result), "'");
-  // Also for an empty input, unlike sum's: torch's division after the sum
-  // refuses these dtypes however few elements there are.
   check_dtype_supported(result, kernel_name);
 }
 
