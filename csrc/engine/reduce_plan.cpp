@@ -56,8 +56,10 @@ at::ScalarType staged_input_dtype(at::ScalarType in, at::ScalarType out, const O
 // torch.sum (0.81-0.92x: [2, 136722] bfloat16 into float32, [4096, 340]
 // bfloat16, [284, 1024] float32, [169198, 2] float16), 4 MB took all four
 // to 1.28-1.50x and slowed none; 32 MB slowed five inputs of 7-34 MB by
-// 8-40% and sped four up.
+// 8-40% and sped four up. On the CPU, where a re-read runs at a core's
+// bandwidth rather than from a GPU's L2, the limit stays at 256 KB.
 constexpr int64_t kRereadExpandedBytes = int64_t(4) << 20;
+constexpr int64_t kCpuRereadExpandedBytes = int64_t(256) << 10;
 // A reduction over dims of size 1 only, of at most this many bytes, is a
 // pass on the GPU rather than a fold (below, session 30).
 constexpr int64_t kPassBeforeFoldBytes = int64_t(256) << 10;
@@ -770,7 +772,8 @@ void reduce_into(const at::Tensor& input, const std::vector<bool>& mask, bool ke
   // sweep at kRereadExpandedBytes).
   // So is any input with reduced repeats of an op that cannot fold them (var).
   const bool reread = (repeats > 1 || !broadcast_dims.empty()) &&
-                      (expanded_bytes <= kRereadExpandedBytes || (repeats > 1 && !op.fold_repeats));
+                      (expanded_bytes <= (src.device().is_cpu() ? kCpuRereadExpandedBytes : kRereadExpandedBytes) ||
+                       (repeats > 1 && !op.fold_repeats));
   if (reread) {
     repeats = 1;
     broadcast_dims.clear();
