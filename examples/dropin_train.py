@@ -12,6 +12,11 @@ ATen ops, which it leaves to torch.
 
     python examples/dropin_train.py --device cpu
     python examples/dropin_train.py --device cuda
+    python examples/dropin_train.py --device cuda --autocast float16   # mixed precision
+
+Under --autocast the forward runs in a torch.autocast region, where the
+routed ops cast as torch's do (sum and logsumexp to float32 on CUDA, and
+so on), so the two runs still compute the same thing.
 """
 import argparse
 import contextlib
@@ -98,31 +103,33 @@ def batches(device: str, steps: int):
     return [(s[:, :-1].to(device), s[:, 1:].to(device)) for s in seqs]
 
 
-def step(model, opt, tokens, target) -> float:
+def step(model, opt, tokens, target, amp=None) -> float:
     opt.zero_grad()
-    loss = cross_entropy(model(tokens), target)
+    region = torch.autocast(tokens.device.type, dtype=amp) if amp is not None else contextlib.nullcontext()
+    with region:
+        loss = cross_entropy(model(tokens), target)
     loss.backward()
     clip_grad_norm(model.parameters(), 1.0)
     opt.step()
     return loss.item()
 
 
-def train(device: str, steps: int, routed: bool):
+def train(device: str, steps: int, routed: bool, amp=None):
     torch.manual_seed(0)
     model = TinyLM().to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     ctx = reduce_op.replace_torch_reductions() if routed else contextlib.nullcontext()
     with ctx:
-        losses = [step(model, opt, x, y) for x, y in batches(device, steps)]
+        losses = [step(model, opt, x, y, amp) for x, y in batches(device, steps)]
     return losses, model, opt
 
 
-def profile_routed_step(device: str, model, opt):
+def profile_routed_step(device: str, model, opt, amp=None):
     """The gpureduce ops one routed training step ran: {name: calls}."""
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     (x, y), = batches(device, 1)
     with reduce_op.replace_torch_reductions(), profile(activities=activities) as prof:
-        step(model, opt, x, y)
+        step(model, opt, x, y, amp)
         if device == "cuda":
             torch.cuda.synchronize()
     return {e.key: e.count for e in prof.key_averages() if e.key.startswith("gpureduce::")}
@@ -132,11 +139,16 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--steps", type=int, default=10)
-    p.add_argument("--rtol", type=float, default=1e-4)
+    p.add_argument("--rtol", type=float, default=None,
+                   help="largest relative difference of the losses (1e-4; 1e-2 under --autocast)")
+    p.add_argument("--autocast", choices=["float16", "bfloat16"], help="run the forward in a torch.autocast region")
     a = p.parse_args(argv)
-    base, _, _ = train(a.device, a.steps, routed=False)
-    routed, model, opt = train(a.device, a.steps, routed=True)
-    print(f"device {a.device}")
+    amp = getattr(torch, a.autocast) if a.autocast else None
+    if a.rtol is None:
+        a.rtol = 1e-4 if amp is None else 1e-2
+    base, _, _ = train(a.device, a.steps, routed=False, amp=amp)
+    routed, model, opt = train(a.device, a.steps, routed=True, amp=amp)
+    print(f"device {a.device}" + (f", autocast {a.autocast}" if amp is not None else ""))
     print("step  torch         gpureduce     rel.diff")
     worst = 0.0
     for i, (l0, l1) in enumerate(zip(base, routed)):
@@ -145,7 +157,7 @@ def main(argv=None) -> int:
         print(f"{i:4d}  {l0:.8f}  {l1:.8f}  {rel:.2e}")
     ok = worst <= a.rtol
     print(f"losses agree: {ok} (max relative difference {worst:.2e}, tolerance {a.rtol:.0e})")
-    ran = profile_routed_step(a.device, model, opt)
+    ran = profile_routed_step(a.device, model, opt, amp)
     print("gpureduce ops in one routed step (torch.profiler):")
     print("  op                            calls")
     for name, calls in sorted(ran.items()):

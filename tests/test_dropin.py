@@ -130,8 +130,14 @@ def test_sparse_falls_back_to_torch(spy):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("device", _devices())
-def test_dropin_example_losses_agree(device):
-    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "dropin_train.py"), "--device", device, "--steps", "4"],
+@pytest.mark.parametrize("amp", [None, "bfloat16", "float16"])
+def test_dropin_example_losses_agree(device, amp):
+    # Also in mixed precision (a torch.autocast region): the routed ops
+    # cast as torch's, so the two runs agree to the region's precision.
+    if amp == "float16" and device == "cpu":
+        pytest.skip("float16 autocast is CUDA's mixed precision; the CPU's is bfloat16")
+    args = ["--device", device, "--steps", "4"] + (["--autocast", amp] if amp else [])
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "dropin_train.py"), *args],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "losses agree: True" in r.stdout
