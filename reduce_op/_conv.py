@@ -70,7 +70,9 @@ class DepthwiseConv1d(torch.nn.Module):
     of ``nn.Conv1d(C, C, K, groups=C, padding=...)``, with ``padding`` one of
     ``"same"``, ``"causal"`` and ``"valid"``. Parameters ``weight`` ``[C,
     K]`` and, with ``bias=True``, ``bias`` ``[C]``, initialised as
-    ``nn.Conv1d``'s (uniform in +-1/sqrt(K))."""
+    ``nn.Conv1d``'s (uniform in +-1/sqrt(K)). It loads an ``nn.Conv1d``'s
+    state dict (a weight of ``[C, 1, K]``) as well as its own, and
+    :meth:`from_conv1d` converts such a module."""
 
     def __init__(self, channels: int, kernel_size: int, padding: str = "same", bias: bool = True,
                  device: Optional[torch.device] = None, dtype: Optional[torch.dtype] = None) -> None:
@@ -96,6 +98,50 @@ class DepthwiseConv1d(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return conv1d(x, self.weight, self.bias, self.padding)
+
+    @classmethod
+    def from_conv1d(cls, conv: torch.nn.Conv1d) -> "DepthwiseConv1d":
+        """The module that computes what ``conv`` does, with its parameters
+        (copied), device and dtype: ``conv`` must be depthwise
+        (``groups == in_channels == out_channels``), of stride and dilation
+        1, zero padding, and a padding of ``"same"`` (or ``(K - 1) // 2``
+        for an odd K) or ``"valid"`` (or 0). Causal convolutions written as
+        ``nn.Conv1d(..., padding=K - 1)`` and a slice of the output have no
+        such module; build ``DepthwiseConv1d(C, K, "causal")`` and load
+        ``conv``'s state dict into it instead."""
+        if not isinstance(conv, torch.nn.Conv1d):
+            raise TypeError(f"DepthwiseConv1d.from_conv1d: expected an nn.Conv1d, got {type(conv).__name__}")
+        c, k = conv.in_channels, conv.kernel_size[0]
+        problems = []
+        if not (conv.groups == c == conv.out_channels):
+            problems.append(f"groups == in_channels == out_channels (got {conv.groups}, {c}, {conv.out_channels})")
+        if conv.stride != (1,) or conv.dilation != (1,):
+            problems.append(f"stride and dilation 1 (got {conv.stride[0]} and {conv.dilation[0]})")
+        if conv.padding_mode != "zeros":
+            problems.append(f"padding_mode 'zeros' (got {conv.padding_mode!r})")
+        pad = conv.padding
+        if pad == "valid" or pad == (0,):
+            padding = "valid"
+        elif pad == "same" or (pad == ((k - 1) // 2,) and k % 2 == 1):
+            padding = "same"
+        else:
+            padding = "same"
+            problems.append(f"a padding of 'same' or 'valid' (got {pad if isinstance(pad, str) else pad[0]} for "
+                            f"{k} taps; for a causal convolution use DepthwiseConv1d({c}, {k}, 'causal') and "
+                            "load the state dict)")
+        if problems:
+            raise ValueError("DepthwiseConv1d.from_conv1d: the convolution needs " + "; ".join(problems))
+        module = cls(c, k, padding, bias=conv.bias is not None, device=conv.weight.device, dtype=conv.weight.dtype)
+        module.load_state_dict(conv.state_dict())
+        return module
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        # nn.Conv1d's depthwise weight is [C, 1, K]: the same masks.
+        key = prefix + "weight"
+        w = state_dict.get(key)
+        if isinstance(w, torch.Tensor) and w.dim() == 3 and w.shape[1] == 1 and w.shape[0] == self.channels:
+            state_dict[key] = w.squeeze(1)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def extra_repr(self) -> str:
         return (f"{self.channels}, kernel_size={self.kernel_size}, padding={self.padding!r}, "

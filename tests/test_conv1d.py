@@ -462,6 +462,35 @@ def test_depthwise_module_matches_nn_conv1d(gen):
         reduce_op.DepthwiseConv1d(4, 3, padding="full")
 
 
+def test_depthwise_module_takes_nn_conv1d_parameters(gen):
+    # A model's nn.Conv1d(C, C, K, groups=C) swapped for the module: its
+    # state dict (weight [C, 1, K]) loads, alone or inside a model, and
+    # from_conv1d converts a module whose padding has a name here.
+    x = _randn((2, 6, 33), torch.float64, gen)
+    for k, pad, name in ((5, 2, "same"), (4, "same", "same"), (3, 0, "valid"), (7, "valid", "valid")):
+        conv = torch.nn.Conv1d(6, 6, k, groups=6, padding=pad, bias=k != 3, dtype=torch.float64)
+        module = reduce_op.DepthwiseConv1d.from_conv1d(conv)
+        assert module.padding == name and (module.bias is None) == (conv.bias is None)
+        assert module.weight.dtype == torch.float64 and module.weight.data_ptr() != conv.weight.data_ptr()
+        torch.testing.assert_close(module(x), conv(x))
+    # The causal idiom (padding K - 1, then the first L outputs): load its
+    # state dict into a causal module.
+    conv = torch.nn.Conv1d(6, 6, 4, groups=6, padding=3, dtype=torch.float64)
+    with pytest.raises(ValueError, match="causal"):
+        reduce_op.DepthwiseConv1d.from_conv1d(conv)
+    model = torch.nn.Sequential(reduce_op.DepthwiseConv1d(6, 4, "causal", dtype=torch.float64))
+    state = torch.nn.Sequential(conv).state_dict()
+    model.load_state_dict(state)
+    assert state["0.weight"].shape == (6, 1, 4)  # the caller's dict is left as it was
+    torch.testing.assert_close(model(x), conv(x)[..., :33])
+    for bad in (torch.nn.Conv1d(6, 12, 3, groups=6), torch.nn.Conv1d(6, 6, 3, groups=6, stride=2),
+                torch.nn.Conv1d(6, 6, 3, groups=6, padding=1, padding_mode="circular")):
+        with pytest.raises(ValueError, match="from_conv1d"):
+            reduce_op.DepthwiseConv1d.from_conv1d(bad)
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        reduce_op.DepthwiseConv1d(6, 3).load_state_dict(torch.nn.Conv1d(6, 6, 5, groups=6).state_dict())
+
+
 @pytest.mark.parametrize("device", [d for d in DEVICES if d == "cuda"] or
                          [pytest.param("cuda", marks=pytest.mark.cuda)])
 def test_conv1d_cuda_streams_and_graphs(device, gen):
