@@ -473,6 +473,26 @@ def logsumexp(
     return out
 
 
+def _correction_number(name: str, correction: Any) -> Any:
+    """var's ``correction=`` as the operator takes it: torch's Number takes
+    numpy's scalars and 0-d tensors as their Python value, and a complex
+    one only with no imaginary part."""
+    if correction is None or type(correction) in (int, float):
+        return correction
+    if isinstance(correction, torch.Tensor) and correction.dim() == 0:
+        correction = correction.item()
+    elif type(correction).__module__ == "numpy" and type(correction).__name__ != "ndarray":
+        correction = correction.item()  # numpy's scalars, its bool included
+    if isinstance(correction, complex):
+        if correction.imag != 0:
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        return correction.real
+    if isinstance(correction, (int, float)):
+        return correction
+    raise _args.ArgumentError(f"{name}() received an invalid combination of arguments - got "
+                              f"correction={_args._type_name(correction)}")
+
+
 def _correction(name: str, input: torch.Tensor, dim: Any, unbiased: Optional[bool],
                 correction: Any) -> Tuple[Any, Any]:
     """torch's forms of var's arguments as (dim, correction): ``unbiased``
@@ -487,17 +507,26 @@ def _correction(name: str, input: torch.Tensor, dim: Any, unbiased: Optional[boo
             raise TypeError(f"{name}(): unbiased given twice")
         dim, unbiased = None, dim
     if unbiased is not None:
+        if not isinstance(unbiased, bool):  # (numpy's bool too, as torch)
+            raise _args.ArgumentError(f"{name}() received an invalid combination of arguments - got "
+                                      f"unbiased={_args._type_name(unbiased)}")
         if correction is not None:
             raise TypeError(f"{name}() received an invalid combination of arguments: unbiased= and correction= "
                             "are two forms of one argument, as in torch")
         correction = 1 if unbiased else 0
-    if isinstance(dim, int):
-        dim = [dim]
+    correction = _correction_number(name, correction)
+    if dim is not None and not isinstance(dim, (list, tuple, str)):
+        # One dim: an int, or what torch takes as one (numpy's ints, a 0-d
+        # integer tensor); the operator refuses the rest.
+        try:
+            dim = [operator.index(dim)]
+        except TypeError:
+            pass
     if isinstance(input, torch.Tensor):
         # torch's reduction factor: the input's numel over the result's, 0
         # where the result is empty.
         kept = 1
-        if dim is not None and len(dim) > 0 and input.dim() > 0:
+        if isinstance(dim, (list, tuple)) and len(dim) > 0 and input.dim() > 0:
             try:
                 reduced = {d % input.dim() for d in dim}
             except TypeError:

@@ -23,7 +23,10 @@ class ArgumentError(TypeError):
 
 
 def _type_name(v: Any) -> str:
-    return type(v).__name__
+    """v's type as torch's argument errors name it (the C type's name:
+    numpy's scalars and arrays with their module, ``numpy.bool``)."""
+    t = type(v)
+    return f"numpy.{t.__name__}" if t.__module__ == "numpy" else t.__name__
 
 
 def _invalid(input: Any, *rest: Any) -> ArgumentError:
@@ -147,10 +150,9 @@ def family_dim(name: str, dim: Any) -> Optional[int]:
 
 
 def family_keepdim(name: str, keepdim: Any) -> bool:
+    # (Python's bool only: torch refuses numpy's too.)
     if isinstance(keepdim, bool):
         return keepdim
-    if type(keepdim).__name__ == "bool_":  # numpy's bool
-        return bool(keepdim)
     raise ArgumentError(f"{name}(): argument 'keepdim' must be bool, not {_type_name(keepdim)}")
 
 

@@ -563,3 +563,59 @@ def test_nansum_of_complex_into_results_without_a_complex_type(device):
         else:
             assert error is None, f"{label}: torch returned, ours raised {error!r}"
             torch.testing.assert_close(got, ref)
+
+
+# numpy's scalars and 0-d tensors where torch's binding takes a Python
+# number: dims (numpy ints, 0-d integer tensors), var's correction (numpy
+# ints, floats, bools and complex with no imaginary part, 0-d tensors), and
+# where it refuses them (numpy's bool as keepdim or unbiased, a 0-d numpy
+# array or a float tensor as a correction or dim).
+def _numpy_scalar_forms():
+    import numpy as np
+    norm = lambda m: vector_norm_of(m)  # noqa: E731
+    return {
+        "sum_np_dim": lambda m, x: m.sum(x, np.int64(1)), "sum_np_dims": lambda m, x: m.sum(x, [np.int32(0), 1]),
+        "mean_np_dim": lambda m, x: m.mean(x, np.int64(-1)), "prod_np_dim": lambda m, x: m.prod(x, np.int64(1)),
+        "nansum_np_dim": lambda m, x: m.nansum(x, np.int16(0)), "amax_np_dim": lambda m, x: m.amax(x, np.int64(1)),
+        "argmax_np_dim": lambda m, x: m.argmax(x, np.int64(1)), "max_np_dim": lambda m, x: m.max(x, np.int64(0)),
+        "logsumexp_np_dim": lambda m, x: m.logsumexp(x, np.int64(1)),
+        "var_np_dim": lambda m, x: m.var(x, np.int64(1)), "std_tensor_dim": lambda m, x: m.std(x, torch.tensor(0)),
+        "var_mean_np_dim": lambda m, x: m.var_mean(x, np.int32(1)), "std_mean_np_dims": lambda m, x: m.std_mean(x, [np.int64(1)]),
+        "norm_np_dim": lambda m, x: norm(m)(x, 2, np.int64(1)), "norm_np_ord": lambda m, x: norm(m)(x, np.float64(3), 1),
+        "var_np_int_correction": lambda m, x: m.var(x, 1, correction=np.int64(0)),
+        "std_np_float_correction": lambda m, x: m.std(x, 1, correction=np.float32(0.5)),
+        "var_np_bool_correction": lambda m, x: m.var(x, 0, correction=np.bool_(True)),
+        "var_np_complex_correction": lambda m, x: m.var(x, 0, correction=np.complex64(2)),
+        "var_tensor_correction": lambda m, x: m.var(x, 1, correction=torch.tensor(2)),
+        "var_complex_correction": lambda m, x: m.var(x, 1, correction=1j),
+        "var_array_correction": lambda m, x: m.var(x, 1, correction=np.array(1)),
+        "var_np_bool_dim": lambda m, x: m.var(x, np.bool_(True)),
+        "var_float_tensor_dim": lambda m, x: m.var(x, torch.tensor(1.0)),
+        "var_np_bool_unbiased": lambda m, x: m.var(x, 1, np.bool_(False)),
+        "sum_np_bool_keepdim": lambda m, x: m.sum(x, 1, np.bool_(True)),
+        "amax_np_bool_keepdim": lambda m, x: m.amax(x, 1, keepdim=np.bool_(True)),
+    }
+
+
+@pytest.mark.parametrize("routed", [False, True])
+def test_numpy_and_tensor_scalars_as_torch_takes_them(routed):
+    import warnings
+    x = torch.randn(5, 7, generator=torch.Generator().manual_seed(12), dtype=torch.float64)
+    taken = refused = 0
+    for name, call in _numpy_scalar_forms().items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numpy's complex to real
+            ref, ref_error = _call(lambda t: call(torch, t), x, (), {})
+            if routed:
+                with reduce_op.replace_torch_reductions():
+                    got, error = _call(lambda t: call(torch, t), x, (), {})
+            else:
+                got, error = _call(lambda t: call(reduce_op, t), x, (), {})
+        if ref_error is not None:
+            assert isinstance(error, type(ref_error)), f"{name}: torch {ref_error!r}, ours {error!r}"
+            refused += 1
+        else:
+            assert error is None, f"{name}: torch returned, ours raised {error!r}"
+            assert _same(got, ref), f"{name}: {got} against torch's {ref}"
+            taken += 1
+    assert (taken, refused) == (20, 7)
