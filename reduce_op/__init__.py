@@ -337,7 +337,7 @@ def _with_indices(name: str, input: torch.Tensor, dim: Optional[int], keepdim: b
         # read as a dim, as torch reads it)
         op = torch.maximum if name == "max" else torch.minimum
         return op(input, dim) if out is None else op(input, dim, out=out)
-    if isinstance(dim, bool) or not isinstance(keepdim, bool):
+    if isinstance(dim, bool) or type(dim).__name__ == "ndarray" or not isinstance(keepdim, bool):
         raise TypeError(f"{name}(): dim must be an int and keepdim a bool (as torch.{name})")
     if not isinstance(dim, int):
         dim = operator.index(dim)
@@ -515,20 +515,17 @@ def _correction(name: str, input: torch.Tensor, dim: Any, unbiased: Optional[boo
                             "are two forms of one argument, as in torch")
         correction = 1 if unbiased else 0
     correction = _correction_number(name, correction)
-    if dim is not None and not isinstance(dim, (list, tuple, str)):
-        # One dim: an int, or what torch takes as one (numpy's ints, a 0-d
-        # integer tensor); the operator refuses the rest.
-        try:
-            dim = [operator.index(dim)]
-        except TypeError:
-            pass
+    if type(dim) is int and -2**63 <= dim < 2**63:
+        dim = [dim]  # (one beyond int64 raises torch's ValueError in family_dims)
     if isinstance(input, torch.Tensor):
         # torch's reduction factor: the input's numel over the result's, 0
         # where the result is empty.
         kept = 1
-        if isinstance(dim, (list, tuple)) and len(dim) > 0 and input.dim() > 0:
+        listed = dim if isinstance(dim, (list, tuple)) or dim is None else [dim]
+        if listed is not None and len(listed) > 0 and input.dim() > 0:
             try:
-                reduced = {d % input.dim() for d in dim}
+                # (numpy's ints and 0-d integer tensors are dims, as in torch)
+                reduced = {operator.index(d) % input.dim() for d in listed}
             except TypeError:
                 reduced = set()  # named dims and other forms: the operator's to refuse
             for d, s in enumerate(input.shape):

@@ -44,7 +44,7 @@ def tensor_input(name: str, input: Any) -> None:
 
 
 def _one_dim(d: Any, input: Any, dim: Any) -> int:
-    if isinstance(d, bool) or (isinstance(d, torch.Tensor) and (d.dim() != 0 or d.is_floating_point()
+    if isinstance(d, bool) or type(d).__name__ == "ndarray" or (isinstance(d, torch.Tensor) and (d.dim() != 0 or d.is_floating_point()
                                                               or d.dtype == torch.bool)):
         raise _invalid(input, dim)
     try:
@@ -116,14 +116,29 @@ def normalize(input: Any, dim: Any, keepdim: Any, dtype: Any) -> Tuple[Optional[
 # on that path only; the C bindings already take the plain forms alone.
 
 
-def _index_or_raise(name: str, d: Any, expected: str, dim: Any) -> int:
-    if isinstance(d, bool) or (isinstance(d, torch.Tensor) and (d.dim() != 0 or d.is_floating_point()
-                                                              or d.is_complex() or d.dtype == torch.bool)):
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _index_or_raise(name: str, d: Any, expected: str, dim: Any, pos: int = 0) -> int:
+    """d, the dim or the element at 1-based `pos` of the list `dim`, as an
+    int, or torch's error: TypeError for a form that is not an index (a
+    numpy array is not one here, where torch takes none of them or fails
+    an internal assert), ValueError for an int beyond int64 alone and
+    TypeError in a list."""
+    if (isinstance(d, bool) or type(d).__name__ == "ndarray" or
+            (isinstance(d, torch.Tensor) and (d.dim() != 0 or d.is_floating_point() or d.is_complex()
+                                              or d.dtype == torch.bool))):
         raise ArgumentError(f"{name}(): argument 'dim' must be {expected}, not {_type_name(dim)}")
     try:
-        return operator.index(d)
+        v = operator.index(d)
     except TypeError:
         raise ArgumentError(f"{name}(): argument 'dim' must be {expected}, not {_type_name(dim)}") from None
+    if not _INT64_MIN <= v <= _INT64_MAX:
+        if pos == 0:
+            raise ValueError("Overflow when unpacking long long")
+        raise ArgumentError(f"{name}(): argument 'dim' failed to unpack the object at pos {pos} with error "
+                            "\"Overflow when unpacking long long\"")
+    return v
 
 
 def family_dims(name: str, dim: Any, required: bool = False) -> Optional[List[int]]:
@@ -138,7 +153,7 @@ def family_dims(name: str, dim: Any, required: bool = False) -> Optional[List[in
     if isinstance(dim, (list, tuple)) and any(isinstance(d, str) for d in dim):
         return dim
     if isinstance(dim, (list, tuple)):
-        return [_index_or_raise(name, d, "tuple of ints", dim) for d in dim]
+        return [_index_or_raise(name, d, "tuple of ints", dim, i + 1) for i, d in enumerate(dim)]
     return [_index_or_raise(name, dim, "tuple of ints", dim)]
 
 

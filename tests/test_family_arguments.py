@@ -619,3 +619,27 @@ def test_numpy_and_tensor_scalars_as_torch_takes_them(routed):
             assert _same(got, ref), f"{name}: {got} against torch's {ref}"
             taken += 1
     assert (taken, refused) == (20, 7)
+
+
+def test_dims_beyond_int64_and_numpy_arrays():
+    # An int dim beyond int64: torch's ValueError alone, its TypeError in a
+    # list. A numpy array as a dim: torch refuses it (TypeError for an int
+    # dim; for an int[1] dim its parser fails an internal assert, a
+    # RuntimeError), and this project raises TypeError for both.
+    import numpy as np
+    x = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(13))
+    ops = {"sum": lambda m, d: m.sum(x, d), "nansum": lambda m, d: m.nansum(x, d), "mean": lambda m, d: m.mean(x, d),
+           "amax": lambda m, d: m.amax(x, d), "logsumexp": lambda m, d: m.logsumexp(x, d),
+           "var": lambda m, d: m.var(x, d), "std_mean": lambda m, d: m.std_mean(x, d),
+           "norm": lambda m, d: vector_norm_of(m)(x, 2, d)}
+    one_dim_ops = {"argmax": lambda m, d: m.argmax(x, d), "prod": lambda m, d: m.prod(x, d),
+                   "max": lambda m, d: m.max(x, d)}
+    for name, call in {**ops, **one_dim_ops}.items():
+        forms = [2**63, -2**63 - 1, np.array(1)] + ([[1, 2**64]] if name in ops else [])
+        for d in forms:
+            _, ref_error = _call(lambda t: call(torch, t), d, (), {})
+            _, error = _call(lambda t: call(reduce_op, t), d, (), {})
+            label = f"{name} dim={d!r}"
+            assert ref_error is not None and error is not None, label
+            expected = TypeError if isinstance(d, np.ndarray) else type(ref_error)
+            assert isinstance(error, expected), f"{label}: torch {ref_error!r}, ours {error!r}"
