@@ -404,14 +404,15 @@ max = _fast.max  # noqa: A001 - mirrors torch.max on purpose
 min = _fast.min  # noqa: A001 - mirrors torch.min on purpose
 
 
-def _arg(op: Any, fast_call: Any, input: torch.Tensor, dim: Optional[int], keepdim: bool,
+def _arg(name: str, op: Any, fast_call: Any, input: torch.Tensor, dim: Optional[int], keepdim: bool,
          out: Optional[torch.Tensor]) -> torch.Tensor:
-    """argmax's or argmin's operator (`op`; `fast_call` its _fast binding)."""
+    """argmax's or argmin's (`name`) operator (`op`; `fast_call` its _fast
+    binding). (The name is given, not read off the op: torch.compile
+    traces this and cannot trace str.split.)"""
     if out is None and _fast_path_open(input):
         r = fast_call(input, dim, keepdim)
         if r is not NotImplemented:
             return r
-    name = op.__name__.split(".")[-1]
     _args.tensor_input(name, input)
     dim = _args.family_dim(name, dim)
     keepdim = _args.family_keepdim(name, keepdim)
@@ -432,7 +433,7 @@ def argmax(
     of each slice's largest element along ``dim`` (of its first NaN where
     it holds one); with ``dim=None``, the index into the flattened input.
     Bool and complex inputs raise, as in torch."""
-    return _arg(torch.ops.gpureduce.argmax, _fast.argmax, input, dim, keepdim, out)
+    return _arg("argmax", torch.ops.gpureduce.argmax, _fast.argmax, input, dim, keepdim, out)
 
 
 def argmin(
@@ -443,7 +444,7 @@ def argmin(
     out: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """Mirrors ``torch.argmin``: as :func:`argmax`, for the smallest element."""
-    return _arg(torch.ops.gpureduce.argmin, _fast.argmin, input, dim, keepdim, out)
+    return _arg("argmin", torch.ops.gpureduce.argmin, _fast.argmin, input, dim, keepdim, out)
 
 
 def logsumexp(

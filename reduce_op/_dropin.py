@@ -218,16 +218,57 @@ def unpatch() -> None:
 # our op does not take, is torch's to make, so that torch raises its own
 # error). No C++ fast path for them yet: a routed call costs a bind of its
 # arguments in Python.
-def _nansum_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...
-def _mean_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...  # keepdim only with a dim
-def _prod_sig(input, dim=None, keepdim=False, *, dtype=None, out=None): ...  # out= only with a dim
-def _extremum_sig(input, dim=(), keepdim=False, *, out=None): ...
-def _logsumexp_sig(input, dim, keepdim=False, *, out=None): ...
-def _spread_sig(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None): ...  # var, std
-def _spread_mean_sig(input, dim=None, unbiased=None, keepdim=False, *, correction=None): ...  # var_mean, std_mean
-def _vector_norm_sig(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None): ...  # torch.linalg's
-def _with_indices_sig(input, dim=None, keepdim=False, *, out=None): ...  # max, min
-def _arg_sig(input, dim=None, keepdim=False, *, out=None): ...  # argmax, argmin
+#
+# Each signature is a function that returns the arguments the call gave, by
+# name (those left out are absent, as in inspect's bind), or raises
+# TypeError where the call does not bind; a plain function rather than
+# inspect.Signature.bind, so that torch.compile traces a routed call
+# inside a block (it cannot trace inspect).
+_ABSENT = object()
+
+
+def _given(**arguments: Any) -> Dict[str, Any]:
+    return {k: v for k, v in arguments.items() if v is not _ABSENT}
+
+
+def _nansum_sig(input, dim=_ABSENT, keepdim=_ABSENT, *, dtype=_ABSENT, out=_ABSENT):
+    return _given(input=input, dim=dim, keepdim=keepdim, dtype=dtype, out=out)
+
+
+def _mean_sig(input, dim=_ABSENT, keepdim=_ABSENT, *, dtype=_ABSENT, out=_ABSENT):  # keepdim only with a dim
+    return _given(input=input, dim=dim, keepdim=keepdim, dtype=dtype, out=out)
+
+
+def _prod_sig(input, dim=_ABSENT, keepdim=_ABSENT, *, dtype=_ABSENT, out=_ABSENT):  # out= only with a dim
+    return _given(input=input, dim=dim, keepdim=keepdim, dtype=dtype, out=out)
+
+
+def _extremum_sig(input, dim=_ABSENT, keepdim=_ABSENT, *, out=_ABSENT):
+    return _given(input=input, dim=dim, keepdim=keepdim, out=out)
+
+
+def _logsumexp_sig(input, dim, keepdim=_ABSENT, *, out=_ABSENT):
+    return _given(input=input, dim=dim, keepdim=keepdim, out=out)
+
+
+def _spread_sig(input, dim=_ABSENT, unbiased=_ABSENT, keepdim=_ABSENT, *, correction=_ABSENT, out=_ABSENT):  # var, std
+    return _given(input=input, dim=dim, unbiased=unbiased, keepdim=keepdim, correction=correction, out=out)
+
+
+def _spread_mean_sig(input, dim=_ABSENT, unbiased=_ABSENT, keepdim=_ABSENT, *, correction=_ABSENT):  # var_mean, std_mean
+    return _given(input=input, dim=dim, unbiased=unbiased, keepdim=keepdim, correction=correction)
+
+
+def _vector_norm_sig(x, ord=_ABSENT, dim=_ABSENT, keepdim=_ABSENT, *, dtype=_ABSENT, out=_ABSENT):  # torch.linalg's
+    return _given(x=x, ord=ord, dim=dim, keepdim=keepdim, dtype=dtype, out=out)
+
+
+def _with_indices_sig(input, dim=_ABSENT, keepdim=_ABSENT, *, out=_ABSENT):  # max, min
+    return _given(input=input, dim=dim, keepdim=keepdim, out=out)
+
+
+def _arg_sig(input, dim=_ABSENT, keepdim=_ABSENT, *, out=_ABSENT):  # argmax, argmin
+    return _given(input=input, dim=dim, keepdim=keepdim, out=out)
 
 
 _REDUCTION_SIGS = {"nansum": _nansum_sig, "mean": _mean_sig, "prod": _prod_sig,
@@ -235,7 +276,6 @@ _REDUCTION_SIGS = {"nansum": _nansum_sig, "mean": _mean_sig, "prod": _prod_sig,
                    "var": _spread_sig, "std": _spread_sig, "var_mean": _spread_mean_sig, "std_mean": _spread_mean_sig,
                    "vector_norm": _vector_norm_sig, "max": _with_indices_sig, "min": _with_indices_sig,
                    "argmax": _arg_sig, "argmin": _arg_sig}
-_SIGNATURES = {sig: inspect.signature(sig) for sig in set(_REDUCTION_SIGS.values())}
 # torch's own functions and methods, taken at import, before any patch()
 # (var_mean and std_mean are functions only; vector_norm is torch.linalg's,
 # which torch.norm and Tensor.norm call for numeric orders, so that patch()
@@ -265,10 +305,9 @@ def _names_a_dim(dim: Any) -> bool:
 def _route(sig: Callable[..., Any], args, kwargs) -> Optional[Dict[str, Any]]:
     """The call's arguments for our op, or None where it is torch's."""
     try:
-        bound = _SIGNATURES[sig].bind(*args, **kwargs)
+        given = sig(*args, **kwargs)
     except TypeError:
         return None
-    given = dict(bound.arguments)
     if "x" in given:  # torch.linalg's name for the input
         given["input"] = given.pop("x")
     x = given.get("input")

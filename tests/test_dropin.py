@@ -266,6 +266,46 @@ def test_compiled_function_uses_the_operator():
     assert sum("gpureduce.sum" in t for t in targets) == 2, targets
 
 
+# Every op in a function torch.compile traces whole (fullgraph), static and
+# dynamic: called as reduce_op's function, and as torch's inside a
+# replace_torch_reductions() block, where the graph holds gpureduce's op.
+# (Dynamo traces the block's mode: a routed call once reached inspect's
+# bind, which it cannot trace, and argmax's and argmin's functions a
+# str.split.)
+_COMPILED_FORMS = {
+    "sum": lambda m, t: m.sum(t, 1), "nansum": lambda m, t: m.nansum(t, 0), "mean": lambda m, t: m.mean(t, 1),
+    "prod": lambda m, t: m.prod(t, 1), "amax": lambda m, t: m.amax(t, 1), "amin": lambda m, t: m.amin(t, 0),
+    "max": lambda m, t: m.max(t, 1).values, "min": lambda m, t: m.min(t, 0)[1], "argmax": lambda m, t: m.argmax(t, 1),
+    "argmin": lambda m, t: m.argmin(t), "logsumexp": lambda m, t: m.logsumexp(t, 1), "var": lambda m, t: m.var(t, 1),
+    "std": lambda m, t: m.std(t, 0, correction=0), "var_mean": lambda m, t: m.var_mean(t, 1)[1],
+    "std_mean": lambda m, t: m.std_mean(t)[0],
+    "vector_norm": lambda m, t: (m.linalg.vector_norm if m is torch else m.vector_norm)(t, 2, 1),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_every_op_compiles_whole_direct_and_routed(dynamic):
+    x = torch.randn(5, 9, generator=torch.Generator().manual_seed(6))
+    for name, form in _COMPILED_FORMS.items():
+        want = form(torch, x)
+        torch._dynamo.reset()
+        got = torch.compile(lambda t: form(reduce_op, t), fullgraph=True, dynamic=dynamic)(x)
+        torch.testing.assert_close(got, want, msg=f"{name} compiled")
+        graphs = []
+
+        def record(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+
+        torch._dynamo.reset()
+        with reduce_op.replace_torch_reductions():
+            got = torch.compile(lambda t: form(torch, t), backend=record, fullgraph=True, dynamic=dynamic)(x)
+        torch.testing.assert_close(got, want, msg=f"{name} compiled in a block")
+        targets = [str(n.target) for g in graphs for n in g.graph.nodes if n.op == "call_function"]
+        assert any(t.startswith("gpureduce.") for t in targets), (name, targets)
+
+
 @pytest.mark.slow
 def test_compiled_function_under_patch_gives_torchs_result():
     # torch.compile resolves torch.sum and Tensor.sum itself, past patch()'s
