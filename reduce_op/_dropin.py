@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import threading
 from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 
