@@ -337,11 +337,11 @@ def _with_indices(name: str, input: torch.Tensor, dim: Optional[int], keepdim: b
         # read as a dim, as torch reads it)
         op = torch.maximum if name == "max" else torch.minimum
         return op(input, dim) if out is None else op(input, dim, out=out)
-    if isinstance(dim, bool) or type(dim).__name__ == "ndarray" or not isinstance(keepdim, bool):
+    if isinstance(dim, bool) or _args.is_numpy_array(dim) or not isinstance(keepdim, bool):
         raise TypeError(f"{name}(): dim must be an int and keepdim a bool (as torch.{name})")
     if not isinstance(dim, int):
         dim = operator.index(dim)
-    if not -2**63 <= dim < 2**63:
+    if not _args.fits_int64(dim):
         raise ValueError("Overflow when unpacking long long")  # torch's, for a dim outside int64
     if out is None:
         return getattr(torch.return_types, name)(op.dim(input, dim, keepdim))
@@ -482,8 +482,8 @@ def _correction_number(name: str, correction: Any) -> Any:
         return correction
     if isinstance(correction, torch.Tensor) and correction.dim() == 0:
         correction = correction.item()
-    elif type(correction).__module__ == "numpy" and type(correction).__name__ != "ndarray":
-        correction = correction.item()  # numpy's scalars, its bool included
+    elif _args.is_numpy_scalar(correction):
+        correction = correction.item()  # (its bool included)
     if isinstance(correction, complex):
         if correction.imag != 0:
             raise RuntimeError("value cannot be converted to type double without overflow")
@@ -516,7 +516,7 @@ def _correction(name: str, input: torch.Tensor, dim: Any, unbiased: Optional[boo
                             "are two forms of one argument, as in torch")
         correction = 1 if unbiased else 0
     correction = _correction_number(name, correction)
-    if type(dim) is int and -2**63 <= dim < 2**63:
+    if type(dim) is int and _args.fits_int64(dim):
         dim = [dim]  # (one beyond int64 raises torch's ValueError in family_dims)
     if isinstance(input, torch.Tensor):
         # torch's reduction factor: the input's numel over the result's, 0

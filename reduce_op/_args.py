@@ -22,6 +22,23 @@ class ArgumentError(TypeError):
     """A form torch.sum rejects with a TypeError."""
 
 
+def is_numpy_array(v: Any) -> bool:
+    """Whether v is a numpy array (0-d included), which torch's binding
+    takes as no dim and no number (checked by name: numpy stays optional)."""
+    t = type(v)
+    return t.__module__ == "numpy" and t.__name__ == "ndarray"
+
+
+def is_numpy_scalar(v: Any) -> bool:
+    """Whether v is one of numpy's scalars (its ints, floats, bool), which
+    torch's binding takes as the Python number."""
+    return type(v).__module__ == "numpy" and not is_numpy_array(v)
+
+
+def fits_int64(v: int) -> bool:
+    return -(1 << 63) <= v < (1 << 63)
+
+
 def _type_name(v: Any) -> str:
     """v's type as torch's argument errors name it (the C type's name:
     numpy's scalars and arrays with their module, ``numpy.bool``)."""
@@ -44,8 +61,8 @@ def tensor_input(name: str, input: Any) -> None:
 
 
 def _one_dim(d: Any, input: Any, dim: Any) -> int:
-    if isinstance(d, bool) or type(d).__name__ == "ndarray" or (isinstance(d, torch.Tensor) and (d.dim() != 0 or d.is_floating_point()
-                                                              or d.dtype == torch.bool)):
+    if isinstance(d, bool) or is_numpy_array(d) or (
+            isinstance(d, torch.Tensor) and (d.dim() != 0 or d.is_floating_point() or d.dtype == torch.bool)):
         raise _invalid(input, dim)
     try:
         return operator.index(d)
@@ -116,16 +133,13 @@ def normalize(input: Any, dim: Any, keepdim: Any, dtype: Any) -> Tuple[Optional[
 # on that path only; the C bindings already take the plain forms alone.
 
 
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-
-
 def _index_or_raise(name: str, d: Any, expected: str, dim: Any, pos: int = 0) -> int:
     """d, the dim or the element at 1-based `pos` of the list `dim`, as an
     int, or torch's error: TypeError for a form that is not an index (a
     numpy array is not one here, where torch takes none of them or fails
     an internal assert), ValueError for an int beyond int64 alone and
     TypeError in a list."""
-    if (isinstance(d, bool) or type(d).__name__ == "ndarray" or
+    if (isinstance(d, bool) or is_numpy_array(d) or
             (isinstance(d, torch.Tensor) and (d.dim() != 0 or d.is_floating_point() or d.is_complex()
                                               or d.dtype == torch.bool))):
         raise ArgumentError(f"{name}(): argument 'dim' must be {expected}, not {_type_name(dim)}")
@@ -133,7 +147,7 @@ def _index_or_raise(name: str, d: Any, expected: str, dim: Any, pos: int = 0) ->
         v = operator.index(d)
     except TypeError:
         raise ArgumentError(f"{name}(): argument 'dim' must be {expected}, not {_type_name(dim)}") from None
-    if not _INT64_MIN <= v <= _INT64_MAX:
+    if not fits_int64(v):
         if pos == 0:
             raise ValueError("Overflow when unpacking long long")
         raise ArgumentError(f"{name}(): argument 'dim' failed to unpack the object at pos {pos} with error "

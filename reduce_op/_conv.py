@@ -125,7 +125,7 @@ class DepthwiseConv1d(torch.nn.Module):
         elif pad == "same" or (pad == ((k - 1) // 2,) and k % 2 == 1):
             padding = "same"
         else:
-            padding = "same"
+            padding = None
             problems.append(f"a padding of 'same' or 'valid' (got {pad if isinstance(pad, str) else pad[0]} for "
                             f"{k} taps; for a causal convolution use DepthwiseConv1d({c}, {k}, 'causal') and "
                             "load the state dict)")

@@ -51,13 +51,14 @@ at::ScalarType staged_input_dtype(at::ScalarType in, at::ScalarType out, const O
 
 // Expanded inputs of at most this many bytes (counting their repeats) are
 // reduced as they are, in one launch, not narrowed to their distinct
-// elements first (two or three). Over 48 expanded inputs of 64 KB to 33 MB
+// elements first (two or three). Over 48 expanded inputs of 83 KB to 33 MB
 // (H200, NOTES.md session 105) a limit of 256 KB left four of them under
 // torch.sum (0.81-0.92x: [2, 136722] bfloat16 into float32, [4096, 340]
 // bfloat16, [284, 1024] float32, [169198, 2] float16), 4 MB took all four
-// to 1.28-1.50x and slowed none; 32 MB slowed five inputs of 7-34 MB by
-// 8-40% and sped four up. On the CPU, where a re-read runs at a core's
-// bandwidth rather than from a GPU's L2, the limit stays at 256 KB.
+// to 1.28-1.50x, and slowed none whose launches it changed; 32 MB slowed
+// five inputs of 7-34 MB by 8-40% and sped four up. On the CPU, where a
+// re-read runs at a core's bandwidth rather than from a GPU's L2, the
+// limit stays at 256 KB.
 constexpr int64_t kRereadExpandedBytes = int64_t(4) << 20;
 constexpr int64_t kCpuRereadExpandedBytes = int64_t(256) << 10;
 // A reduction over dims of size 1 only, of at most this many bytes, is a
