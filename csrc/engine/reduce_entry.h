@@ -152,7 +152,7 @@ struct ExtremumAllEntries {
     return reduce_dim_with(input, at::IntArrayRef{}, false, input.scalar_type(), Spec());
   }
   // torch.max(input, out=) (aten's max.unary_out): out takes any dtype the
-  // input's casts to, and is resized to a scalar; an input with no
+  // input's casts to (on the CPU; on CUDA only the input's), and is resized to a scalar; an input with no
   // elements gives the op's identity there (-inf, or the dtype's lowest
   // value, for max), as torch's kernel fills it, where max(input) raises.
   // The maximum commutes with a cast (casts are monotone), so it is
@@ -160,7 +160,7 @@ struct ExtremumAllEntries {
   static void all_out(const at::Tensor& input, const at::Tensor& out) {
     const Guard guard(input.device());
     const bool max = Name == kMaxAllName;
-    check_extremum_all_out_args(input, out, Kernel);
+    check_extremum_all_out_args(input, out, max, Kernel);
     resize_out(out, {});
     if (input.numel() == 0) {
       const_cast<at::Tensor&>(out).fill_(extremum_identity(input.scalar_type(), max));

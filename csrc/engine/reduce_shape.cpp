@@ -256,11 +256,14 @@ void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at:
   TORCH_CHECK_NOT_IMPLEMENTED(supported, "\"", kernel_name, "\" not implemented for '", c10::toString(t), "'");
 }
 
-void check_extremum_all_out_args(const at::Tensor& input, const at::Tensor& out, const char* kernel_name) {
+void check_extremum_all_out_args(const at::Tensor& input, const at::Tensor& out, bool max, const char* kernel_name) {
   check_out_device(input, out);
   TORCH_CHECK(at::canCast(input.scalar_type(), out.scalar_type()), "Expected canCast(input dtype ",
               c10::toString(input.scalar_type()), ", out dtype ", c10::toString(out.scalar_type()),
               ") to be true, but got false.");
+  TORCH_CHECK(!input.is_cuda() || out.scalar_type() == input.scalar_type(), max ? "max_all" : "min_all",
+              ": provided dtype must match dtype of result. Got ", c10::toString(out.scalar_type()), " and ",
+              c10::toString(input.scalar_type()), ".");
   TORCH_CHECK_NOT_IMPLEMENTED(extremum_dtype_supported(input), "\"", kernel_name, "\" not implemented for '",
                               c10::toString(input.scalar_type()), "'");
 }
@@ -301,9 +304,13 @@ at::ScalarType check_logsumexp_args(const at::Tensor& input, at::IntArrayRef dim
                 c10::toString(out->scalar_type()));
   }
   reduced_dims_mask(input.dim(), dim);  // torch's range and repeat errors, before the dtype's
+  // An empty complex32 input on CUDA is torch's log of a sum of no exps,
+  // which its CUDA kernels take in complex32 (-inf everywhere; the engine
+  // fills it with no kernel); its CPU kernels raise.
+  const bool empty_cuda_complex32 = t == at::kComplexHalf && dev == "cuda" && input.sym_numel() == 0;
   TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(t, /*includeBool=*/true) || t == at::kHalf || t == at::kBFloat16 ||
                                   t == at::kFloat || t == at::kDouble || t == at::kComplexFloat ||
-                                  t == at::kComplexDouble,
+                                  t == at::kComplexDouble || empty_cuda_complex32,
                               "\"max_values_", dev, "\" not implemented for '", c10::toString(t), "'");
   const at::ScalarType natural =
       at::isIntegralType(t, /*includeBool=*/true) ? c10::typeMetaToScalarType(c10::get_default_dtype()) : t;

@@ -93,11 +93,13 @@ inline bool nansum_is_sum(const at::Tensor& input) {
 void check_extremum_args(const at::Tensor& input, at::IntArrayRef dim, const at::Tensor* out, const char* name,
                          const char* kernel_name);
 
-// torch.max(input, out=)'s and torch.min's checks, in aten's order: out on
-// the input's device, a dtype the input's casts to (RuntimeError), then the
-// dtypes the kernels take (NotImplementedError naming `kernel_name`, an
-// empty input's included: torch's kernel runs for it).
-void check_extremum_all_out_args(const at::Tensor& input, const at::Tensor& out, const char* kernel_name);
+// torch.max(input, out=)'s (`max`) and torch.min's checks, in aten's
+// order: out on the input's device, a dtype the input's casts to
+// (RuntimeError); on CUDA, out's dtype the input's (torch's CUDA kernel
+// takes no other, its CPU one casts); then the dtypes the kernels take
+// (NotImplementedError naming `kernel_name`, an empty input's included:
+// torch's kernel runs for it).
+void check_extremum_all_out_args(const at::Tensor& input, const at::Tensor& out, bool max, const char* kernel_name);
 
 // The identity of max (`max`) or min over dtype `t`: -inf or inf for the
 // floating dtypes, else the dtype's lowest or highest value.

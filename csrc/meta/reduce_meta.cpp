@@ -123,7 +123,7 @@ at::Tensor extremum_all_meta(const at::Tensor& input) {
 // max(input, out=) and min's: torch's checks, out resized to a scalar.
 template <bool kMax>
 void extremum_all_out_meta(const at::Tensor& input, const at::Tensor& out) {
-  check_extremum_all_out_args(input, out, kMax ? "max_all" : "min_all");
+  check_extremum_all_out_args(input, out, kMax, kMax ? "max_all" : "min_all");
   at::native::resize_output(out, {});
 }
 
