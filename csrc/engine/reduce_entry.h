@@ -153,8 +153,9 @@ struct ExtremumAllEntries {
   }
   // torch.max(input, out=) (aten's max.unary_out): out takes any dtype the
   // input's casts to (on the CPU; on CUDA only the input's), and is resized
-  // to a scalar; an input with no elements gives the op's identity there (-inf, or the dtype's lowest
-  // value, for max), as torch's kernel fills it, where max(input) raises.
+  // to a scalar; an input with no elements gives the op's identity there
+  // (-inf, or the dtype's lowest value, for max), as torch's kernel fills
+  // it, where max(input) raises.
   // The maximum commutes with a cast (casts are monotone), so it is
   // computed in out's dtype directly only where that is the input's.
   static void all_out(const at::Tensor& input, const at::Tensor& out) {
