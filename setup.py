@@ -175,8 +175,14 @@ LONGEST_CPU_INSTANCES = ("int_to_float", "norm_", "amax_", "amin_")
 # against 3-13 s for the rest; session 57, call 2), which in path order left
 # reduce_meta.cpp to start last, 116 s in, and end ninja 8 s after every
 # compile but one. With these before the rest, the same simulation of that
-# build ended at 123-125 s against 129-130.
-LONGEST_HOST_SOURCES = ("sum_autograd.cpp", "indexed_cpu.cpp", "reduce_meta.cpp")
+# build ended at 123-125 s against 129-130. fsum.cpp, conv1d.cpp and
+# ops_cpu.cpp have since grown to 11-19 s: in path order fsum.cpp started
+# last, 109 s in, and ended ninja 3 s after every other compile (H200
+# machine, session 107). With them here, the build's own .ninja_log
+# replayed on 16 jobs ends at 117.1 s against 120.3 (a longest-first order
+# of every file: 117.2).
+LONGEST_HOST_SOURCES = ("sum_autograd.cpp", "indexed_cpu.cpp", "reduce_meta.cpp", "fsum.cpp", "conv1d.cpp",
+                        "ops_cpu.cpp")
 
 
 def compile_rank(source: str) -> int:
