@@ -308,7 +308,7 @@ def test_out_forms_of_prod_max_and_min(device, dtype):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # resizing an out= with elements
             ref, ref_error = _call(lambda t: call(torch, t, fresh_on(device)), x, (), {})
-            if ref_error is not None and "INTERNAL ASSERT FAILED" in str(ref_error):
+            if device == "cuda" and name.endswith("_empty") and "INTERNAL ASSERT FAILED" in str(ref_error):
                 # torch's CUDA max/min of every element into an out= runs its
                 # reduce kernel on an empty input, which trips the kernel's
                 # own assert (torch 2.11); its CPU kernel returns the op's
