@@ -64,6 +64,30 @@ struct HostPolicy {
   // column, and at most kMaxRowThreads share one.
   static constexpr int64_t kRowsPerColumnThread = 16;
   static constexpr int64_t kMaxRowThreads = 16;
+  // The rows a columns thread walks before more row threads share its
+  // column (launch_columns' by_wanted), by load: 64 where a thread loads 8
+  // or 16 bytes of 1-, 2-, 8- or 16-byte elements; kRowsPerColumnThread (16)
+  // for 4-byte elements and for loads of 4 bytes or less, whose long-walk
+  // plans (kLongWalkThreadsPerSm) were tuned with 16. Fewer, longer row
+  // threads leave more threads along the columns and a shallower tree over
+  // the row partials. On the H200 (NOTES.md, session 107), 24 columns
+  // passes of 170-342 MB at 281 rows, 64 against 16: float64
+  // [3, 281, 29728] over dim 1 0.843x -> 0.996x of torch.sum, int64
+  // [281, 151936] over dim 0 0.912x -> 0.997x, bfloat16 [2, 281, 151936]
+  // 0.895x -> 1.042x; but float32 [281, 151936] 1.000x -> 0.970x, hence 16
+  // there. On an H100 (session 108), 140 random columns passes of 7 dtypes,
+  // 16-512 MB, 64 for every load: at 256 rows or more every dtype group at
+  // least as fast in geometric mean (bfloat16 [5, 344, 85952] over dim 1
+  // 0.956x -> 1.029x, float64 [5, 278, 20796] 0.985x -> 1.059x, int8
+  // [822, 185504] over dim 0 14.1x -> 15.7x), the worst single loss 2.5%
+  // (float64 [13, 763, 4061] 0.992x -> 0.967x). With 64 for narrow loads
+  // too, three long-walk plans of test_cuda.py lost their 8 loads in flight
+  // (float16 [149, 72, 34, 171][:, ::2] over dim 2, session 70's 0.80x ->
+  // 1.07x).
+  template <typename T, int V>
+  static constexpr int64_t rows_per_column_thread() {
+    return sizeof(T) == 4 || V * sizeof(T) <= 4 ? kRowsPerColumnThread : 64;
+  }
   // A folded columns grid of narrow loads keeps only the row threads that
   // give every SM this many threads of the long-walk kernel (launch_columns).
   // A/B on the H200 (NOTES.md, session 70), 1024 against 768: over the 152
@@ -86,7 +110,7 @@ struct HostPolicy {
   static constexpr int64_t kMaxLatencyRowThreads = 64;
   // A columns pass of 1 MB or more with at least this many vectors of
   // columns per SM keeps only the row threads its rows want (each walking
-  // kRowsPerColumnThread rows), and where a block takes several outer
+  // rows_per_column_thread rows), and where a block takes several outer
   // indices, blocks of kColumnGroupedThreads. Torch's kernel gives such
   // passes a thread per vector walking every row; ncu on the H200 (NOTES.md,
   // session 14): [31206, 20, 12] float32 over dim 1 ran 7.5 M warp

@@ -647,10 +647,12 @@ void launch_columns(const ReducePass& p, const in_t* x, Outputs<out_t> y, int64_
   a.col_shift = col_shift;
   a.vec_cols = ceil_div(p.n_cols + col_shift, V);
   // Threads along the rows (by) only as many as give each one about
-  // rows_per_column_thread rows; at least column_min_bx (32 or more) along
-  // the columns where there are that many, for long row segments per warp.
+  // HostPolicy::rows_per_column_thread rows; at least kColumnMinBx (32 or
+  // more) along the columns where there are that many, for long row
+  // segments per warp.
   int64_t by_wanted = 1;
-  while (by_wanted * 2 * HostPolicy::kRowsPerColumnThread <= a.n_rows && by_wanted < HostPolicy::kMaxRowThreads)
+  while (by_wanted * 2 * HostPolicy::rows_per_column_thread<in_t, V>() <= a.n_rows &&
+         by_wanted < HostPolicy::kMaxRowThreads)
     by_wanted *= 2;
   int64_t bx = std::min<int64_t>(
       {pow2_at_least(a.vec_cols), std::max(Policy::kThreads / by_wanted, pow2_at_least(HostPolicy::kColumnMinBx)),
