@@ -60,33 +60,35 @@ struct HostPolicy {
   // [524288,128] 1.87x / 1.59x; 4 was no better than 2. bfloat16 and int16
   // vectors take 1: with 2 they spill at 64 registers.
   static constexpr int64_t kShortRowsPerLane = 2;
-  // A columns thread walks about this many rows before more threads share a
-  // column, and at most kMaxRowThreads share one.
+  // A columns thread of 4-byte elements or of loads of 4 bytes or less
+  // walks about this many rows before more threads share a column (and a
+  // latency-bound pass grouping outer indices goes beyond kMaxRowThreads
+  // only while each walks this many); at most kMaxRowThreads share one.
   static constexpr int64_t kRowsPerColumnThread = 16;
   static constexpr int64_t kMaxRowThreads = 16;
-  // The rows a columns thread walks before more row threads share its
-  // column (launch_columns' by_wanted), by load: 64 where a thread loads 8
-  // or 16 bytes of 1-, 2-, 8- or 16-byte elements; kRowsPerColumnThread (16)
-  // for 4-byte elements and for loads of 4 bytes or less, whose long-walk
-  // plans (kLongWalkThreadsPerSm) were tuned with 16. Fewer, longer row
-  // threads leave more threads along the columns and a shallower tree over
-  // the row partials. On the H200 (NOTES.md, session 107), 24 columns
-  // passes of 170-342 MB at 281 rows, 64 against 16: float64
-  // [3, 281, 29728] over dim 1 0.843x -> 0.996x of torch.sum, int64
+  // The same for 8- and 16-byte loads of 1-, 2-, 8- and 16-byte elements:
+  // fewer, longer row threads leave more threads along the columns and a
+  // shallower tree over the row partials. On the H200 (NOTES.md, session
+  // 107), 24 columns passes of 170-342 MB at 281 rows, 64 against 16:
+  // float64 [3, 281, 29728] over dim 1 0.843x -> 0.996x of torch.sum, int64
   // [281, 151936] over dim 0 0.912x -> 0.997x, bfloat16 [2, 281, 151936]
   // 0.895x -> 1.042x; but float32 [281, 151936] 1.000x -> 0.970x, hence 16
-  // there. On an H100 (session 108), 140 random columns passes of 7 dtypes,
-  // 16-512 MB, 64 for every load: at 256 rows or more every dtype group at
-  // least as fast in geometric mean (bfloat16 [5, 344, 85952] over dim 1
-  // 0.956x -> 1.029x, float64 [5, 278, 20796] 0.985x -> 1.059x, int8
-  // [822, 185504] over dim 0 14.1x -> 15.7x), the worst single loss 2.5%
-  // (float64 [13, 763, 4061] 0.992x -> 0.967x). With 64 for narrow loads
-  // too, three long-walk plans of test_cuda.py lost their 8 loads in flight
-  // (float16 [149, 72, 34, 171][:, ::2] over dim 2, session 70's 0.80x ->
-  // 1.07x).
+  // for 4-byte elements. On an H100 (session 108), 140 random columns passes
+  // of 7 dtypes, 16-512 MB, 64 for every load: at 256 rows or more every
+  // dtype group at least as fast in geometric mean (bfloat16
+  // [5, 344, 85952] over dim 1 0.956x -> 1.029x, float64 [5, 278, 20796]
+  // 0.985x -> 1.059x, int8 [822, 185504] over dim 0 14.1x -> 15.7x), the
+  // worst single loss 2.5% (float64 [13, 763, 4061] 0.992x -> 0.967x). Not
+  // loads of 4 bytes or less, whose long-walk plans (kLongWalkThreadsPerSm)
+  // were tuned with 16: at 64, three of test_cuda.py's changed plan (float16
+  // [149, 72, 34, 171][:, ::2] over dim 2, session 70's 0.80x -> 1.07x,
+  // lost its 8 loads in flight).
+  static constexpr int64_t kRowsPerWideColumnThread = 64;
+  // The rows a columns thread of T loaded V at a time walks before more row
+  // threads share its column (launch_columns' by_wanted).
   template <typename T, int V>
   static constexpr int64_t rows_per_column_thread() {
-    return sizeof(T) == 4 || V * sizeof(T) <= 4 ? kRowsPerColumnThread : 64;
+    return sizeof(T) == 4 || V * sizeof(T) <= 4 ? kRowsPerColumnThread : kRowsPerWideColumnThread;
   }
   // A folded columns grid of narrow loads keeps only the row threads that
   // give every SM this many threads of the long-walk kernel (launch_columns).
