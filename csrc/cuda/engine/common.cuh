@@ -87,7 +87,8 @@ struct EnginePolicy {
   // 1.57x).
   template <class Op, typename in_t, bool kRagged>
   static constexpr int pitch_rows_blocks_per_sm() {
-    if constexpr (std::is_same_v<in_t, double> && Op::kTestsNan) return kRagged ? 3 : 4;
+    // (Ragged rows of 8-byte elements take the inner rows kernel.)
+    if constexpr (std::is_same_v<in_t, double> && Op::kTestsNan) return 4;
     return sizeof(in_t) == 4 && !kRagged ? 4 : 3;
   }
   // The pitch vector rows kernel (rows of one or two vectors): its kUnroll
