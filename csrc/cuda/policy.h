@@ -16,18 +16,6 @@ struct HostPolicy {
   // A rows pass gives each lane of an output about this many vector loads
   // before more lanes share the output.
   static constexpr int64_t kRowChunksPerLane = 4;
-  // Pitch rows passes of more waves than fold (launch_pitch_rows): at least
-  // this many vector loads a lane, so that an output's fixed costs (its
-  // shuffles, store, head and ends) are paid over a round and a half of
-  // kUnroll loads rather than one part-filled round. A/B on the H200 over
-  // 22 such passes of a random rows sweep (rows of 256 to 23000 elements,
-  // 8 to 512 MB, six dtypes; NOTES.md, session 109), torch.sum's time over
-  // ours: geomean 1.865x -> 2.003x, none slower by over 1%; float16
-  // [308542, 536] 1.11x -> 1.50x, bfloat16 [592876, 320] 1.69x -> 2.01x,
-  // float32 [285645, 285] 1.50x -> 1.58x, int32 [127308, 363] 4.34x ->
-  // 4.87x. (At least 8 loads a lane: 1.988x, one pass 3% slower; at least
-  // 10: 1.975x.)
-  static constexpr int64_t kManyWavesRowChunksPerLane = 6;
   // Rows passes with fewer outputs than the resident warps take a block (or
   // several) per output rather than a warp or less; so do those with up to
   // this many times as many, if each row gives every thread of a block at

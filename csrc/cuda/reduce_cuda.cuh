@@ -279,28 +279,29 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
       const int64_t wave = sms * blocks_per_sm;
       const auto blocks_at = [&](int64_t g) { return ceil_div(p.n_out, threads / g); };
       const int64_t ends_group = ragged ? pow2_at_least(ceil_div(2 * V - 2, kPitchEndsPerLane)) : 1;
+      // Ragged rows in more waves than fold: half as many lanes where
+      // kRowChunksPerLane rounds the group up (up to two rounds of kUnroll
+      // chunks a lane, not one part-filled), so that a warp's fixed costs of
+      // a row (its head, ends and shuffles) are paid over more rows; then
+      // the fold below as for any pass. A/B on the H200 over 519 ragged
+      // passes of 1 to 256 MB (NOTES.md, session 32): 21 faster by over 3%,
+      // 1 slower; [185029, 299] float32 over dim 1 1.20x of before,
+      // [50382, 333] float32 1.15x, [111848, 300] bfloat16 1.08x, [45827,
+      // 247] int64 0.90x (folded on to 4 lanes). In fewer waves the half
+      // lanes lost ([3856, 109] int64 0.76x, [2979, 183] bfloat16 0.78x),
+      // and so did rows a vector fits ([349525, 96] float16 0.86x).
+      if (ragged && ceil_div(blocks_at(group), wave) > HostPolicy::kFoldMaxWaves) {
+        int64_t fewer = 1;
+        while (fewer * 2 <= ceil_div(chunks, HostPolicy::kRowChunksPerLane)) fewer *= 2;
+        group = std::max(ends_group, std::min<int64_t>(fewer, group));
+      }
+      // A grid of a few waves folds into one: fewer lanes per output (down
+      // to kFoldMinGroup, and to the lanes a ragged row's ends need).
       const int64_t least = std::max(HostPolicy::kFoldMinGroup, ends_group);
       const int64_t waves = ceil_div(blocks_at(group), wave);
-      if (waves > HostPolicy::kFoldMaxWaves) {
-        // Rows in more waves than fold: fewer lanes, each with at least
-        // kManyWavesRowChunksPerLane loads (down to kFoldMinGroup lanes and
-        // the lanes a ragged row's ends need; never more lanes than
-        // before). The waves fill the GPU whatever the group, and a warp's
-        // fixed costs of a row are paid over more of its loads. This
-        // replaced halving the lanes of ragged rows alone (session 32),
-        // which the A/B of session 109 found too timid: [285645, 285]
-        // float32 over dim 1 1.50x -> 1.58x of torch.sum, float16 [308542,
-        // 536] 1.11x -> 1.50x (HostPolicy::kManyWavesRowChunksPerLane).
-        int64_t fewer = 1;
-        while (fewer * 2 * HostPolicy::kManyWavesRowChunksPerLane <= chunks) fewer *= 2;
-        group = std::min(group, std::max(fewer, least));
-      } else {
-        // A grid of a few waves folds into one: fewer lanes per output
-        // (down to kFoldMinGroup, and to the lanes a ragged row's ends need).
-        group /= fold_into_one_wave(
-            waves, group / least, [&](int64_t f) { return blocks_at(group / f) <= wave; },
-            [&](int64_t f) { return rows_fold_pays(chunks, group, waves, f); });
-      }
+      group /= fold_into_one_wave(
+          waves, group / least, [&](int64_t f) { return blocks_at(group / f) <= wave; },
+          [&](int64_t f) { return rows_fold_pays(chunks, group, waves, f); });
       a.group = static_cast<int>(group);
     }
     a.end_rounds = static_cast<int>(std::min<int64_t>(ceil_div(2 * V - 2, group), kPitchEndsPerLane));
@@ -485,9 +486,13 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
   // random rows sweep (NOTES.md, session 109), torch.sum's time over ours:
   // int64 [7279, 933] over dim 1 0.80x -> 1.01x, float64 [3255, 3235] 0.91x
   // -> 1.07x, int64 [57037, 513] 0.94x -> 1.06x, [27758, 1915] 0.91x ->
-  // 0.99x; 9 faster, float64 [232473, 259] slower (0.96x -> 0.89x). Why the
-  // pitch kernel's ragged instance loses there is not known: at its 40
-  // registers (three blocks an SM) ptxas reports no spill.
+  // 0.99x; 9 faster, float64 [232473, 259] slower (0.96x -> 0.89x). And on
+  // an H100, the rule against the pitch kernel in one process over 19 such
+  // passes (12 made, 7 of a fresh draw): time 1.064x in geometric mean, 13
+  // faster by over 3%, 1 slower (float64 [56184, 79] 0.99x -> 0.91x); below
+  // 0.97x of torch.sum 13 -> 2. Why the pitch kernel's ragged instance
+  // loses here is not known: at its 40 registers (three blocks an SM) ptxas
+  // reports no spill.
   const bool pitch_rows = kStep == 1 && p.n_rows == 1 && (p.elem_stride == 1 || strided_span) &&
                           rows_at_one_pitch(p.outer) && span < (int64_t(1) << 31) &&
                           !(ragged && sizeof(in_t) == 8);
