@@ -488,11 +488,11 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
   // -> 1.07x, int64 [57037, 513] 0.94x -> 1.06x, [27758, 1915] 0.91x ->
   // 0.99x; 9 faster, float64 [232473, 259] slower (0.96x -> 0.89x). And on
   // an H100, the rule against the pitch kernel in one process over 19 such
-  // passes (12 made, 7 of a fresh draw): time 1.064x in geometric mean, 13
-  // faster by over 3%, 1 slower (float64 [56184, 79] 0.99x -> 0.91x); below
-  // 0.97x of torch.sum 13 -> 2. Why the pitch kernel's ragged instance
-  // loses here is not known: at its 40 registers (three blocks an SM) ptxas
-  // reports no spill.
+  // passes (12 of the passes above and session 32's, 7 of a fresh random
+  // draw): time 1.064x in geometric mean, 13 faster by over 3%, 1 slower
+  // (float64 [56184, 79] 0.99x -> 0.91x); below 0.97x of torch.sum 13 -> 2.
+  // Why the pitch kernel's ragged instance loses here is not known: at its
+  // 40 registers (three blocks an SM) ptxas reports no spill.
   const bool pitch_rows = kStep == 1 && p.n_rows == 1 && (p.elem_stride == 1 || strided_span) &&
                           rows_at_one_pitch(p.outer) && span < (int64_t(1) << 31) &&
                           !(ragged && sizeof(in_t) == 8);
