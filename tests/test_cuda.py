@@ -228,10 +228,11 @@ def test_pitch_vector_rows_rounds():
 
 
 # Pitch rows with few outputs take a block per output (the split rows
-# kernel), unless there are 16 outputs per SM (2112 on 132 SMs) and no row
+# kernel), unless there are 8 outputs per SM (1056 on 132 SMs) and no row
 # gives every thread of a block a whole unrolled loop (2048 float32 vectors);
 # rows that do, up to 2.5 outputs per resident warp (10560 on 132 SMs).
-@pytest.mark.parametrize("shape,kernel", [((2200, 3000), "pitch"), ((2000, 3000), "split"),
+@pytest.mark.parametrize("shape,kernel", [((1100, 3000), "pitch"), ((1000, 3000), "split"),
+                                          ((2000, 3000), "pitch"), ((1000, 4099), "split"),
                                           ((2200, 9000), "split"), ((9000, 3000), "pitch"),
                                           ((10500, 8192), "split"), ((10600, 8192), "pitch")], ids=str)
 def test_pitch_or_split_rows(shape, kernel):
@@ -1174,13 +1175,17 @@ def test_columns_few_rows(shape, dim, cl, dtype):
 # waves of two rounds, fold fourfold into six rounds); columns
 # of single elements by at most their waves; columns whose blocks take
 # several outer indices ([5945, 698, 6]) not at all; split rows passes of a
-# block per output take smaller blocks. On the H200 (132 SMs)
+# block per output take smaller blocks. Pitch rows fold to fewer than 16
+# lanes only for walks of at most 4 rounds ([20000, 1100] float32: 1250
+# blocks of 32 lanes; 8 lanes would walk 9 rounds, so 16 lanes, 625
+# blocks, though not one wave). On the H200 (132 SMs)
 # the launch is checked too: (kernel, grid, block), before the fold in the
 # comment.
 FOLD_CASES = [
     ((72, 128, 768), 1, None, torch.float32, ("columns", [432, 1, 1], [32, 8, 1])),       # [32, 16, 1]
     ((69, 205923), 0, "permute", torch.bfloat16, ("columns", [1609, 1, 1], [128, 1, 1])),  # [128, 4, 1]
     ((7916, 2367), 1, None, torch.float16, ("pitch_rows", [248, 1, 1], [512, 1, 1])),      # grid 495
+    ((20000, 1100), 1, None, torch.float32, ("pitch_rows", [625, 1, 1], [512, 1, 1])),     # grid 1250
     ((4000, 5, 512), 2, "slice", torch.float32, ("inner_rows", [250, 1, 1], [512, 1, 1])),  # grid 1000
     ((13898, 873), 1, "step", torch.float32, ("inner_rows", [218, 1, 1], [512, 1, 1])),   # grid 869
     ((5945, 698, 6), 1, None, torch.float32, None),                                        # grouped columns

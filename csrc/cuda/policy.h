@@ -55,6 +55,17 @@ struct HostPolicy {
   // 23.0); with 4, rows of 600 outputs lost up to 44% ([600, 6000] float32
   // 8.0 -> 14.4 us).
   static constexpr int64_t kPitchOutputsPerSm = 16;
+  // Outputs of one dense row each take a warp per output from this many
+  // outputs per SM (rows that fill a block without a whole unrolled loop per
+  // thread; longer ones as above). Against kPitchOutputsPerSm, A/B on an
+  // H100 (132 SMs) in one process over the 21 such passes of a fresh random
+  // draw of 8 to 16 outputs an SM (NOTES.md, session 110): 1.058x faster in
+  // geometric mean, 12 faster by over 3%, 6 slower; float16 [1890, 7976]
+  // over dim 1 1.13x -> 1.44x of torch.sum, int64 [1874, 1401] 0.93x ->
+  // 1.10x, float64 [1610, 1620] 0.90x -> 1.14x; slower: float64 [1136, 4033]
+  // 1.40x -> 1.24x, int32 [1475, 3893] 4.43x -> 3.67x. With 6, the five
+  // passes of 6 to 8 outputs an SM lost 8-35%.
+  static constexpr int64_t kOneRowOutputsPerSm = 8;
   // Chunks per lane in the short rows kernel. 2 against 1 on the H200:
   // [4194304,16] float32 over dim 1 6.25x against 6.01x of torch.sum,
   // [524288,128] 1.87x / 1.59x; 4 was no better than 2. bfloat16 and int16
@@ -335,6 +346,12 @@ struct HostPolicy {
   // kFoldMinGroup lanes per output.
   static constexpr int64_t kFoldMaxWaves = 4;
   static constexpr int64_t kFoldMinGroup = 4;
+  // A pitch rows fold to fewer than kFoldNarrowGroup lanes per output only
+  // where a lane's walk is then at most kFoldNarrowMaxRounds rounds of
+  // kUnroll loads; a longer walk folds down to kFoldNarrowGroup lanes, though
+  // that grid is not one wave (launch_pitch_rows).
+  static constexpr int64_t kFoldNarrowGroup = 16;
+  static constexpr int64_t kFoldNarrowMaxRounds = 4;
   // Split rows passes of a block per output fold down to blocks of this many
   // threads.
   static constexpr int64_t kFoldMinBlockThreads = 128;

@@ -58,6 +58,11 @@ int64_t fold_into_one_wave(int64_t waves, int64_t max_f, Fits fits, LongerOk lon
   return 1;
 }
 
+// Rounds of kUnroll loads in a walk of `chunks` over `lanes` lanes.
+inline int64_t lane_rounds(int64_t chunks, int64_t lanes) {
+  return ceil_div(ceil_div(chunks, lanes), EnginePolicy::kUnroll);
+}
+
 // Whether a rows pass of `chunks` per output, `group` lanes each, in
 // `waves` waves, reads faster folded by f: its lanes' rounds of kUnroll
 // loads then, at most the rounds of all its waves now. A/B on the H200
@@ -68,8 +73,7 @@ int64_t fold_into_one_wave(int64_t waves, int64_t max_f, Fits fits, LongerOk lon
 // fewer ([13061, 270] float32 0.92x -> 1.23x, [7916, 2367] float16 0.93x ->
 // 1.06x, [47842, 136] float32 1.48x -> 1.71x).
 inline bool rows_fold_pays(int64_t chunks, int64_t group, int64_t waves, int64_t f) {
-  const auto rounds = [&](int64_t lanes) { return ceil_div(ceil_div(chunks, lanes), EnginePolicy::kUnroll); };
-  return rounds(group / f) <= waves * rounds(group);
+  return lane_rounds(chunks, group / f) <= waves * lane_rounds(chunks, group);
 }
 
 // Blocks per output for a split rows pass of n_out outputs over a wave of
@@ -299,9 +303,25 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
       // to kFoldMinGroup, and to the lanes a ragged row's ends need).
       const int64_t least = std::max(HostPolicy::kFoldMinGroup, ends_group);
       const int64_t waves = ceil_div(blocks_at(group), wave);
-      group /= fold_into_one_wave(
+      int64_t fold = fold_into_one_wave(
           waves, group / least, [&](int64_t f) { return blocks_at(group / f) <= wave; },
           [&](int64_t f) { return rows_fold_pays(chunks, group, waves, f); });
+      // Fewer than kFoldNarrowGroup lanes only for short walks. A fourfold
+      // fold of four waves into one passes rows_fold_pays for any long row
+      // (four times the rounds for a quarter of the waves), but such walks
+      // of 8 lanes lost to 16 lanes in two waves. A/B on an H100 in one
+      // process (NOTES.md, session 110), torch.sum's time over ours: float32
+      // [19406, 5249] over dim 1 0.91x -> 1.01x, [24864, 5329] 0.91x ->
+      // 0.99x, float64 [17502, 378] 1.09x -> 1.14x (the passes of session
+      // 109's H200 sweep that suggested it, where 16 lanes beat 8 on all
+      // eight such passes), and over the 12 of a fresh draw: 1.008x in
+      // geometric mean, 9 faster (up to 4%), 3 int32 passes slower (up to
+      // 4%). Walks of up to 4 rounds gained from the fold on the H200
+      // (float16 [17526, 696] 1.17x -> 1.29x, 8 lanes of 3 rounds).
+      if (group / fold < HostPolicy::kFoldNarrowGroup &&
+          lane_rounds(chunks, group / fold) > HostPolicy::kFoldNarrowMaxRounds)
+        fold = std::max<int64_t>(1, std::min(fold, group / HostPolicy::kFoldNarrowGroup));
+      group /= fold;
       a.group = static_cast<int>(group);
     }
     a.end_rounds = static_cast<int>(std::min<int64_t>(ceil_div(2 * V - 2, group), kPitchEndsPerLane));
@@ -506,9 +526,16 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
   // 1.62x, [3, 2500, 2048] bfloat16 3.0x -> 3.5x; [2, 3000, 2048] float32
   // 2.30x -> 1.99x. Not outputs of several ragged rows, whose vector bodies
   // only the split kernel reads ([5, 2300, 999] float32 over (0, 2) 2.43x
-  // -> 1.71x through element loads).
-  const bool warp_per_output_fills = !(ragged && p.n_rows > 1) && !long_rows &&
-                                     p.n_out >= int64_t(sm_count()) * HostPolicy::kPitchOutputsPerSm;
+  // -> 1.71x through element loads). Outputs of one dense row each are not
+  // few from kOneRowOutputsPerSm warps an SM, half as many: a block of a
+  // few loads per thread paid its block-wide combine for each such row
+  // (float64 [1610, 1620] over dim 1 at 0.90x of torch.sum, 1.14x a warp
+  // per output; H100, NOTES.md session 110). Rows of outputs of several
+  // rows or of strided rows were not sampled, and keep kPitchOutputsPerSm.
+  const int64_t warp_outputs_per_sm = p.n_rows == 1 && p.elem_stride == 1 ? HostPolicy::kOneRowOutputsPerSm
+                                                                          : HostPolicy::kPitchOutputsPerSm;
+  const bool warp_per_output_fills =
+      !(ragged && p.n_rows > 1) && !long_rows && p.n_out >= int64_t(sm_count()) * warp_outputs_per_sm;
   // A single output (a full sum) always takes whole blocks: through the
   // inner rows kernel, one warp of one block summed 2^10 bfloat16 values in
   // 2.3 µs against 1.4 µs for 2^10 float32 here (H200).
