@@ -228,11 +228,15 @@ def test_pitch_vector_rows_rounds():
 
 
 # Pitch rows with few outputs take a block per output (the split rows
-# kernel), unless there are 8 outputs per SM (1056 on 132 SMs) and no row
-# gives every thread of a block a whole unrolled loop (2048 float32 vectors);
-# rows that do, up to 2.5 outputs per resident warp (10560 on 132 SMs).
+# kernel), unless there are 16 outputs per SM (2112 on 132 SMs) and no row
+# gives every thread of a block a whole unrolled loop (2048 float32 vectors),
+# or 8 outputs per SM (1056) and no row gives every thread of a block of 256
+# one (1024 vectors); rows that give a block of 512 one, up to 2.5 outputs
+# per resident warp (10560 on 132 SMs).
 @pytest.mark.parametrize("shape,kernel", [((1100, 3000), "pitch"), ((1000, 3000), "split"),
                                           ((2000, 3000), "pitch"), ((1000, 4099), "split"),
+                                          ((1500, 4092), "pitch"), ((1500, 4100), "split"),
+                                          ((2200, 4100), "pitch"),
                                           ((2200, 9000), "split"), ((9000, 3000), "pitch"),
                                           ((10500, 8192), "split"), ((10600, 8192), "pitch")], ids=str)
 def test_pitch_or_split_rows(shape, kernel):

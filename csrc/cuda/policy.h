@@ -56,15 +56,18 @@ struct HostPolicy {
   // 8.0 -> 14.4 us).
   static constexpr int64_t kPitchOutputsPerSm = 16;
   // Outputs of one dense row each take a warp per output from this many
-  // outputs per SM (rows that fill a block without a whole unrolled loop per
-  // thread; longer ones as above). Against kPitchOutputsPerSm, A/B on an
-  // H100 (132 SMs) in one process over the 21 such passes of a fresh random
-  // draw of 8 to 16 outputs an SM (NOTES.md, session 110): 1.058x faster in
-  // geometric mean, 12 faster by over 3%, 6 slower; float16 [1890, 7976]
-  // over dim 1 1.13x -> 1.44x of torch.sum, int64 [1874, 1401] 0.93x ->
-  // 1.10x, float64 [1610, 1620] 0.90x -> 1.14x; slower: float64 [1136, 4033]
-  // 1.40x -> 1.24x, int32 [1475, 3893] 4.43x -> 3.67x. With 6, the five
-  // passes of 6 to 8 outputs an SM lost 8-35%.
+  // outputs per SM, where a block of kRowBlockThreads (the split rows
+  // kernel's, launch_split_rows) would give each thread less than a whole
+  // unrolled loop. A/B on H100s (132 SMs) in one process against
+  // kPitchOutputsPerSm (NOTES.md, session 110), over the 20 passes that
+  // differ of a fresh random draw of 8 to 16 outputs an SM and [tokens,
+  // hidden] rows: 1.039x faster in geometric mean, 10 faster by over 3%, 8
+  // slower; bfloat16 [1858, 8065] over dim 1 0.99x -> 1.38x of torch.sum,
+  // float64 [1820, 1133] 0.87x -> 1.10x; slower: float32 [1525, 3932] 1.50x
+  // -> 1.31x, int32 [1348, 2568] 3.73x -> 2.89x. Without the bound on the
+  // row (any row short of kThreads * kUnroll vectors) the same draw lost:
+  // 0.994x over 50 passes, float32 [1426, 5120] 1.67x -> 1.35x. With 6
+  // outputs an SM, five passes of 6 to 8 lost 8-35%.
   static constexpr int64_t kOneRowOutputsPerSm = 8;
   // Chunks per lane in the short rows kernel. 2 against 1 on the H200:
   // [4194304,16] float32 over dim 1 6.25x against 6.01x of torch.sum,

@@ -527,15 +527,18 @@ void launch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, bool ragg
   // 2.30x -> 1.99x. Not outputs of several ragged rows, whose vector bodies
   // only the split kernel reads ([5, 2300, 999] float32 over (0, 2) 2.43x
   // -> 1.71x through element loads). Outputs of one dense row each are not
-  // few from kOneRowOutputsPerSm warps an SM, half as many: a block of a
-  // few loads per thread paid its block-wide combine for each such row
+  // few from kOneRowOutputsPerSm warps an SM, half as many, if a block of
+  // kRowBlockThreads would give each thread less than a whole unrolled
+  // loop: such a block paid its block-wide combine for a few loads a thread
   // (float64 [1610, 1620] over dim 1 at 0.90x of torch.sum, 1.14x a warp
-  // per output; H100, NOTES.md session 110). Rows of outputs of several
-  // rows or of strided rows were not sampled, and keep kPitchOutputsPerSm.
-  const int64_t warp_outputs_per_sm = p.n_rows == 1 && p.elem_stride == 1 ? HostPolicy::kOneRowOutputsPerSm
-                                                                          : HostPolicy::kPitchOutputsPerSm;
+  // per output; H100, NOTES.md session 110). Outputs of several rows or of
+  // strided rows were not sampled, and keep kPitchOutputsPerSm.
+  const bool one_row_warps = p.n_rows == 1 && p.elem_stride == 1 &&
+                             a.chunks < HostPolicy::kRowBlockThreads * Policy::kUnroll &&
+                             p.n_out >= int64_t(sm_count()) * HostPolicy::kOneRowOutputsPerSm;
   const bool warp_per_output_fills =
-      !(ragged && p.n_rows > 1) && !long_rows && p.n_out >= int64_t(sm_count()) * warp_outputs_per_sm;
+      !(ragged && p.n_rows > 1) && !long_rows &&
+      (p.n_out >= int64_t(sm_count()) * HostPolicy::kPitchOutputsPerSm || one_row_warps);
   // A single output (a full sum) always takes whole blocks: through the
   // inner rows kernel, one warp of one block summed 2^10 bfloat16 values in
   // 2.3 µs against 1.4 µs for 2^10 float32 here (H200).
