@@ -313,11 +313,11 @@ void launch_pitch_rows(const ReducePass& p, const in_t* x, Outputs<out_t> y, int
       // process (NOTES.md, session 110), torch.sum's time over ours: float32
       // [19406, 5249] over dim 1 0.91x -> 1.01x, [24864, 5329] 0.91x ->
       // 0.99x, float64 [17502, 378] 1.09x -> 1.14x (the passes of session
-      // 109's H200 sweep that suggested it, where 16 lanes beat 8 on all
-      // eight such passes), and over the 12 of a fresh draw: 1.008x in
-      // geometric mean, 9 faster (up to 4%), 3 int32 passes slower (up to
-      // 4%). Walks of up to 4 rounds gained from the fold on the H200
-      // (float16 [17526, 696] 1.17x -> 1.29x, 8 lanes of 3 rounds).
+      // 109's H200 sweep that suggested it, where 16 lanes beat 8 on seven
+      // of eight such passes and tied on one), and over the 12 of a fresh
+      // draw: 1.008x in geometric mean, 9 faster (up to 4%), 3 int32 passes
+      // slower (up to 4%). Walks of up to 4 rounds gained from the fold on
+      // the H200 (float16 [17526, 696] 1.17x -> 1.29x, 8 lanes of 3 rounds).
       if (group / fold < HostPolicy::kFoldNarrowGroup &&
           lane_rounds(chunks, group / fold) > HostPolicy::kFoldNarrowMaxRounds)
         fold = std::max<int64_t>(1, std::min(fold, group / HostPolicy::kFoldNarrowGroup));
